@@ -1,0 +1,443 @@
+/*
+** sqlq.h -- a durable job queue, named locks and wake-ups inside the SQL
+** database an application already runs.
+**
+** The whole public API of libsqlq is in this file.  Conventions:
+**
+**   - Every handle is opaque and comes in an _open/_close or _new/_free
+**     pair.  Every destructor accepts NULL.
+**   - Every function that can fail returns an int status code (SQLQ_OK on
+**     success).  The English text of the last error on a handle is
+**     returned by sqlq_errmsg(); it never contains a password.
+**   - A handle (sqlq_db) is one database connection.  It may be used by one
+**     thread at a time; different threads use different handles.  The only
+**     exception is sqlq_interrupt(), which any thread or signal handler may
+**     call at any time.
+**   - Strings are NUL-terminated UTF-8 unless a length is given; payloads
+**     and lock names are byte strings with an explicit length and may hold
+**     any byte, NUL included.
+**   - Times are given in seconds as doubles at the API (fractions allowed)
+**     and stored in the database as integer microseconds since the Unix
+**     epoch, taken from the database's clock.
+*/
+#ifndef SQLQ_H
+#define SQLQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SQLQ_VERSION "0.1.0"
+#define SQLQ_VERSION_NUMBER 1000 /* major*1000000 + minor*1000 + patch */
+
+/* The version of the schema this library creates and understands.  The
+** schema is a public contract, documented in docs/schema.md. */
+#define SQLQ_SCHEMA_VERSION 1
+
+/*
+** Status codes.  Every public function that can fail returns one of these.
+** Native codes of the database (SQLSTATE, errno, SQLite result codes) are
+** mapped into this list and never returned raw; the text of the native
+** error is kept in sqlq_errmsg().
+*/
+#define SQLQ_OK 0           /* success */
+#define SQLQ_ERROR 1        /* internal error or unexpected database error */
+#define SQLQ_MISUSE 2       /* bad argument: empty or over-long name, bad URL */
+#define SQLQ_TOOBIG 3       /* a payload or a name is over its limit */
+#define SQLQ_NOTFOUND 4     /* no such job, lock or queue */
+#define SQLQ_STALE 5        /* the claim token is no longer the job's: refused */
+#define SQLQ_BUSY 6         /* a lock is held elsewhere, or the database is busy */
+#define SQLQ_TIMEOUT 7      /* sqlq_wait() reached its timeout with no job */
+#define SQLQ_INTERRUPTED 8  /* sqlq_wait() was cut short by sqlq_interrupt() */
+#define SQLQ_UNAVAILABLE 9  /* cannot reach the database, or backend not built */
+#define SQLQ_NOMEM 10       /* out of memory */
+#define SQLQ_SCHEMA 11      /* schema missing (run sqlq init) or newer than this library */
+#define SQLQ_PAUSED 12      /* the queue is paused: claims return no job */
+
+/* The English name of a status code ("SQLQ_STALE"), never NULL. */
+const char *sqlq_status_name(int status);
+
+/* ---------------------------------------------------------------------
+** Opening a database.
+*/
+
+/* A connection to one database.  Opaque. */
+typedef struct sqlq_db sqlq_db;
+
+/*
+** Options for sqlq_open().  Zero-initialise the struct and set what you
+** need: every zero field takes its default.  Options given in the URL's
+** query string (see below) override these.
+*/
+typedef struct sqlq_options {
+  /* Largest payload sqlq_enqueue() accepts, in bytes.  0 means the default
+  ** of 1 MiB (1048576).  A larger payload is refused with SQLQ_TOOBIG. */
+  size_t payload_limit;
+  /* Non-zero: sqlq_ack() copies each job into the history table
+  ** (sqlq_jobs_history) before deleting it. */
+  int keep_history;
+  /* How long a statement waits for a database lock held by another
+  ** connection before failing with SQLQ_BUSY, in seconds.  0 means the
+  ** default of 5 seconds. */
+  double busy_timeout;
+} sqlq_options;
+
+/*
+** Open the database named by url and return a handle in *out.
+**
+** URL forms:
+**   sqlite:PATH              a SQLite file, created when missing
+**   sqlite::memory:          a private in-memory SQLite database
+**   postgres://USER:PASS@HOST:PORT/DB?opts     (also postgresql://)
+**   mysql://USER:PASS@HOST:PORT/DB?opts        (also mariadb://)
+**   firebird://USER:PASS@HOST:PORT/DB
+** URL options (after '?', '&'-separated): payload_limit=BYTES,
+** history=0|1, busy_timeout=SECONDS, and for SQLite sync=off|normal|full.
+**
+** opts may be NULL for the defaults.  Opening does not create the schema;
+** sqlq_init() does.
+**
+** Like sqlite3_open(), *out is set to a handle even when opening fails
+** (unless memory ran out), so that sqlq_errmsg(*out) can say why; the
+** caller owns that handle and must pass it to sqlq_close().  A scheme this
+** build has no driver for fails with SQLQ_UNAVAILABLE ("backend not
+** built"); an unknown scheme also fails with SQLQ_UNAVAILABLE; a URL that
+** cannot be parsed fails with SQLQ_MISUSE.
+*/
+int sqlq_open(const char *url, const sqlq_options *opts, sqlq_db **out);
+
+/* Close the connection, release every lock still held through it and free
+** the handle.  Accepts NULL. */
+void sqlq_close(sqlq_db *db);
+
+/* The text of the most recent error on db, or "not an error".  The string
+** belongs to db and is valid until the next call on db.  db may be NULL
+** (then the text says so). */
+const char *sqlq_errmsg(const sqlq_db *db);
+
+/* The status code of the most recent error on db (SQLQ_OK if none). */
+int sqlq_errcode(const sqlq_db *db);
+
+/* The name of the backend behind db ("sqlite", "postgres", ...).  The
+** string is static. */
+const char *sqlq_backend(const sqlq_db *db);
+
+/* The URL db was opened with, with any password replaced by "***".  The
+** string belongs to db. */
+const char *sqlq_url_redacted(const sqlq_db *db);
+
+/*
+** Create the schema, or upgrade it to SQLQ_SCHEMA_VERSION.  Idempotent:
+** running it again on a current schema changes nothing.  Returns
+** SQLQ_SCHEMA if the database holds a newer schema than this library
+** knows.  *version_out, when not NULL, receives the schema version now in
+** place.
+*/
+int sqlq_init(sqlq_db *db, int *version_out);
+
+/* ---------------------------------------------------------------------
+** Enqueueing.
+*/
+
+/* Longest queue name, in bytes.  Queue names are 1 to this many bytes of
+** UTF-8 text without control characters. */
+#define SQLQ_QUEUE_NAME_MAX 128
+
+/* Longest dedupe or group key, in bytes. */
+#define SQLQ_KEY_MAX 255
+
+/* Default number of attempts before a failing job becomes dead. */
+#define SQLQ_DEFAULT_MAX_ATTEMPTS 25
+
+/*
+** One job to enqueue.  Zero-initialise and set what you need.
+** The struct is read during the call only; the caller keeps ownership of
+** every pointer in it.
+*/
+typedef struct sqlq_job_spec {
+  const void *payload;   /* payload bytes; may be NULL when payload_len is 0 */
+  size_t payload_len;
+  int priority;          /* higher runs first; default 0 */
+  double delay;          /* seconds before the job may run; default 0 */
+  int max_attempts;      /* 0 means SQLQ_DEFAULT_MAX_ATTEMPTS */
+  /* Optional.  While a job with the same dedupe key is unfinished (ready,
+  ** scheduled or running) in the same queue, enqueueing another returns
+  ** the first job's id and stores nothing. */
+  const char *dedupe_key;
+  /* Optional.  Jobs of one queue that share a group key run one at a time,
+  ** in the order they were enqueued. */
+  const char *group_key;
+} sqlq_job_spec;
+
+/*
+** Enqueue one job on queue and return its id in *id_out (may be NULL).
+** When a dedupe key matched an unfinished job, *id_out is that job's id and
+** *duplicate_out (may be NULL) is set to 1; otherwise 0.
+**
+** If the caller has opened a transaction with sqlq_begin(), the job is
+** part of it and becomes visible at sqlq_commit(); otherwise it commits at
+** once.  Waiting workers of this process are woken at commit.
+*/
+int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
+                 int64_t *id_out, int *duplicate_out);
+
+/*
+** Enqueue n jobs on queue in one transaction (or in the caller's open
+** transaction).  ids, when not NULL, must have room for n ids and receives
+** them in the order of specs; a job folded into a duplicate gets that
+** job's id.  Either all n jobs are stored or none.
+*/
+int sqlq_enqueue_batch(sqlq_db *db, const char *queue,
+                       const sqlq_job_spec *specs, size_t n, int64_t *ids);
+
+/* ---------------------------------------------------------------------
+** Claiming and finishing jobs.
+*/
+
+/*
+** A claimed job.  The library owns the memory of the array returned by
+** sqlq_claim() and of every pointer in it, until sqlq_claimed_free().
+*/
+typedef struct sqlq_job {
+  int64_t id;             /* unique, monotonic job id */
+  int64_t token;          /* the claim token: present it to ack/fail/release/touch */
+  const char *queue;      /* queue name */
+  const unsigned char *payload; /* payload bytes, NUL-terminated for convenience */
+  size_t payload_len;
+  int priority;
+  int attempt;            /* this is attempt number `attempt`, counted from 1 */
+  int max_attempts;
+  int64_t run_at_us;      /* when it became due, microseconds since the epoch */
+  int64_t created_at_us;  /* when it was enqueued */
+  int64_t lease_until_us; /* when the lease ends unless touched */
+  const char *group_key;  /* NULL when none */
+  const char *dedupe_key; /* NULL when none */
+} sqlq_job;
+
+/* Options for sqlq_claim().  Zero-initialise; every zero field takes its
+** default. */
+typedef struct sqlq_claim_options {
+  double lease;          /* lease length in seconds; default 30 */
+} sqlq_claim_options;
+
+/*
+** Claim up to max jobs of queue that are due, in the order priority
+** (descending), run_at, id, and lease them.  On SQLQ_OK, *jobs_out receives
+** an array of *n_out jobs in that order (*n_out may be 0, then *jobs_out is
+** NULL); free it with sqlq_claimed_free().  A job whose lease expired
+** before it was finished is claimable again (its attempt was counted);
+** one that expires on its last attempt becomes dead.  A paused queue yields
+** no jobs and the status SQLQ_PAUSED.
+**
+** Each claim gives the job a new token.  No job is ever handed to two
+** claimers at once while its lease runs.
+*/
+int sqlq_claim(sqlq_db *db, const char *queue, int max,
+               const sqlq_claim_options *opts, sqlq_job **jobs_out, int *n_out);
+
+/* Free an array returned by sqlq_claim().  Accepts NULL. */
+void sqlq_claimed_free(sqlq_job *jobs, int n);
+
+/*
+** A reference to one claimed job, for the batch calls.
+*/
+typedef struct sqlq_job_ref {
+  int64_t id;
+  int64_t token;
+} sqlq_job_ref;
+
+/*
+** Finish a job: delete it (after copying it to the history table when
+** keep_history is set).  Returns SQLQ_STALE, and changes nothing, when the
+** job is no longer held with this token (its lease expired and it was
+** claimed again, or it was purged).
+*/
+int sqlq_ack(sqlq_db *db, int64_t id, int64_t token);
+
+/*
+** Ack n jobs in one transaction.  Jobs whose token is stale are left as they
+** are; *acked_out (may be NULL) receives the number actually acked.
+** Returns SQLQ_STALE if any was stale, after acking all the others.
+*/
+int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n,
+                   size_t *acked_out);
+
+/* Options for sqlq_fail(). */
+typedef struct sqlq_fail_options {
+  /* Base of the exponential retry backoff, in seconds: the k-th failed
+  ** attempt waits about backoff * 2^(k-1), with +-25% jitter, capped at one
+  ** day.  A negative value means the default of 1 second; 0 retries at
+  ** once. */
+  double backoff;
+  /* Non-zero: the job becomes dead now, whatever attempts remain. */
+  int dead;
+} sqlq_fail_options;
+
+/*
+** Record a failed attempt.  error (may be NULL) is kept with the job, cut
+** to 4096 bytes.  If attempts remain, the job is scheduled again after the
+** backoff; otherwise it becomes dead.  Returns SQLQ_STALE, changing
+** nothing, when the token is stale.  opts may be NULL for the defaults.
+*/
+int sqlq_fail(sqlq_db *db, int64_t id, int64_t token, const char *error,
+              const sqlq_fail_options *opts);
+
+/*
+** Give the job back without counting the attempt: it becomes ready again
+** after delay seconds (0: at once).  Returns SQLQ_STALE for a stale token.
+*/
+int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay);
+
+/*
+** Extend the lease of a job to lease seconds from now.  Returns SQLQ_STALE
+** for a stale token.  *lease_until_out (may be NULL) receives the new end.
+*/
+int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease,
+               int64_t *lease_until_out);
+
+/* ---------------------------------------------------------------------
+** Waiting for work without polling.
+*/
+
+/*
+** Block until queue may have a due job, then return SQLQ_OK; the caller
+** then claims (another worker may have been faster, so a claim can still
+** come back empty).  Returns SQLQ_OK at once when a job is already due.
+**
+** The wait ends early on: an enqueue committed by this process; a commit by
+** another process (each backend has its own mechanism, see docs/waking.md);
+** the earliest run_at of a scheduled job, or the earliest lease expiry of a
+** running one, coming due.  timeout is in seconds; a negative timeout waits
+** for ever.  Returns SQLQ_TIMEOUT at the timeout and SQLQ_INTERRUPTED when
+** sqlq_interrupt() was called.
+*/
+int sqlq_wait(sqlq_db *db, const char *queue, double timeout);
+
+/*
+** Make the current or next sqlq_wait() on db return SQLQ_INTERRUPTED.
+** Safe to call from any thread and from a signal handler.
+*/
+void sqlq_interrupt(sqlq_db *db);
+
+/* ---------------------------------------------------------------------
+** Queue administration.
+*/
+
+/* Pause a queue (claims return SQLQ_PAUSED) or resume it. */
+int sqlq_pause(sqlq_db *db, const char *queue);
+int sqlq_resume(sqlq_db *db, const char *queue);
+
+/* Counts for one queue. */
+typedef struct sqlq_queue_stats {
+  char queue[SQLQ_QUEUE_NAME_MAX + 1];
+  int64_t ready;      /* due now */
+  int64_t scheduled;  /* waiting for their run_at */
+  int64_t running;    /* leased to a worker */
+  int64_t dead;       /* out of attempts */
+  int paused;
+} sqlq_queue_stats;
+
+/*
+** Counts per queue.  queue may be NULL for every queue known to the
+** database (any queue that has jobs or was paused).  *stats_out receives an
+** array of *n_out entries sorted by queue name; free it with sqlq_free().
+*/
+int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out,
+               size_t *n_out);
+
+/* Job states as stored in the state column. */
+#define SQLQ_STATE_READY 1      /* ready, due or scheduled */
+#define SQLQ_STATE_RUNNING 2
+#define SQLQ_STATE_DEAD 3
+#define SQLQ_STATE_SCHEDULED 4  /* filter only: ready but not due yet */
+
+/* One row of sqlq_list(). */
+typedef struct sqlq_job_info {
+  int64_t id;
+  int state;              /* SQLQ_STATE_*; READY rows not yet due say SCHEDULED */
+  int priority;
+  int attempts;
+  int max_attempts;
+  int64_t run_at_us;
+  int64_t created_at_us;
+  int64_t lease_until_us; /* 0 when not running */
+  char *dedupe_key;       /* NULL when none */
+  char *group_key;        /* NULL when none */
+  char *last_error;       /* NULL when none */
+  unsigned char *payload; /* NUL-terminated copy */
+  size_t payload_len;
+} sqlq_job_info;
+
+/*
+** List jobs of queue in claim order, at most limit (<= 0: all), optionally
+** only those in state (0 for all states).  Free the array with
+** sqlq_list_free().
+*/
+int sqlq_list(sqlq_db *db, const char *queue, int state, int limit,
+              sqlq_job_info **jobs_out, size_t *n_out);
+void sqlq_list_free(sqlq_job_info *jobs, size_t n);
+
+/*
+** Make jobs of queue ready to run now with a fresh count of attempts.  With
+** ids (n of them) only those jobs, which may be dead or scheduled; with
+** ids NULL, every dead job of the queue.  *count_out (may be NULL) receives
+** the number of jobs changed.  A dead job whose dedupe key is now held by a
+** newer unfinished job stays dead.
+*/
+int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
+               int64_t *count_out);
+
+/* Delete every job of queue, in every state.  The tokens of running jobs
+** become stale.  *count_out (may be NULL) receives the number deleted. */
+int sqlq_purge(sqlq_db *db, const char *queue, int64_t *count_out);
+
+/* ---------------------------------------------------------------------
+** Transactions, so that a job commits with the caller's own writes.
+*/
+
+/* Open a write transaction on db.  Jobs enqueued until sqlq_commit() are
+** part of it.  Nesting is refused with SQLQ_MISUSE. */
+int sqlq_begin(sqlq_db *db);
+int sqlq_commit(sqlq_db *db);
+int sqlq_rollback(sqlq_db *db);
+
+/* ---------------------------------------------------------------------
+** Named locks: a mutex shared by every process that opens the database.
+*/
+
+/* A held lock.  Opaque. */
+typedef struct sqlq_lock sqlq_lock;
+
+/* Longest lock name, in bytes.  Names are 1 byte to this; any byte. */
+#define SQLQ_LOCK_NAME_MAX (1024 * 1024)
+
+/*
+** Take the lock called name (name_len bytes, any byte values).  timeout is
+** in seconds: 0 tries once, a negative value waits for ever, fractions are
+** allowed.  On success *lock_out receives the held lock; free it with
+** sqlq_unlock().  Returns SQLQ_BUSY when the lock was not had in time.
+**
+** The lock is released when it is unlocked, when db is closed, or when
+** the holding process dies, however it dies.  A child created by fork()
+** shares the hold of its parent (the lock is free again only when both are
+** gone); a program started with exec() does not inherit it.  Two handles
+** of one process exclude each other like two processes.
+*/
+int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len,
+                      double timeout, sqlq_lock **lock_out);
+
+/* Release a lock and free the handle.  Accepts NULL.  sqlq_close() on the
+** db a lock was taken through releases and frees the locks still held, so
+** after it their handles must not be used. */
+void sqlq_unlock(sqlq_lock *lock);
+
+/* Free memory the library returned (sqlq_stats()).  Accepts NULL. */
+void sqlq_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SQLQ_H */

@@ -1,0 +1,254 @@
+/*
+** admin.c -- queue administration: pause, resume, stats, list, retry, purge.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqlq_int.h"
+
+struct queue_op {
+  const char *queue;
+  int64_t flag;       /* pause: 1 or 0 */
+  const int64_t *ids; /* retry */
+  size_t n_ids;
+  int64_t count;
+};
+
+static int pause_tx(sqlq_db *db, void *arg) {
+  struct queue_op *q = arg;
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_PAUSE_SET, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, q->queue);
+  d->bind_int64(st, 2, q->flag);
+  rc = d->step(db, st);
+  d->reset(st);
+  if (rc != SQLQ__DONE) return rc;
+  if (!q->flag) sqlq__owe_wake(db, q->queue, 1);
+  return SQLQ_OK;
+}
+
+static int set_paused(sqlq_db *db, const char *queue, int paused) {
+  if (db == NULL) return SQLQ_MISUSE;
+  sqlq__clear_error(db);
+  int rc = sqlq__check_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
+  struct queue_op q = {.queue = queue, .flag = paused};
+  return sqlq__in_tx(db, pause_tx, &q);
+}
+
+SQLQ__API int sqlq_pause(sqlq_db *db, const char *queue) { return set_paused(db, queue, 1); }
+SQLQ__API int sqlq_resume(sqlq_db *db, const char *queue) { return set_paused(db, queue, 0); }
+
+/* Run a statement ($1 queue [, $2 id]) that changes rows; add the count. */
+static int run_counted(sqlq_db *db, int sql, const char *queue, const int64_t *id, int64_t *count) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, sql, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, queue);
+  if (id) d->bind_int64(st, 2, *id);
+  rc = d->step(db, st);
+  if (rc == SQLQ__DONE) *count += d->changes(db, st);
+  d->reset(st);
+  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+static int retry_tx(sqlq_db *db, void *arg) {
+  struct queue_op *q = arg;
+  int rc = SQLQ_OK;
+  if (q->ids == NULL) rc = run_counted(db, SQLQ__SQL_RETRY_DEAD, q->queue, NULL, &q->count);
+  for (size_t i = 0; q->ids && i < q->n_ids && rc == SQLQ_OK; i++)
+    rc = run_counted(db, SQLQ__SQL_RETRY_ID, q->queue, &q->ids[i], &q->count);
+  if (rc == SQLQ_OK && q->count > 0) sqlq__owe_wake(db, q->queue, (int)(q->count > 1000000 ? 1000000 : q->count));
+  return rc;
+}
+
+SQLQ__API int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
+                         int64_t *count_out) {
+  if (db == NULL) return SQLQ_MISUSE;
+  sqlq__clear_error(db);
+  int rc = sqlq__check_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
+  struct queue_op q = {.queue = queue, .ids = ids, .n_ids = n};
+  rc = sqlq__in_tx(db, retry_tx, &q);
+  if (count_out) *count_out = rc == SQLQ_OK ? q.count : 0;
+  return rc;
+}
+
+static int purge_tx(sqlq_db *db, void *arg) {
+  struct queue_op *q = arg;
+  return run_counted(db, SQLQ__SQL_PURGE, q->queue, NULL, &q->count);
+}
+
+SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, int64_t *count_out) {
+  if (db == NULL) return SQLQ_MISUSE;
+  sqlq__clear_error(db);
+  int rc = sqlq__check_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
+  struct queue_op q = {.queue = queue};
+  rc = sqlq__in_tx(db, purge_tx, &q);
+  if (count_out) *count_out = rc == SQLQ_OK ? q.count : 0;
+  return rc;
+}
+
+/* ---------------------------------------------------------------------
+** Reading: stats and list.  They run in a transaction too, so that their
+** counts are one consistent snapshot.
+*/
+
+struct stats {
+  const char *queue;
+  sqlq_queue_stats *rows;
+  size_t n;
+};
+
+static int stats_tx(sqlq_db *db, void *arg) {
+  struct stats *s = arg;
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_STATS, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, s->queue);
+  size_t cap = 0;
+  while ((rc = d->step(db, st)) == SQLQ__ROW) {
+    if (s->n == cap) {
+      size_t ncap = cap ? cap * 2 : 8;
+      sqlq_queue_stats *nr = realloc(s->rows, ncap * sizeof *nr);
+      if (nr == NULL) { rc = sqlq__error(db, SQLQ_NOMEM, "out of memory"); break; }
+      s->rows = nr;
+      cap = ncap;
+    }
+    sqlq_queue_stats *r = &s->rows[s->n++];
+    memset(r, 0, sizeof *r);
+    size_t len = 0;
+    const void *name = d->column_blob(st, 0, &len);
+    if (len > SQLQ_QUEUE_NAME_MAX) len = SQLQ_QUEUE_NAME_MAX; /* a foreign producer's long name */
+    if (name) memcpy(r->queue, name, len);
+    r->ready = d->column_int64(st, 1);
+    r->scheduled = d->column_int64(st, 2);
+    r->running = d->column_int64(st, 3);
+    r->dead = d->column_int64(st, 4);
+    r->paused = d->column_int64(st, 5) != 0;
+  }
+  d->reset(st);
+  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+SQLQ__API int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out, size_t *n_out) {
+  if (db == NULL || stats_out == NULL || n_out == NULL) return SQLQ_MISUSE;
+  *stats_out = NULL;
+  *n_out = 0;
+  sqlq__clear_error(db);
+  int rc = queue ? sqlq__check_queue(db, queue) : SQLQ_OK;
+  if (rc != SQLQ_OK) return rc;
+  struct stats s = {queue, NULL, 0};
+  rc = sqlq__in_read_tx(db, stats_tx, &s);
+  if (rc != SQLQ_OK) {
+    free(s.rows);
+    return rc;
+  }
+  *stats_out = s.rows;
+  *n_out = s.n;
+  return SQLQ_OK;
+}
+
+struct list {
+  const char *queue;
+  int state, limit;
+  sqlq_job_info *rows;
+  size_t n;
+};
+
+/* A malloc'ed NUL-terminated copy of column i, or NULL for SQL NULL. */
+static int dup_column(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *len_out) {
+  size_t len = 0;
+  const void *p = db->drv_methods->column_blob(st, i, &len);
+  *out = NULL;
+  if (len_out) *len_out = len;
+  if (p == NULL) return SQLQ_OK;
+  if ((*out = malloc(len + 1)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  memcpy(*out, p, len);
+  (*out)[len] = '\0';
+  return SQLQ_OK;
+}
+
+static int list_row(sqlq_db *db, sqlq__stmt *st, sqlq_job_info *j) {
+  const sqlq_driver *d = db->drv_methods;
+  memset(j, 0, sizeof *j);
+  j->id = d->column_int64(st, 0);
+  j->state = (int)d->column_int64(st, 1);
+  j->priority = (int)d->column_int64(st, 2);
+  j->attempts = (int)d->column_int64(st, 3);
+  j->max_attempts = (int)d->column_int64(st, 4);
+  j->run_at_us = d->column_int64(st, 5);
+  j->created_at_us = d->column_int64(st, 6);
+  j->lease_until_us = d->column_is_null(st, 7) ? 0 : d->column_int64(st, 7);
+  int rc = dup_column(db, st, 8, &j->dedupe_key, NULL);
+  if (rc == SQLQ_OK) rc = dup_column(db, st, 9, &j->group_key, NULL);
+  if (rc == SQLQ_OK) rc = dup_column(db, st, 10, &j->last_error, NULL);
+  if (rc == SQLQ_OK) rc = dup_column(db, st, 11, (char **)&j->payload, &j->payload_len);
+  if (rc == SQLQ_OK && j->payload == NULL) {
+    j->payload = calloc(1, 1);
+    if (j->payload == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  }
+  return rc;
+}
+
+static int list_tx(sqlq_db *db, void *arg) {
+  struct list *l = arg;
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_LIST, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, l->queue);
+  d->bind_int64(st, 2, l->state);
+  d->bind_int64(st, 3, l->limit > 0 ? l->limit : -1);
+  size_t cap = 0;
+  while ((rc = d->step(db, st)) == SQLQ__ROW) {
+    if (l->n == cap) {
+      size_t ncap = cap ? cap * 2 : 16;
+      sqlq_job_info *nr = realloc(l->rows, ncap * sizeof *nr);
+      if (nr == NULL) { rc = sqlq__error(db, SQLQ_NOMEM, "out of memory"); break; }
+      l->rows = nr;
+      cap = ncap;
+    }
+    rc = list_row(db, st, &l->rows[l->n++]);
+    if (rc != SQLQ_OK) break;
+  }
+  d->reset(st);
+  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, int limit,
+                        sqlq_job_info **jobs_out, size_t *n_out) {
+  if (db == NULL || jobs_out == NULL || n_out == NULL) return SQLQ_MISUSE;
+  *jobs_out = NULL;
+  *n_out = 0;
+  sqlq__clear_error(db);
+  int rc = sqlq__check_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
+  if (state < 0 || state > SQLQ_STATE_SCHEDULED)
+    return sqlq__error(db, SQLQ_MISUSE, "unknown job state %d", state);
+  struct list l = {queue, state, limit, NULL, 0};
+  rc = sqlq__in_read_tx(db, list_tx, &l);
+  if (rc != SQLQ_OK) {
+    sqlq_list_free(l.rows, l.n);
+    return rc;
+  }
+  *jobs_out = l.rows;
+  *n_out = l.n;
+  return SQLQ_OK;
+}
+
+SQLQ__API void sqlq_list_free(sqlq_job_info *jobs, size_t n) {
+  if (jobs == NULL) return;
+  for (size_t i = 0; i < n; i++) {
+    free(jobs[i].dedupe_key);
+    free(jobs[i].group_key);
+    free(jobs[i].last_error);
+    free(jobs[i].payload);
+  }
+  free(jobs);
+}

@@ -1,0 +1,386 @@
+/*
+** claim.c -- claiming jobs and finishing them: ack, fail, release, touch.
+**
+** Every finishing call presents the claim token.  The SQL of each matches
+** "id = $1 AND token = $2 AND state = running", so a stale token changes no
+** row, and the call reports SQLQ_STALE.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "sqlq_int.h"
+
+#define DEFAULT_LEASE 30.0
+#define MAX_BACKOFF 86400.0
+#define ERROR_TEXT_MAX 4096
+
+/* A fresh claim token: 63 random bits, never 0. */
+static int64_t new_token(void) {
+  uint64_t t = 0;
+  while (t == 0) {
+    if (getrandom(&t, sizeof t, 0) != (ssize_t)sizeof t) t = (uint64_t)sqlq__monotonic_ns();
+    t &= UINT64_C(0x7fffffffffffffff);
+  }
+  return (int64_t)t;
+}
+
+/* A uniform double in [0, 1) from the kernel's random source. */
+static double random_unit(void) {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = (uint64_t)sqlq__monotonic_ns();
+  return (double)(r >> 11) / 9007199254740992.0;
+}
+
+/* ---------------------------------------------------------------------
+** Claim.
+*/
+
+struct claim {
+  const char *queue;
+  int max;
+  int64_t lease_us;
+  sqlq_job *jobs;
+  int n;
+};
+
+/* Copy one RETURNING row into job.  One block holds the payload, the queue
+** name and the keys; job->payload points at its start. */
+static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t token, sqlq_job *job) {
+  const sqlq_driver *d = db->drv_methods;
+  size_t plen = 0, glen = 0, klen = 0, qlen = strlen(queue);
+  const void *payload = d->column_blob(st, 9, &plen);
+  const void *group = d->column_blob(st, 7, &glen);
+  const void *dedupe = d->column_blob(st, 8, &klen);
+  char *block = malloc(plen + 1 + qlen + 1 + glen + 1 + klen + 1);
+  if (block == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  char *p = block;
+  if (plen) memcpy(p, payload, plen);
+  p[plen] = '\0';
+  job->payload = (unsigned char *)p;
+  job->payload_len = plen;
+  p += plen + 1;
+  memcpy(p, queue, qlen + 1);
+  job->queue = p;
+  p += qlen + 1;
+  job->group_key = NULL;
+  if (group) {
+    memcpy(p, group, glen);
+    p[glen] = '\0';
+    job->group_key = p;
+    p += glen + 1;
+  }
+  job->dedupe_key = NULL;
+  if (dedupe) {
+    memcpy(p, dedupe, klen);
+    p[klen] = '\0';
+    job->dedupe_key = p;
+  }
+  job->id = d->column_int64(st, 0);
+  job->token = token;
+  job->priority = (int)d->column_int64(st, 1);
+  job->run_at_us = d->column_int64(st, 2);
+  job->attempt = (int)d->column_int64(st, 3);
+  job->max_attempts = (int)d->column_int64(st, 4);
+  job->created_at_us = d->column_int64(st, 5);
+  job->lease_until_us = d->column_int64(st, 6);
+  return SQLQ_OK;
+}
+
+/* Run a statement that takes only the queue name and returns no rows. */
+static int run_queue_stmt(sqlq_db *db, int id, const char *queue, int64_t *changes) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, id, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, queue);
+  rc = d->step(db, st);
+  if (changes) *changes = d->changes(db, st);
+  d->reset(st);
+  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+static int is_paused(sqlq_db *db, const char *queue, int *paused) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_PAUSED, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, queue);
+  rc = d->step(db, st);
+  *paused = rc == SQLQ__ROW && d->column_int64(st, 0) != 0;
+  d->reset(st);
+  return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+static int job_order(const void *a, const void *b) {
+  const sqlq_job *x = a, *y = b;
+  if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
+  if (x->run_at_us != y->run_at_us) return x->run_at_us < y->run_at_us ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+static int claim_tx(sqlq_db *db, void *arg) {
+  struct claim *c = arg;
+  const sqlq_driver *d = db->drv_methods;
+  int paused, rc = is_paused(db, c->queue, &paused);
+  if (rc != SQLQ_OK) return rc;
+  if (paused) return sqlq__error(db, SQLQ_PAUSED, "queue '%s' is paused", c->queue);
+  if ((rc = run_queue_stmt(db, SQLQ__SQL_REAP, c->queue, NULL)) != SQLQ_OK) return rc;
+
+  sqlq__stmt *st;
+  if ((rc = sqlq__prepare(db, SQLQ__SQL_CLAIM, &st)) != SQLQ_OK) return rc;
+  int64_t token = new_token();
+  d->bind_text(st, 1, c->queue);
+  d->bind_int64(st, 2, token);
+  d->bind_int64(st, 3, c->lease_us);
+  d->bind_int64(st, 4, c->max);
+  int cap = 0;
+  while ((rc = d->step(db, st)) == SQLQ__ROW) {
+    if (c->n == cap) {
+      int ncap = cap ? cap * 2 : (c->max < 64 ? c->max : 64);
+      sqlq_job *nj = realloc(c->jobs, (size_t)ncap * sizeof *nj);
+      if (nj == NULL) { rc = sqlq__error(db, SQLQ_NOMEM, "out of memory"); break; }
+      c->jobs = nj;
+      cap = ncap;
+    }
+    if ((rc = copy_row(db, st, c->queue, token, &c->jobs[c->n])) != SQLQ_OK) break;
+    c->n++;
+  }
+  d->reset(st);
+  if (rc != SQLQ__DONE) return rc;
+  qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
+  return SQLQ_OK;
+}
+
+SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_claim_options *opts,
+                         sqlq_job **jobs_out, int *n_out) {
+  if (db == NULL || jobs_out == NULL || n_out == NULL) return SQLQ_MISUSE;
+  *jobs_out = NULL;
+  *n_out = 0;
+  sqlq__clear_error(db);
+  int rc = sqlq__check_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
+  if (max < 1 || max > 100000)
+    return sqlq__error(db, SQLQ_MISUSE, "claim count must be 1 to 100000, not %d", max);
+  double lease = opts && opts->lease > 0 ? opts->lease : DEFAULT_LEASE;
+  if (!(lease <= 3.2e9)) return sqlq__error(db, SQLQ_MISUSE, "lease must be at most 3.2e9 seconds");
+  struct claim c = {queue, max, sqlq__seconds_to_us(lease), NULL, 0};
+  rc = sqlq__in_tx(db, claim_tx, &c);
+  if (rc != SQLQ_OK) {
+    sqlq_claimed_free(c.jobs, c.n);
+    return rc;
+  }
+  if (c.n == 0) {
+    free(c.jobs);
+    c.jobs = NULL;
+  }
+  *jobs_out = c.jobs;
+  *n_out = c.n;
+  return SQLQ_OK;
+}
+
+SQLQ__API void sqlq_claimed_free(sqlq_job *jobs, int n) {
+  if (jobs == NULL) return;
+  for (int i = 0; i < n; i++) free((void *)jobs[i].payload);
+  free(jobs);
+}
+
+/* ---------------------------------------------------------------------
+** Finishing calls.
+*/
+
+/* Run a statement keyed by ($1 id, $2 token) with extra integer parameters
+** from $3 on and an optional text parameter after them; report in *changed
+** whether a row was changed, and read column 0 of a returned row into
+** *col0 when col0 is not NULL. */
+static int run_held(sqlq_db *db, int sql, int64_t id, int64_t token, const int64_t *extra,
+                    int n_extra, const char *text, int *changed, int64_t *col0) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, sql, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_int64(st, 1, id);
+  d->bind_int64(st, 2, token);
+  for (int i = 0; i < n_extra; i++) d->bind_int64(st, 3 + i, extra[i]);
+  if (text) d->bind_text(st, 3 + n_extra, text);
+  rc = d->step(db, st);
+  if (rc == SQLQ__ROW) {
+    if (col0) *col0 = d->column_int64(st, 0);
+    *changed = 1;
+    while ((rc = d->step(db, st)) == SQLQ__ROW) {}
+  } else if (rc == SQLQ__DONE) {
+    *changed = d->changes(db, st) > 0;
+  }
+  d->reset(st);
+  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+static int stale(sqlq_db *db, int64_t id) {
+  return sqlq__error(db, SQLQ_STALE,
+                     "job %lld is not held with this token (its lease expired, or it was finished or purged)",
+                     (long long)id);
+}
+
+struct acks {
+  const sqlq_job_ref *refs;
+  size_t n;
+  size_t acked;
+};
+
+static int ack_tx(sqlq_db *db, void *arg) {
+  struct acks *a = arg;
+  int64_t first_stale = 0;
+  size_t n_stale = 0;
+  for (size_t i = 0; i < a->n; i++) {
+    int changed = 0, rc;
+    const sqlq_job_ref *r = &a->refs[i];
+    if (db->keep_history &&
+        (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, r->id, r->token, NULL, 0, NULL, &changed, NULL)) != SQLQ_OK)
+      return rc;
+    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL)) != SQLQ_OK)
+      return rc;
+    if (changed) a->acked++;
+    else if (n_stale++ == 0) first_stale = r->id;
+  }
+  if (n_stale == 1) return stale(db, first_stale);
+  if (n_stale > 1)
+    return sqlq__error(db, SQLQ_STALE, "%zu of %zu jobs were not held with their tokens (first: job %lld)",
+                       n_stale, a->n, (long long)first_stale);
+  return SQLQ_OK;
+}
+
+SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, size_t *acked_out) {
+  if (db == NULL) return SQLQ_MISUSE;
+  if (n > 0 && refs == NULL) return sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
+  struct acks a = {refs, n, 0};
+  int rc = n ? sqlq__in_tx(db, ack_tx, &a) : SQLQ_OK;
+  if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? a.acked : 0;
+  return rc;
+}
+
+SQLQ__API int sqlq_ack(sqlq_db *db, int64_t id, int64_t token) {
+  sqlq_job_ref r = {id, token};
+  return sqlq_ack_batch(db, &r, 1, NULL);
+}
+
+struct finish {
+  int64_t id, token;
+  const char *error;
+  int dead;
+  double backoff;
+  double delay;   /* release */
+  double lease;   /* touch */
+  int64_t lease_until;
+};
+
+/* The retry delay after attempt number `attempt` failed. */
+static double backoff_delay(double base, int attempt) {
+  if (base <= 0) return 0;
+  double d = base * pow(2.0, attempt > 1 ? attempt - 1 : 0);
+  d *= 0.75 + 0.5 * random_unit();
+  return d > MAX_BACKOFF ? MAX_BACKOFF : d;
+}
+
+/* Copy error text, cut to ERROR_TEXT_MAX bytes, with bytes that are not
+** valid UTF-8 text replaced by '?' so that every backend stores it. */
+static char *clean_error(const char *error) {
+  size_t n = strnlen(error ? error : "", ERROR_TEXT_MAX);
+  char *out = malloc(n + 1);
+  if (out == NULL) return NULL;
+  const unsigned char *s = (const unsigned char *)(error ? error : "");
+  size_t i = 0;
+  while (i < n) {
+    size_t len = s[i] < 0x80 ? 1 : (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3
+               : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
+    int ok = len > 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; k++) ok = (s[i + k] & 0xC0) == 0x80;
+    if (ok && len == 1 && (s[i] < 0x20 && s[i] != '\n' && s[i] != '\t')) ok = 0;
+    if (!ok) { out[i++] = '?'; continue; }
+    memcpy(out + i, s + i, len);
+    i += len;
+  }
+  out[n] = '\0';
+  return out;
+}
+
+static int fail_tx(sqlq_db *db, void *arg) {
+  struct finish *f = arg;
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_FAIL_PEEK, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_int64(st, 1, f->id);
+  d->bind_int64(st, 2, f->token);
+  rc = d->step(db, st);
+  int attempts = 0, max_attempts = 0;
+  if (rc == SQLQ__ROW) {
+    attempts = (int)d->column_int64(st, 0);
+    max_attempts = (int)d->column_int64(st, 1);
+  }
+  d->reset(st);
+  if (rc == SQLQ__DONE) return stale(db, f->id);
+  if (rc != SQLQ__ROW) return rc;
+  int dead = f->dead || attempts >= max_attempts;
+  int64_t extra[2] = {dead, sqlq__seconds_to_us(dead ? 0 : backoff_delay(f->backoff, attempts))};
+  int changed = 0;
+  rc = run_held(db, SQLQ__SQL_FAIL, f->id, f->token, extra, 2, f->error, &changed, NULL);
+  if (rc == SQLQ_OK && !changed) return stale(db, f->id);
+  if (rc == SQLQ_OK && !dead && extra[1] == 0) sqlq__owe_wake(db, NULL, 1);
+  return rc;
+}
+
+SQLQ__API int sqlq_fail(sqlq_db *db, int64_t id, int64_t token, const char *error,
+                        const sqlq_fail_options *opts) {
+  if (db == NULL) return SQLQ_MISUSE;
+  struct finish f = {.id = id, .token = token, .backoff = 1.0};
+  if (opts) {
+    f.dead = opts->dead;
+    if (opts->backoff >= 0) f.backoff = opts->backoff;
+  }
+  if (!(f.backoff <= MAX_BACKOFF)) f.backoff = MAX_BACKOFF;
+  char *text = clean_error(error);
+  if (text == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  f.error = text;
+  int rc = sqlq__in_tx(db, fail_tx, &f);
+  free(text);
+  return rc;
+}
+
+static int release_tx(sqlq_db *db, void *arg) {
+  struct finish *f = arg;
+  int64_t extra[1] = {sqlq__seconds_to_us(f->delay)};
+  int changed = 0;
+  int rc = run_held(db, SQLQ__SQL_RELEASE, f->id, f->token, extra, 1, NULL, &changed, NULL);
+  if (rc == SQLQ_OK && !changed) return stale(db, f->id);
+  if (rc == SQLQ_OK && f->delay <= 0) sqlq__owe_wake(db, NULL, 1);
+  return rc;
+}
+
+SQLQ__API int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay) {
+  if (db == NULL) return SQLQ_MISUSE;
+  if (!(delay >= 0 && delay <= 3.2e9))
+    return sqlq__error(db, SQLQ_MISUSE, "release delay must be 0 to 3.2e9 seconds");
+  struct finish f = {.id = id, .token = token, .delay = delay};
+  return sqlq__in_tx(db, release_tx, &f);
+}
+
+static int touch_tx(sqlq_db *db, void *arg) {
+  struct finish *f = arg;
+  int64_t extra[1] = {sqlq__seconds_to_us(f->lease)};
+  int changed = 0;
+  int rc = run_held(db, SQLQ__SQL_TOUCH, f->id, f->token, extra, 1, NULL, &changed, &f->lease_until);
+  if (rc == SQLQ_OK && !changed) return stale(db, f->id);
+  return rc;
+}
+
+SQLQ__API int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease,
+                         int64_t *lease_until_out) {
+  if (db == NULL) return SQLQ_MISUSE;
+  if (!(lease > 0 && lease <= 3.2e9))
+    return sqlq__error(db, SQLQ_MISUSE, "lease must be more than 0 and at most 3.2e9 seconds");
+  struct finish f = {.id = id, .token = token, .lease = lease};
+  int rc = sqlq__in_tx(db, touch_tx, &f);
+  if (rc == SQLQ_OK && lease_until_out) *lease_until_out = f.lease_until;
+  return rc;
+}

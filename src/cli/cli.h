@@ -1,0 +1,118 @@
+/*
+** cli.h -- shared declarations of the sqlq command-line tool.
+**
+** The tool uses the public API (sqlq.h) only.  Each command lives in its own
+** file as one function `int cmd_NAME(const cli_global *g, int argc, char **argv)`
+** that returns the process exit code (sysexits).  argv[0] is the command's
+** name; the command parses its own flags with getopt_long.
+*/
+#ifndef SQLQ_CLI_H
+#define SQLQ_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "sqlq.h"
+
+/* sysexits(3) codes, spelled out so the tool needs no sysexits.h. */
+#define EXIT_USAGE 64       /* EX_USAGE: bad flag, bad argument */
+#define EXIT_DATAERR 65     /* EX_DATAERR: payload over the limit, bad data */
+#define EXIT_UNAVAILABLE 69 /* EX_UNAVAILABLE: database down, backend not built */
+#define EXIT_SOFTWARE 70    /* EX_SOFTWARE: internal error */
+#define EXIT_TEMPFAIL 75    /* EX_TEMPFAIL: lock not had, database busy */
+
+/* Options that come before the command name. */
+typedef struct cli_global {
+  const char *url;    /* --url, else $SQLQ_URL, else "sqlite:sqlq.db" */
+} cli_global;
+
+/* Print "sqlq: " + the formatted message + newline on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The exit code for a library status (SQLQ_MISUSE -> 64, SQLQ_TOOBIG -> 65,
+** SQLQ_UNAVAILABLE -> 69, SQLQ_BUSY/SQLQ_TIMEOUT -> 75, ...). */
+int cli_exit_code(int status);
+
+/* Open g->url.  On failure print one line (the library's message, which
+** never holds a password) and return NULL with *exit_code set. */
+sqlq_db *cli_open(const cli_global *g, int *exit_code);
+
+/* Report a failed library call on db in one line and return its exit code.
+** what names the action ("push", "claim", ...). */
+int cli_fail(sqlq_db *db, int status, const char *what);
+
+/* Parse a non-negative number of seconds (fractions allowed) into *out.
+** Returns 0 on success, -1 on garbage. */
+int cli_parse_seconds(const char *s, double *out);
+
+/* Parse a whole number in [min, max] into *out.  Returns 0 or -1. */
+int cli_parse_int(const char *s, long long min, long long max, long long *out);
+
+/* Read all of stdin into a malloc'ed buffer (NUL-terminated, length in
+** *len).  Stops with an error past limit bytes (returns NULL, *len =
+** limit + 1).  The caller frees the buffer. */
+unsigned char *cli_read_stdin(size_t limit, size_t *len);
+
+/* ---------------------------------------------------------------------
+** Helpers shared by the commands (util.c).
+*/
+
+struct option;
+
+/* getopt_long() for a command called cmd, with opterr off: a bad flag or a
+** flag missing its value is reported in one line, and '?' is returned (the
+** caller then returns EXIT_USAGE).  shortopts must start with ':'.
+** Otherwise returns like getopt_long(). */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+
+/* Print "sqlq: CMD: " + the formatted message + a pointer to CMD --help in
+** one line on stderr and return EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Check a queue name before any database work: 1 to SQLQ_QUEUE_NAME_MAX
+** bytes.  Returns 0, or prints one line and returns EXIT_USAGE. */
+int cli_check_queue(const char *cmd, const char *queue);
+
+/* In a child just forked by a parent of pid parent: restore default signal
+** handling, arrange to be killed with SIGKILL when the parent dies (and die
+** at once if it already has), then execvp(argv).  Never returns: when the
+** program cannot be run, prints one line and exits 127 (not found) or 126. */
+void cli_exec_child(pid_t parent, char **argv) __attribute__((noreturn));
+
+/* A text table printed with columns padded to their widest cell.  Cells are
+** copied; the caller keeps ownership of what it passes in. */
+typedef struct cli_table {
+  size_t ncols;
+  size_t ncells;   /* cells used, header included */
+  size_t cap;
+  char **cells;
+} cli_table;
+
+/* Start a table whose first row is the ncols strings of header. */
+int cli_table_init(cli_table *t, size_t ncols, const char *const *header);
+/* Append one row of t->ncols strings.  Returns 0, or -1 if memory ran out. */
+int cli_table_add(cli_table *t, const char *const *row);
+/* Print every row to out, cells separated by two spaces; the last column is
+** not padded. */
+void cli_table_print(const cli_table *t, FILE *out);
+/* Free the cells.  The table may be initialised again after. */
+void cli_table_free(cli_table *t);
+
+/* The commands. */
+int cmd_init(const cli_global *g, int argc, char **argv);
+int cmd_push(const cli_global *g, int argc, char **argv);
+int cmd_work(const cli_global *g, int argc, char **argv);
+int cmd_stats(const cli_global *g, int argc, char **argv);
+int cmd_jobs(const cli_global *g, int argc, char **argv);
+int cmd_retry(const cli_global *g, int argc, char **argv);
+int cmd_pause(const cli_global *g, int argc, char **argv);
+int cmd_resume(const cli_global *g, int argc, char **argv);
+int cmd_purge(const cli_global *g, int argc, char **argv);
+int cmd_lock(const cli_global *g, int argc, char **argv);
+int cmd_bench(const cli_global *g, int argc, char **argv);
+
+#endif /* SQLQ_CLI_H */

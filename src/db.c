@@ -1,0 +1,280 @@
+/*
+** db.c -- opening and closing handles, schema migrations, transactions.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "sqlq_int.h"
+
+/* URL schemes of every backend sqlq knows, built in this copy or not, so
+** that a known scheme without its driver says "not built" and an unknown
+** one says "unknown". */
+static const struct {
+  const char *scheme;
+  const char *backend;
+} known_schemes[] = {
+  {"sqlite", "SQLite"},         {"postgres", "PostgreSQL"}, {"postgresql", "PostgreSQL"},
+  {"mysql", "MySQL/MariaDB"},   {"mariadb", "MySQL/MariaDB"}, {"firebird", "Firebird"},
+};
+
+static const sqlq_driver *find_driver(const char *scheme) {
+  for (const sqlq_driver *const *d = sqlq__drivers; *d; d++)
+    for (const char *const *s = (*d)->schemes; *s; s++)
+      if (strcmp(*s, scheme) == 0) return *d;
+  return NULL;
+}
+
+static int no_driver(sqlq_db *db, const char *scheme) {
+  for (size_t i = 0; i < sizeof known_schemes / sizeof *known_schemes; i++)
+    if (strcmp(known_schemes[i].scheme, scheme) == 0)
+      return sqlq__error(db, SQLQ_UNAVAILABLE,
+                         "backend not built: this sqlq has no %s support (URL scheme '%s')",
+                         known_schemes[i].backend, scheme);
+  return sqlq__error(db, SQLQ_UNAVAILABLE,
+                     "unknown URL scheme '%.40s': expected sqlite, postgres, mysql, mariadb or firebird",
+                     scheme);
+}
+
+/* Apply the URL's options over the caller's. */
+static int apply_url_options(sqlq_db *db, const sqlq__url *url) {
+  for (int i = 0; i < url->n_opts; i++) {
+    const char *k = url->opts[i].key, *v = url->opts[i].value;
+    char *end;
+    if (strcmp(k, "payload_limit") == 0) {
+      unsigned long long n = strtoull(v, &end, 10);
+      if (*v == '\0' || *end || *v == '-' || n == 0 || n > (1ull << 31))
+        return sqlq__error(db, SQLQ_MISUSE, "URL option payload_limit must be 1 to 2147483648 bytes");
+      db->payload_limit = (size_t)n;
+    } else if (strcmp(k, "history") == 0) {
+      if (strcmp(v, "0") && strcmp(v, "1"))
+        return sqlq__error(db, SQLQ_MISUSE, "URL option history must be 0 or 1");
+      db->keep_history = v[0] == '1';
+    } else if (strcmp(k, "busy_timeout") == 0) {
+      double s = strtod(v, &end);
+      if (*v == '\0' || *end || !(s >= 0 && s <= 86400))
+        return sqlq__error(db, SQLQ_MISUSE, "URL option busy_timeout must be 0 to 86400 seconds");
+      db->busy_timeout = s;
+    }
+    /* Other options belong to the driver, which refuses unknown ones. */
+  }
+  return SQLQ_OK;
+}
+
+SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db **out) {
+  sqlq_db *db = calloc(1, sizeof *db);
+  *out = db;
+  if (db == NULL) return SQLQ_NOMEM;
+  db->wake_fd = -1;
+  db->payload_limit = opts && opts->payload_limit ? opts->payload_limit : 1024 * 1024;
+  db->keep_history = opts ? opts->keep_history : 0;
+  db->busy_timeout = opts && opts->busy_timeout > 0 ? opts->busy_timeout : 5.0;
+
+  sqlq__url url;
+  char err[256];
+  int rc = sqlq__url_parse(url_text, &url, err, sizeof err);
+  if (rc != SQLQ_OK)
+    return sqlq__error(db, rc, "%s", rc == SQLQ_NOMEM ? "out of memory" : err);
+  db->url_redacted = strdup(url.redacted);
+  const sqlq_driver *drv = find_driver(url.scheme);
+  if (db->url_redacted == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  else if (drv == NULL) rc = no_driver(db, url.scheme);
+  else if ((rc = apply_url_options(db, &url)) == SQLQ_OK) {
+    db->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (db->wake_fd < 0) rc = sqlq__error(db, SQLQ_ERROR, "cannot make an eventfd");
+    else {
+      db->drv_methods = drv;
+      rc = drv->open(db, &url);
+    }
+  }
+  sqlq__url_free(&url);
+  if (rc == SQLQ_OK) sqlq__clear_error(db);
+  return rc;
+}
+
+SQLQ__API void sqlq_close(sqlq_db *db) {
+  if (db == NULL) return;
+  while (db->locks) sqlq_unlock(db->locks);
+  if (db->drv_methods) {
+    if (db->in_user_tx) db->drv_methods->rollback(db);
+    db->drv_methods->close(db);
+  }
+  if (db->wake_fd >= 0) close(db->wake_fd);
+  free(db->pending_queue);
+  free(db->ident);
+  free(db->url_redacted);
+  free(db);
+}
+
+SQLQ__API const char *sqlq_backend(const sqlq_db *db) {
+  return db && db->drv_methods ? db->drv_methods->name : "none";
+}
+
+SQLQ__API const char *sqlq_url_redacted(const sqlq_db *db) {
+  return db && db->url_redacted ? db->url_redacted : "";
+}
+
+int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
+  return db->drv_methods->prepare(db, id, out);
+}
+
+/* ---------------------------------------------------------------------
+** Transactions and wake-ups owed at commit.
+*/
+
+void sqlq__owe_wake(sqlq_db *db, const char *queue, int n) {
+  if (queue == NULL) {
+    db->pending_all = 1;
+  } else if (db->pending_jobs == 0 && !db->pending_all) {
+    db->pending_queue = strdup(queue);
+    if (db->pending_queue == NULL) db->pending_all = 1;
+  } else if (!db->pending_all && db->pending_queue && strcmp(db->pending_queue, queue) != 0) {
+    db->pending_all = 1;
+  }
+  db->pending_jobs += n;
+}
+
+static void forget_wakes(sqlq_db *db) {
+  free(db->pending_queue);
+  db->pending_queue = NULL;
+  db->pending_all = 0;
+  db->pending_jobs = 0;
+}
+
+/* After a commit: wake this process's waiters and tell other processes. */
+static void pay_wakes(sqlq_db *db) {
+  if (db->pending_jobs == 0 && !db->pending_all) return;
+  const char *queue = db->pending_all ? NULL : db->pending_queue;
+  sqlq__wake_local(db->ident, queue, db->pending_jobs);
+  if (db->drv_methods->notify) db->drv_methods->notify(db, queue, db->pending_jobs);
+  forget_wakes(db);
+}
+
+static int check_ready(sqlq_db *db) {
+  if (db == NULL) return SQLQ_MISUSE;
+  if (db->drv_methods == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
+  return SQLQ_OK;
+}
+
+static int run_tx(sqlq_db *db, int write, int (*fn)(sqlq_db *db, void *arg), void *arg) {
+  int rc = check_ready(db);
+  if (rc != SQLQ_OK) return rc;
+  sqlq__clear_error(db);
+  if (db->in_user_tx) return fn(db, arg);
+  if ((rc = db->drv_methods->begin(db, write)) != SQLQ_OK) return rc;
+  rc = fn(db, arg);
+  /* SQLQ_STALE and SQLQ_PAUSED report on work that was done correctly. */
+  if (rc == SQLQ_OK || rc == SQLQ_STALE || rc == SQLQ_PAUSED) {
+    int crc = db->drv_methods->commit(db);
+    if (crc != SQLQ_OK) {
+      db->drv_methods->rollback(db);
+      forget_wakes(db);
+      return crc;
+    }
+    pay_wakes(db);
+    return rc;
+  }
+  char saved[sizeof db->errmsg];
+  memcpy(saved, db->errmsg, sizeof saved);
+  db->drv_methods->rollback(db);
+  forget_wakes(db);
+  memcpy(db->errmsg, saved, sizeof saved);
+  db->errcode = rc;
+  return rc;
+}
+
+int sqlq__in_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg) {
+  return run_tx(db, 1, fn, arg);
+}
+
+int sqlq__in_read_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg) {
+  return run_tx(db, 0, fn, arg);
+}
+
+SQLQ__API int sqlq_begin(sqlq_db *db) {
+  int rc = check_ready(db);
+  if (rc != SQLQ_OK) return rc;
+  if (db->in_user_tx)
+    return sqlq__error(db, SQLQ_MISUSE, "a transaction is already open on this handle");
+  sqlq__clear_error(db);
+  if ((rc = db->drv_methods->begin(db, 1)) == SQLQ_OK) db->in_user_tx = 1;
+  return rc;
+}
+
+SQLQ__API int sqlq_commit(sqlq_db *db) {
+  int rc = check_ready(db);
+  if (rc != SQLQ_OK) return rc;
+  if (!db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "no transaction is open on this handle");
+  sqlq__clear_error(db);
+  rc = db->drv_methods->commit(db);
+  if (rc != SQLQ_OK) {
+    db->drv_methods->rollback(db);
+    forget_wakes(db);
+  } else {
+    pay_wakes(db);
+  }
+  db->in_user_tx = 0;
+  return rc;
+}
+
+SQLQ__API int sqlq_rollback(sqlq_db *db) {
+  int rc = check_ready(db);
+  if (rc != SQLQ_OK) return rc;
+  if (!db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "no transaction is open on this handle");
+  sqlq__clear_error(db);
+  rc = db->drv_methods->rollback(db);
+  forget_wakes(db);
+  db->in_user_tx = 0;
+  return rc;
+}
+
+/* ---------------------------------------------------------------------
+** Schema migrations.
+*/
+
+/* The schema version in place, 0 when there is none. */
+static int read_version(sqlq_db *db, int *version) {
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_SCHEMA_VERSION, &st);
+  if (rc != SQLQ_OK) return rc;
+  const sqlq_driver *d = db->drv_methods;
+  rc = d->step(db, st);
+  *version = 0;
+  if (rc == SQLQ__ROW && !d->column_is_null(st, 0)) *version = (int)d->column_int64(st, 0);
+  d->reset(st);
+  return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+static int migrate(sqlq_db *db, void *arg) {
+  int *version = arg, rc;
+  const sqlq_driver *d = db->drv_methods;
+  if ((rc = d->exec(db, d->sql[SQLQ__SQL_SCHEMA_TABLE])) != SQLQ_OK) return rc;
+  if ((rc = read_version(db, version)) != SQLQ_OK) return rc;
+  if (*version > SQLQ_SCHEMA_VERSION)
+    return sqlq__error(db, SQLQ_SCHEMA,
+                       "the database has schema version %d, newer than this sqlq (%d): upgrade sqlq",
+                       *version, SQLQ_SCHEMA_VERSION);
+  for (int v = *version + 1; v <= SQLQ_SCHEMA_VERSION; v++) {
+    if ((rc = d->exec(db, d->migrations[v - 1])) != SQLQ_OK) return rc;
+    sqlq__stmt *st;
+    if ((rc = sqlq__prepare(db, SQLQ__SQL_SCHEMA_RECORD, &st)) != SQLQ_OK) return rc;
+    d->bind_int64(st, 1, v);
+    rc = d->step(db, st);
+    d->reset(st);
+    if (rc != SQLQ__DONE) return rc;
+    *version = v;
+  }
+  return SQLQ_OK;
+}
+
+SQLQ__API int sqlq_init(sqlq_db *db, int *version_out) {
+  int version = 0;
+  if (db && db->in_user_tx)
+    return sqlq__error(db, SQLQ_MISUSE, "sqlq_init cannot run inside a transaction");
+  int rc = sqlq__in_tx(db, migrate, &version);
+  if (version_out) *version_out = version;
+  return rc;
+}

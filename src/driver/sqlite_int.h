@@ -1,0 +1,60 @@
+/*
+** sqlite_int.h -- state shared by the files of the SQLite driver:
+** sqlite.c (connection, statements, transactions), sqlite_sql.c (the SQL
+** text), sqlite_wait.c (wake-ups) and sqlite_lock.c (named locks).
+*/
+#ifndef SQLQ_SQLITE_INT_H
+#define SQLQ_SQLITE_INT_H
+
+#include <sqlite3.h>
+
+#include "sqlq_int.h"
+
+/* Statements of the driver itself, cached after the dialect's. */
+enum {
+  SQLITE_STMT_BEGIN_READ = SQLQ__SQL_COUNT,
+  SQLITE_STMT_BEGIN_WRITE,
+  SQLITE_STMT_COMMIT,
+  SQLITE_STMT_ROLLBACK,
+  SQLITE_STMT_DATA_VERSION,
+  SQLITE_STMT_COUNT
+};
+
+typedef struct sqlite_conn {
+  sqlite3 *conn;
+  sqlite3_stmt *cache[SQLITE_STMT_COUNT];
+  char *path;           /* absolute path of the database file; NULL in memory */
+  char *dir;            /* its directory */
+  char *base;           /* its file name */
+  char *sidecar;        /* path + "-sqlq": named locks and wake-up signals */
+  int sidecar_fd;       /* opened at the first notify, -1 before */
+  int inotify_fd;       /* opened at the first wait, -1 before */
+  int64_t data_version; /* PRAGMA data_version when the wait was prepared */
+  int64_t busy_deadline_ns; /* end of the current busy wait */
+  double busy_timeout;
+} sqlite_conn;
+
+#define SQLITE_CONN(db) ((sqlite_conn *)(db)->drv)
+
+/* The dialect's statements and migrations (sqlite_sql.c). */
+extern const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT];
+extern const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION];
+
+/* Map the connection's last error to a status and record it on db. */
+int sqlq__sqlite_error(sqlq_db *db, int rc, const char *doing);
+
+/* PRAGMA data_version of the connection, or -1 on error. */
+int64_t sqlq__sqlite_data_version(sqlq_db *db);
+
+/* Wake-ups (sqlite_wait.c). */
+int sqlq__sqlite_wait_prepare(sqlq_db *db, const char *queue);
+int sqlq__sqlite_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
+void sqlq__sqlite_notify(sqlq_db *db, const char *queue, int n);
+void sqlq__sqlite_wait_close(sqlite_conn *c);
+
+/* Named locks (sqlite_lock.c). */
+int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
+                      double timeout_s, sqlq__lockstate **out);
+void sqlq__sqlite_unlock(sqlq_db *db, sqlq__lockstate *ls);
+
+#endif /* SQLQ_SQLITE_INT_H */

@@ -1,0 +1,83 @@
+/*
+** sqlite_lock.c -- named locks for SQLite: open-file-description locks
+** (fcntl F_OFD_SETLK) on one byte of the sidecar file PATH-sqlq, at an
+** offset given by the name's 64-bit key.
+**
+** The kernel drops such a lock when the last descriptor of its open file
+** description closes, so a lock dies with its holder however it dies.
+** Each lock opens the file anew: two handles, even in one process, hold
+** different descriptions and exclude each other.  The descriptor is
+** close-on-exec, so programs started with exec() never inherit a lock; a
+** child made by fork() shares it until it exits or closes it.
+**
+** A wait for ever blocks in the kernel (F_OFD_SETLKW) and is handed the lock
+** the moment it is free.  A wait with a timeout retries F_OFD_SETLK with
+** sleeps growing from 0.5 ms to 10 ms.
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sqlite_int.h"
+
+struct sqlq__lockstate {
+  int fd;
+};
+
+static int try_lock(int fd, off_t offset, int wait) {
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = offset, .l_len = 1};
+  int r;
+  do r = fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
+  while (r < 0 && errno == EINTR);
+  return r;
+}
+
+int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
+                      double timeout_s, sqlq__lockstate **out) {
+  (void)name;
+  (void)name_len;
+  sqlite_conn *c = SQLITE_CONN(db);
+  if (c->sidecar == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "named locks need a database file, not sqlite::memory:");
+  int fd = open(c->sidecar, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "cannot open the lock file '%s': %s", c->sidecar,
+                       strerror(errno));
+  off_t offset = (off_t)((key >> 2) | 1); /* 1 .. 2^62-1: byte 0 carries wake-ups */
+  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_ns() + (int64_t)(timeout_s * 1e9) : 0;
+  long sleep_us = 500;
+  int r;
+  while ((r = try_lock(fd, offset, timeout_s < 0)) < 0 && (errno == EAGAIN || errno == EACCES)) {
+    int64_t left = deadline - sqlq__monotonic_ns();
+    if (timeout_s == 0 || left <= 0) {
+      close(fd);
+      return sqlq__error(db, SQLQ_BUSY, "the lock is held by another holder");
+    }
+    long us = left / 1000 < sleep_us ? (long)(left / 1000) + 1 : sleep_us;
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+    if (sleep_us < 10000) sleep_us *= 2;
+  }
+  if (r < 0) {
+    int e = errno;
+    close(fd);
+    return sqlq__error(db, SQLQ_ERROR, "cannot lock '%s': %s", c->sidecar, strerror(e));
+  }
+  sqlq__lockstate *ls = malloc(sizeof *ls);
+  if (ls == NULL) {
+    close(fd);
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  }
+  ls->fd = fd;
+  *out = ls;
+  return SQLQ_OK;
+}
+
+void sqlq__sqlite_unlock(sqlq_db *db, sqlq__lockstate *ls) {
+  (void)db;
+  close(ls->fd); /* drops the lock unless a forked child still shares it */
+  free(ls);
+}

@@ -1,0 +1,162 @@
+/*
+** sqlite_sql.c -- the SQL text of the SQLite dialect and its migrations.
+**
+** sqlq_now() is a function the driver registers on its connections: the
+** host's clock in microseconds since the epoch (for an embedded database
+** the host's clock is the database's clock).  Producers writing plain SQL
+** get the same clock, at millisecond resolution, from the column defaults.
+** Every ordering ends with the unique id, so claims are deterministic.
+*/
+#include "sqlite_int.h"
+
+/* A job of a FIFO group may run only when no earlier job of its group is
+** unfinished. */
+#define GROUP_HEAD \
+  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
+  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id))"
+
+#define NOW_DEFAULT "(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER))"
+
+const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
+  [SQLQ__SQL_SCHEMA_TABLE] =
+    "CREATE TABLE IF NOT EXISTS sqlq_schema ("
+    " version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+  [SQLQ__SQL_SCHEMA_VERSION] = "SELECT max(version) FROM sqlq_schema",
+  [SQLQ__SQL_SCHEMA_RECORD] =
+    "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, sqlq_now())",
+
+  [SQLQ__SQL_ENQUEUE] =
+    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
+    " group_key, payload, created_at)"
+    " VALUES ($1, $2, sqlq_now() + $3, $4, $5, $6, $7, sqlq_now())"
+    " ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
+    " AND state IN ('ready','running') DO NOTHING"
+    " RETURNING id",
+  [SQLQ__SQL_DEDUPE_LOOKUP] =
+    "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_key = $2"
+    " AND state IN ('ready','running')",
+
+  [SQLQ__SQL_REAP] =
+    "UPDATE sqlq_jobs SET"
+    " state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,"
+    " last_error = 'lease expired during attempt ' || attempts,"
+    " token = NULL, lease_until = NULL"
+    " WHERE queue = $1 AND state = 'running' AND lease_until <= sqlq_now()",
+  [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_CLAIM] =
+    "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
+    " token = $2, lease_until = sqlq_now() + $3"
+    " WHERE id IN (SELECT j.id FROM sqlq_jobs j"
+    "  WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= sqlq_now()"
+    "  AND " GROUP_HEAD
+    "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)"
+    " RETURNING id, priority, run_at, attempts, max_attempts, created_at,"
+    " lease_until, group_key, dedupe_key, payload",
+
+  [SQLQ__SQL_ACK] =
+    "DELETE FROM sqlq_jobs WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_HISTORY_COPY] =
+    "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
+    " dedupe_key, group_key, payload, created_at, finished_at)"
+    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
+    " payload, created_at, sqlq_now() FROM sqlq_jobs"
+    " WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_FAIL_PEEK] =
+    "SELECT attempts, max_attempts FROM sqlq_jobs"
+    " WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_FAIL] =
+    "UPDATE sqlq_jobs SET"
+    " state = CASE WHEN $3 THEN 'dead' ELSE 'ready' END,"
+    " run_at = CASE WHEN $3 THEN run_at ELSE sqlq_now() + $4 END,"
+    " last_error = $5, token = NULL, lease_until = NULL"
+    " WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_RELEASE] =
+    "UPDATE sqlq_jobs SET state = 'ready', attempts = max(attempts - 1, 0),"
+    " run_at = sqlq_now() + $3, token = NULL, lease_until = NULL"
+    " WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_TOUCH] =
+    "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3"
+    " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING lease_until",
+
+  [SQLQ__SQL_NEXT_DUE] =
+    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1),"
+    " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'"
+    "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
+    " (SELECT min(lease_until) FROM sqlq_jobs"
+    "  WHERE queue = $1 AND state = 'running') - sqlq_now()",
+  [SQLQ__SQL_PAUSE_SET] =
+    "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2)"
+    " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
+  [SQLQ__SQL_STATS] =
+    "WITH clock(now) AS (SELECT sqlq_now())"
+    " SELECT queue, sum(ready), sum(scheduled), sum(running), sum(dead), max(paused)"
+    " FROM (SELECT queue, state = 'ready' AND run_at <= now AS ready,"
+    "  state = 'ready' AND run_at > now AS scheduled, state = 'running' AS running,"
+    "  state = 'dead' AS dead, 0 AS paused FROM sqlq_jobs, clock"
+    "  WHERE $1 IS NULL OR queue = $1"
+    "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
+    "  WHERE $1 IS NULL OR queue = $1)"
+    " GROUP BY queue ORDER BY queue",
+  [SQLQ__SQL_LIST] =
+    "SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
+    "  WHEN 'ready' THEN CASE WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
+    " priority, attempts, max_attempts, run_at, created_at, lease_until,"
+    " dedupe_key, group_key, last_error, payload"
+    " FROM sqlq_jobs WHERE queue = $1 AND ($2 = 0 OR st = $2)"
+    " ORDER BY priority DESC, run_at, id LIMIT $3",
+  [SQLQ__SQL_RETRY_ID] =
+    "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
+    " run_at = sqlq_now(), token = NULL, lease_until = NULL"
+    " WHERE queue = $1 AND id = $2 AND state IN ('dead','ready')",
+  [SQLQ__SQL_RETRY_DEAD] =
+    "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
+    " run_at = sqlq_now(), token = NULL, lease_until = NULL"
+    " WHERE queue = $1 AND state = 'dead'",
+  [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
+};
+
+/* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
+static const char migration_1[] =
+  "CREATE TABLE sqlq_jobs ("
+  " id           INTEGER PRIMARY KEY AUTOINCREMENT,"
+  " queue        TEXT    NOT NULL CHECK (length(queue) BETWEEN 1 AND 128),"
+  " state        TEXT    NOT NULL DEFAULT 'ready'"
+  "                      CHECK (state IN ('ready','running','dead')),"
+  " priority     INTEGER NOT NULL DEFAULT 0,"
+  " run_at       INTEGER NOT NULL DEFAULT " NOW_DEFAULT ","
+  " attempts     INTEGER NOT NULL DEFAULT 0,"
+  " max_attempts INTEGER NOT NULL DEFAULT 25 CHECK (max_attempts >= 0),"
+  " lease_until  INTEGER,"
+  " token        INTEGER,"
+  " dedupe_key   TEXT,"
+  " group_key    TEXT,"
+  " payload      BLOB    NOT NULL DEFAULT x'',"
+  " last_error   TEXT,"
+  " created_at   INTEGER NOT NULL DEFAULT " NOW_DEFAULT ");"
+  "CREATE INDEX sqlq_jobs_claim ON sqlq_jobs (queue, priority DESC, run_at, id)"
+  " WHERE state = 'ready';"
+  "CREATE INDEX sqlq_jobs_due ON sqlq_jobs (queue, run_at) WHERE state = 'ready';"
+  "CREATE INDEX sqlq_jobs_lease ON sqlq_jobs (queue, lease_until) WHERE state = 'running';"
+  "CREATE UNIQUE INDEX sqlq_jobs_dedupe ON sqlq_jobs (queue, dedupe_key)"
+  " WHERE dedupe_key IS NOT NULL AND state IN ('ready','running');"
+  "CREATE INDEX sqlq_jobs_group ON sqlq_jobs (queue, group_key, id)"
+  " WHERE group_key IS NOT NULL AND state IN ('ready','running');"
+  "CREATE TABLE sqlq_queues ("
+  " queue  TEXT PRIMARY KEY CHECK (length(queue) BETWEEN 1 AND 128),"
+  " paused INTEGER NOT NULL DEFAULT 0);"
+  "CREATE TABLE sqlq_jobs_history ("
+  " id           INTEGER PRIMARY KEY,"
+  " queue        TEXT    NOT NULL,"
+  " priority     INTEGER NOT NULL,"
+  " attempts     INTEGER NOT NULL,"
+  " max_attempts INTEGER NOT NULL,"
+  " dedupe_key   TEXT,"
+  " group_key    TEXT,"
+  " payload      BLOB    NOT NULL,"
+  " created_at   INTEGER NOT NULL,"
+  " finished_at  INTEGER NOT NULL);";
+
+const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
+  migration_1,
+};

@@ -1,0 +1,120 @@
+/*
+** enqueue.c -- sqlq_enqueue() and sqlq_enqueue_batch().
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "sqlq_int.h"
+
+/* Check one job spec against the handle's limits.  index and n place it
+** in a batch for the message. */
+static int check_spec(sqlq_db *db, const sqlq_job_spec *spec, size_t index, size_t n) {
+  char where[48] = "";
+  if (n > 1) snprintf(where, sizeof where, "job %zu of the batch: ", index);
+  if (spec->payload == NULL && spec->payload_len > 0)
+    return sqlq__error(db, SQLQ_MISUSE, "%spayload is NULL but its length is %zu",
+                       where, spec->payload_len);
+  if (spec->payload_len > db->payload_limit)
+    return sqlq__error(db, SQLQ_TOOBIG, "%spayload of %zu bytes is over the limit of %zu bytes",
+                       where, spec->payload_len, db->payload_limit);
+  if (spec->max_attempts < 0)
+    return sqlq__error(db, SQLQ_MISUSE, "%smax_attempts is negative", where);
+  if (!(spec->delay >= 0) || spec->delay > 3.2e9)
+    return sqlq__error(db, SQLQ_MISUSE, "%sdelay must be 0 to 3.2e9 seconds", where);
+  int rc = sqlq__check_key(db, spec->dedupe_key, "dedupe key");
+  if (rc == SQLQ_OK) rc = sqlq__check_key(db, spec->group_key, "group key");
+  return rc;
+}
+
+/* Store one job; the caller holds a write transaction. */
+static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
+                      int64_t *id, int *duplicate) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_ENQUEUE, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, queue);
+  d->bind_int64(st, 2, spec->priority);
+  d->bind_int64(st, 3, sqlq__seconds_to_us(spec->delay));
+  d->bind_int64(st, 4, spec->max_attempts ? spec->max_attempts : SQLQ_DEFAULT_MAX_ATTEMPTS);
+  d->bind_text(st, 5, spec->dedupe_key);
+  d->bind_text(st, 6, spec->group_key);
+  d->bind_blob(st, 7, spec->payload ? spec->payload : "", spec->payload_len);
+  rc = d->step(db, st);
+  if (rc == SQLQ__ROW) {
+    *id = d->column_int64(st, 0);
+    *duplicate = 0;
+    rc = d->step(db, st);
+  } else if (rc == SQLQ__DONE) {
+    *duplicate = 1; /* the dedupe key is held by an unfinished job */
+  }
+  d->reset(st);
+  if (rc != SQLQ__DONE) return rc;
+  if (!*duplicate) return SQLQ_OK;
+
+  if ((rc = sqlq__prepare(db, SQLQ__SQL_DEDUPE_LOOKUP, &st)) != SQLQ_OK) return rc;
+  d->bind_text(st, 1, queue);
+  d->bind_text(st, 2, spec->dedupe_key);
+  rc = d->step(db, st);
+  if (rc == SQLQ__ROW) *id = d->column_int64(st, 0);
+  d->reset(st);
+  if (rc == SQLQ__DONE)
+    return sqlq__error(db, SQLQ_ERROR, "a job was refused as a duplicate but no job holds its dedupe key");
+  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+}
+
+struct batch {
+  const char *queue;
+  const sqlq_job_spec *specs;
+  size_t n;
+  int64_t *ids;
+  int duplicate; /* for a single job */
+};
+
+static int insert_batch(sqlq_db *db, void *arg) {
+  struct batch *b = arg;
+  size_t fresh = 0;
+  for (size_t i = 0; i < b->n; i++) {
+    int64_t id = 0;
+    int dup = 0;
+    int rc = insert_one(db, b->queue, &b->specs[i], &id, &dup);
+    if (rc != SQLQ_OK) return rc;
+    if (b->ids) b->ids[i] = id;
+    b->duplicate = dup;
+    fresh += !dup;
+  }
+  if (fresh) sqlq__owe_wake(db, b->queue, fresh > 1000000 ? 1000000 : (int)fresh);
+  return SQLQ_OK;
+}
+
+SQLQ__API int sqlq_enqueue_batch(sqlq_db *db, const char *queue, const sqlq_job_spec *specs,
+                                 size_t n, int64_t *ids) {
+  if (db == NULL) return SQLQ_MISUSE;
+  sqlq__clear_error(db);
+  int rc = sqlq__check_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
+  if (n > 0 && specs == NULL) return sqlq__error(db, SQLQ_MISUSE, "specs is NULL");
+  for (size_t i = 0; i < n; i++)
+    if ((rc = check_spec(db, &specs[i], i, n)) != SQLQ_OK) return rc;
+  if (n == 0) return SQLQ_OK;
+  struct batch b = {queue, specs, n, ids, 0};
+  return sqlq__in_tx(db, insert_batch, &b);
+}
+
+SQLQ__API int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
+                           int64_t *id_out, int *duplicate_out) {
+  int64_t id = 0;
+  if (db == NULL) return SQLQ_MISUSE;
+  if (spec == NULL) return sqlq__error(db, SQLQ_MISUSE, "job spec is NULL");
+  sqlq__clear_error(db);
+  int rc = sqlq__check_queue(db, queue);
+  if (rc == SQLQ_OK) rc = check_spec(db, spec, 0, 1);
+  if (rc != SQLQ_OK) return rc;
+  struct batch b = {queue, spec, 1, &id, 0};
+  rc = sqlq__in_tx(db, insert_batch, &b);
+  if (rc == SQLQ_OK) {
+    if (id_out) *id_out = id;
+    if (duplicate_out) *duplicate_out = b.duplicate;
+  }
+  return rc;
+}

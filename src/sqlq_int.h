@@ -1,0 +1,277 @@
+/*
+** sqlq_int.h -- internal declarations shared by the core and the drivers.
+**
+** Tiers: `sqlq_` is the public API, `sqlq__` is internal to the library,
+** plain static names stay inside one file.
+**
+** The core (the .c files of src/) holds all queue logic and knows no backend by name.
+** A backend is one `const struct sqlq_driver` (src/driver/NAME*.c) whose
+** differences from the others are data -- capability bits and the text of
+** each SQL statement in its dialect -- or a method, for the few operations
+** whose shape differs between backends (connect, wait, named locks).
+*/
+#ifndef SQLQ_INT_H
+#define SQLQ_INT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "sqlq.h"
+
+#define SQLQ__API __attribute__((visibility("default")))
+
+/* ---------------------------------------------------------------------
+** Parsed URLs.
+*/
+
+/* One key=value option from a URL's query string, percent-decoded. */
+typedef struct sqlq__url_opt {
+  char *key;
+  char *value;
+} sqlq__url_opt;
+
+/*
+** A parsed database URL.  Every string is owned by the struct and freed by
+** sqlq__url_free().  For `scheme:PATH` URLs (sqlite:PATH) only scheme, path
+** and the options are set.  For `scheme://...` URLs, user, password, host,
+** port and path (the part after the first '/' following the authority,
+** percent-decoded) are set when present.
+*/
+typedef struct sqlq__url {
+  char *scheme;
+  char *user;      /* NULL when absent */
+  char *password;  /* NULL when absent; never printed */
+  char *host;      /* NULL when absent */
+  int port;        /* 0 when absent */
+  char *path;      /* NULL when absent */
+  sqlq__url_opt *opts;
+  int n_opts;
+  char *redacted;  /* the URL with the password replaced by "***" */
+} sqlq__url;
+
+/* Parse text into *url.  Returns SQLQ_OK, SQLQ_MISUSE with a message in
+** err (err_size bytes) for malformed text, or SQLQ_NOMEM. */
+int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t err_size);
+void sqlq__url_free(sqlq__url *url);
+/* The value of option key, or NULL. */
+const char *sqlq__url_option(const sqlq__url *url, const char *key);
+
+/* ---------------------------------------------------------------------
+** The driver interface.
+*/
+
+/* Statements every dialect provides, as SQL text.  Parameters are written
+** $1, $2, ... in every dialect (a driver whose client library wants another
+** placeholder rewrites them at prepare time); a number may be used more
+** than once.  The comment on each names its parameters and result columns.
+** Times are integer microseconds since the epoch on the database's clock;
+** parameters named *_us that are durations are added to that clock in SQL. */
+enum sqlq__sql_id {
+  SQLQ__SQL_SCHEMA_TABLE,    /* script: create the version table if missing */
+  SQLQ__SQL_SCHEMA_VERSION,  /* -> version (one row, NULL when no schema) */
+  SQLQ__SQL_SCHEMA_RECORD,   /* $1 version */
+  SQLQ__SQL_ENQUEUE,         /* $1 queue $2 priority $3 delay_us $4 max_attempts
+                                $5 dedupe_key $6 group_key $7 payload
+                                -> id (no row when the dedupe key is taken) */
+  SQLQ__SQL_DEDUPE_LOOKUP,   /* $1 queue $2 dedupe_key -> id */
+  SQLQ__SQL_REAP,            /* $1 queue: expired leases back to ready, or dead */
+  SQLQ__SQL_PAUSED,          /* $1 queue -> paused (no row: not paused) */
+  SQLQ__SQL_CLAIM,           /* $1 queue $2 token $3 lease_us $4 limit
+                                -> id, priority, run_at, attempts, max_attempts,
+                                   created_at, lease_until, group_key,
+                                   dedupe_key, payload */
+  SQLQ__SQL_ACK,             /* $1 id $2 token; deletes when held */
+  SQLQ__SQL_HISTORY_COPY,    /* $1 id $2 token; copies to history when held */
+  SQLQ__SQL_FAIL_PEEK,       /* $1 id $2 token -> attempts, max_attempts */
+  SQLQ__SQL_FAIL,            /* $1 id $2 token $3 dead(0/1) $4 delay_us $5 error */
+  SQLQ__SQL_RELEASE,         /* $1 id $2 token $3 delay_us */
+  SQLQ__SQL_TOUCH,           /* $1 id $2 token $3 lease_us -> lease_until */
+  SQLQ__SQL_NEXT_DUE,        /* $1 queue -> paused, run_at_in_us, lease_in_us
+                                (each NULL when none; *_in_us relative to now) */
+  SQLQ__SQL_PAUSE_SET,       /* $1 queue $2 paused(0/1) */
+  SQLQ__SQL_STATS,           /* $1 queue or NULL -> queue, ready, scheduled,
+                                running, dead, paused; ordered by queue */
+  SQLQ__SQL_LIST,            /* $1 queue $2 state filter (0 all, SQLQ_STATE_*)
+                                $3 limit (-1 all) -> id, state (SQLQ_STATE_*),
+                                priority, attempts, max_attempts, run_at,
+                                created_at, lease_until, dedupe_key,
+                                group_key, last_error, payload */
+  SQLQ__SQL_RETRY_ID,        /* $1 queue $2 id */
+  SQLQ__SQL_RETRY_DEAD,      /* $1 queue */
+  SQLQ__SQL_PURGE,           /* $1 queue */
+  SQLQ__SQL_COUNT
+};
+
+/* Capability bits of a driver. */
+#define SQLQ__CAP_LOCKS 0x01        /* named locks: lock/unlock methods */
+#define SQLQ__CAP_CROSS_WAKE 0x02   /* wait() sees other processes' commits */
+
+/* A prepared statement of a driver.  Opaque to the core. */
+typedef struct sqlq__stmt sqlq__stmt;
+
+/* Result of sqlq_driver.step(). */
+#define SQLQ__ROW 100
+#define SQLQ__DONE 101
+
+/* A named lock held by a driver.  Opaque to the core. */
+typedef struct sqlq__lockstate sqlq__lockstate;
+
+/*
+** The methods of a backend.  Every method that can fail returns a status
+** code and, on failure, records the reason with sqlq__error() on db.
+** Methods are called with a db whose driver state (db->drv) was made by
+** open; no method but close is called after a failed open.
+*/
+typedef struct sqlq_driver {
+  const char *name;                 /* "sqlite" */
+  const char *const *schemes;       /* URL schemes served, NULL-terminated */
+  unsigned caps;                    /* SQLQ__CAP_* */
+  const char *const *sql;           /* SQLQ__SQL_COUNT statements */
+  /* Migrations: migrations[v-1] upgrades schema version v-1 to v, for v in
+  ** 1..SQLQ_SCHEMA_VERSION.  Each is a script of several statements. */
+  const char *const *migrations;
+
+  /* Connect to url and set db->drv.  May read db->opts.  Sets db->ident to
+  ** a malloc'ed string naming the database (two handles on the same
+  ** database get equal idents), used to wake waiters of this process. */
+  int (*open)(sqlq_db *db, const sqlq__url *url);
+  /* Disconnect and free db->drv.  Called once, also after a failed open. */
+  void (*close)(sqlq_db *db);
+
+  /* Run a script of statements without parameters or results. */
+  int (*exec)(sqlq_db *db, const char *script);
+  /* Transactions.  begin opens a transaction; write is non-zero when it
+  ** will write (the backend may take its write lock at once). */
+  int (*begin)(sqlq_db *db, int write);
+  int (*commit)(sqlq_db *db);
+  int (*rollback)(sqlq_db *db);
+
+  /* Return the prepared statement for sql[id], prepared once per
+  ** connection and cached; the statement stays owned by the driver.  It is
+  ** reset and its bindings cleared: bind, then step until SQLQ__DONE or an
+  ** error, then call reset. */
+  int (*prepare)(sqlq_db *db, int id, sqlq__stmt **out);
+  /* Bind parameter i (1-based).  Text and blobs are copied or must stay
+  ** valid until reset, whichever the driver documents: the core keeps them
+  ** valid until reset. */
+  int (*bind_int64)(sqlq__stmt *st, int i, int64_t v);
+  int (*bind_text)(sqlq__stmt *st, int i, const char *s); /* s NULL: SQL NULL */
+  int (*bind_blob)(sqlq__stmt *st, int i, const void *p, size_t n);
+  /* Execute or advance: SQLQ__ROW with a row available, SQLQ__DONE, or an
+  ** error status. */
+  int (*step)(sqlq_db *db, sqlq__stmt *st);
+  /* Columns of the current row (0-based).  Pointers stay valid until the
+  ** next step or reset. */
+  int (*column_is_null)(sqlq__stmt *st, int i);
+  int64_t (*column_int64)(sqlq__stmt *st, int i);
+  const void *(*column_blob)(sqlq__stmt *st, int i, size_t *len);
+  /* Rows changed by the last step of st (for UPDATE/DELETE). */
+  int64_t (*changes)(sqlq_db *db, sqlq__stmt *st);
+  void (*reset)(sqlq__stmt *st);
+
+  /*
+  ** Get ready to wait for queue: called before each check of whether a job
+  ** is due, so that any commit after the check is seen by wait.
+  */
+  int (*wait_prepare)(sqlq_db *db, const char *queue);
+  /*
+  ** Block until the database may have changed for queue (a commit by
+  ** another connection), until wake_fd is readable, or until deadline_ns
+  ** (CLOCK_MONOTONIC; -1: none).  Returns SQLQ_OK on a possible change or a
+  ** readable wake_fd, SQLQ_TIMEOUT at the deadline.  Spurious returns are
+  ** allowed; missed commits are not.
+  */
+  int (*wait)(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
+  /* Tell waiters of other processes that queue has new jobs; called after
+  ** a commit that enqueued n jobs.  May be NULL when wait needs no help. */
+  void (*notify)(sqlq_db *db, const char *queue, int n);
+
+  /* Take the named lock whose 64-bit key is key (name, name_len are given
+  ** too for backends that use names natively).  timeout_s < 0: for ever,
+  ** 0: try once.  SQLQ_BUSY when not had in time. */
+  int (*lock)(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
+              double timeout_s, sqlq__lockstate **out);
+  /* Release and free a lock taken by lock. */
+  void (*unlock)(sqlq_db *db, sqlq__lockstate *ls);
+} sqlq_driver;
+
+/* The drivers of this build (NULL-terminated) and the schemes that are
+** known but whose driver this build lacks. */
+extern const sqlq_driver *const sqlq__drivers[];
+
+/* ---------------------------------------------------------------------
+** The handle.
+*/
+
+struct sqlq_lock {
+  sqlq_db *db;
+  sqlq__lockstate *ls;
+  struct sqlq_lock *next;   /* the db's list of held locks */
+  struct sqlq_lock *prev;
+};
+
+struct sqlq_db {
+  const sqlq_driver *drv_methods;
+  void *drv;                /* driver state */
+  char *ident;              /* names the database, for local wake-ups */
+  char *url_redacted;
+  size_t payload_limit;
+  int keep_history;
+  double busy_timeout;
+  int in_user_tx;           /* sqlq_begin() is open */
+  /* Wake-ups owed at the next commit: the queue (or NULL with
+  ** pending_all set when several queues got jobs) and the job count. */
+  char *pending_queue;
+  int pending_all;
+  int pending_jobs;
+  /* eventfd: written by sqlq_interrupt() and by local wake-ups; watched
+  ** by sqlq_wait().  interrupted tells the two apart. */
+  int wake_fd;
+  atomic_int interrupted;
+  struct sqlq_lock *locks;  /* locks held through this handle */
+  int errcode;
+  char errmsg[512];
+};
+
+/* Record an error on db: its status and formatted text.  Returns status. */
+int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Clear the error state of db. */
+void sqlq__clear_error(sqlq_db *db);
+
+/* Microseconds from a number of seconds, rounded, saturating. */
+int64_t sqlq__seconds_to_us(double s);
+/* CLOCK_MONOTONIC now, in nanoseconds. */
+int64_t sqlq__monotonic_ns(void);
+
+/* Validate a queue name (1..SQLQ_QUEUE_NAME_MAX bytes, no control
+** characters, valid UTF-8).  Records SQLQ_MISUSE on db when bad. */
+int sqlq__check_queue(sqlq_db *db, const char *queue);
+/* Validate an optional key (NULL is fine): 1..SQLQ_KEY_MAX bytes of clean
+** UTF-8; what names it in the message ("dedupe key"). */
+int sqlq__check_key(sqlq_db *db, const char *key, const char *what);
+
+/* 64-bit FNV-1a of a byte string: the stable key of a lock name. */
+uint64_t sqlq__hash64(const void *p, size_t n);
+
+/* Run fn(db, arg) inside a write transaction: the caller's when one is
+** open, else a new one committed on success and rolled back on failure.
+** sqlq__in_read_tx does the same for work that only reads. */
+int sqlq__in_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg);
+int sqlq__in_read_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg);
+
+/* Note that the current transaction made n jobs of queue ready (queue NULL:
+** of some queues), so that waiters are woken when it commits. */
+void sqlq__owe_wake(sqlq_db *db, const char *queue, int n);
+
+/* Wake waiters of this process on db's database for queue (NULL: all
+** queues), and the driver's cross-process notify. */
+void sqlq__wake_local(const char *ident, const char *queue, int n);
+
+
+/* Statement helpers: prepare sql[id] of db's driver; shorthand binds. */
+int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out);
+
+#endif /* SQLQ_INT_H */

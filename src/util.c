@@ -1,0 +1,91 @@
+/*
+** util.c -- small helpers of the core: time, hashing, name validation.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sqlq_int.h"
+
+int64_t sqlq__seconds_to_us(double s) {
+  if (!(s == s)) return 0;                 /* NaN */
+  if (s >= 9.2e12) return INT64_MAX / 2;   /* about 290,000 years */
+  if (s <= -9.2e12) return -(INT64_MAX / 2);
+  return (int64_t)llround(s * 1e6);
+}
+
+int64_t sqlq__monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t sqlq__hash64(const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (size_t i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= UINT64_C(0x100000001b3);
+  }
+  return h;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+  size_t len;
+  uint32_t cp;
+  if (s[0] < 0x80) return 1;
+  if ((s[0] & 0xE0) == 0xC0) { len = 2; cp = s[0] & 0x1F; }
+  else if ((s[0] & 0xF0) == 0xE0) { len = 3; cp = s[0] & 0x0F; }
+  else if ((s[0] & 0xF8) == 0xF0) { len = 4; cp = s[0] & 0x07; }
+  else return 0;
+  if (len > n) return 0;
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (s[i] & 0x3F);
+  }
+  static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+/* Check that text holds valid UTF-8 without control characters. */
+static int clean_text(const char *text, size_t n) {
+  const unsigned char *s = (const unsigned char *)text;
+  for (size_t i = 0; i < n;) {
+    if (s[i] < 0x20 || s[i] == 0x7F) return 0;
+    size_t k = utf8_seq(s + i, n - i);
+    if (k == 0) return 0;
+    i += k;
+  }
+  return 1;
+}
+
+int sqlq__check_queue(sqlq_db *db, const char *queue) {
+  if (queue == NULL || queue[0] == '\0')
+    return sqlq__error(db, SQLQ_MISUSE, "queue name is empty");
+  size_t n = strnlen(queue, SQLQ_QUEUE_NAME_MAX + 1);
+  if (n > SQLQ_QUEUE_NAME_MAX)
+    return sqlq__error(db, SQLQ_MISUSE, "queue name is longer than %d bytes",
+                       SQLQ_QUEUE_NAME_MAX);
+  if (!clean_text(queue, n))
+    return sqlq__error(db, SQLQ_MISUSE,
+                       "queue name holds a control character or invalid UTF-8");
+  return SQLQ_OK;
+}
+
+int sqlq__check_key(sqlq_db *db, const char *key, const char *what) {
+  if (key == NULL) return SQLQ_OK;
+  size_t n = strnlen(key, SQLQ_KEY_MAX + 1);
+  if (n == 0) return sqlq__error(db, SQLQ_MISUSE, "%s is empty", what);
+  if (n > SQLQ_KEY_MAX)
+    return sqlq__error(db, SQLQ_MISUSE, "%s is longer than %d bytes", what, SQLQ_KEY_MAX);
+  if (!clean_text(key, n))
+    return sqlq__error(db, SQLQ_MISUSE, "%s holds a control character or invalid UTF-8", what);
+  return SQLQ_OK;
+}
+
+SQLQ__API void sqlq_free(void *p) {
+  free(p);
+}
