@@ -404,6 +404,17 @@ int sqlq_begin(sqlq_db *db);
 int sqlq_commit(sqlq_db *db);
 int sqlq_rollback(sqlq_db *db);
 
+/*
+** The client library's connection behind db: a sqlite3 * for SQLite (and a
+** PGconn *, MYSQL * or isc_db_handle * for the other backends), so that the
+** application can write its own rows in the transaction of a job.  The
+** handle stays owned by db.  Use it only between sqlq_begin() and
+** sqlq_commit() or sqlq_rollback() on db, from the thread that called
+** sqlq_begin(): for SQLite, every handle of a process opened on one file
+** shares one connection, and sqlq_begin() gives db its turn on it.
+*/
+void *sqlq_native_handle(sqlq_db *db);
+
 /* ---------------------------------------------------------------------
 ** Named locks: a mutex shared by every process that opens the database.
 */

@@ -116,6 +116,10 @@ SQLQ__API const char *sqlq_url_redacted(const sqlq_db *db) {
   return db && db->url_redacted ? db->url_redacted : "";
 }
 
+SQLQ__API void *sqlq_native_handle(sqlq_db *db) {
+  return db && db->drv_methods ? db->drv_methods->native(db) : NULL;
+}
+
 int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
   return db->drv_methods->prepare(db, id, out);
 }

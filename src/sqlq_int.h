@@ -82,7 +82,8 @@ enum sqlq__sql_id {
                                 -> id, priority, run_at, attempts, max_attempts,
                                    created_at, lease_until, group_key,
                                    dedupe_key, payload */
-  SQLQ__SQL_ACK,             /* $1 id $2 token; deletes when held */
+  SQLQ__SQL_ACK,             /* $1 id $2 token; deletes when held
+                                -> 1 when the job had a group key, else 0 */
   SQLQ__SQL_HISTORY_COPY,    /* $1 id $2 token; copies to history when held */
   SQLQ__SQL_FAIL_PEEK,       /* $1 id $2 token -> attempts, max_attempts */
   SQLQ__SQL_FAIL,            /* $1 id $2 token $3 dead(0/1) $4 delay_us $5 error */
@@ -195,6 +196,9 @@ typedef struct sqlq_driver {
               double timeout_s, sqlq__lockstate **out);
   /* Release and free a lock taken by lock. */
   void (*unlock)(sqlq_db *db, sqlq__lockstate *ls);
+
+  /* The client library's own connection handle (sqlite3 *, PGconn *, ...). */
+  void *(*native)(sqlq_db *db);
 } sqlq_driver;
 
 /* The drivers of this build (NULL-terminated) and the schemes that are

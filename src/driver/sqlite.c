@@ -4,7 +4,9 @@
 ** One sqlq_db is one sqlite3 connection in WAL mode.  Every transaction
 ** that writes starts with BEGIN IMMEDIATE, so that it waits for the write
 ** lock at its start (through the busy handler) instead of failing later.
-** The busy handler sleeps in short, growing steps (20 us up to 2 ms) rather
+** All handles of a process on one file share one connection (see
+** sqlite_shared in sqlite_int.h).  Between processes, the busy handler
+** sleeps in short, growing steps (20 us up to 2 ms) rather
 ** than SQLite's default steps of 1 ms and more, because queue transactions
 ** hold the lock for tens of microseconds.
 */
@@ -28,7 +30,7 @@ static const char *const driver_sql[SQLITE_STMT_COUNT - SQLQ__SQL_COUNT] = {
 
 int sqlq__sqlite_error(sqlq_db *db, int rc, const char *doing) {
   sqlite_conn *c = SQLITE_CONN(db);
-  const char *msg = c && c->conn ? sqlite3_errmsg(c->conn) : sqlite3_errstr(rc);
+  const char *msg = c && c->sh && c->sh->conn ? sqlite3_errmsg(c->sh->conn) : sqlite3_errstr(rc);
   switch (rc & 0xff) {
   case SQLITE_BUSY:
   case SQLITE_LOCKED:
@@ -60,11 +62,12 @@ static void now_function(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_int64(ctx, (sqlite3_int64)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 }
 
+/* Waits for another process's write lock: short, growing sleeps. */
 static int busy_handler(void *arg, int count) {
-  sqlite_conn *c = arg;
+  sqlite_shared *sh = arg;
   int64_t now = sqlq__monotonic_ns();
-  if (count == 0) c->busy_deadline_ns = now + (int64_t)(c->busy_timeout * 1e9);
-  if (now >= c->busy_deadline_ns) return 0;
+  if (count == 0) sh->busy_deadline_ns = now + (int64_t)(sh->busy_timeout * 1e9);
+  if (now >= sh->busy_deadline_ns) return 0;
   long us = count < 7 ? 20L << count : 2000; /* 20, 40, ... 1280, then 2000 us */
   struct timespec ts = {0, us * 1000};
   nanosleep(&ts, NULL);
@@ -104,7 +107,7 @@ static int set_paths(sqlq_db *db, sqlite_conn *c, const char *path) {
   return rc;
 }
 
-/* Read the driver's own URL options into the PRAGMA text for sync. */
+/* Check the driver's URL options and pick the PRAGMA for sync. */
 static int sync_pragma(sqlq_db *db, const sqlq__url *url, const char **pragma) {
   static const char *const known[] = {"payload_limit", "history", "busy_timeout", "sync", NULL};
   for (int i = 0; i < url->n_opts; i++) {
@@ -115,12 +118,92 @@ static int sync_pragma(sqlq_db *db, const sqlq__url *url, const char **pragma) {
                          url->opts[i].key, "payload_limit, history, busy_timeout, sync");
   }
   const char *sync = sqlq__url_option(url, "sync");
-  *pragma = "PRAGMA synchronous=FULL";
-  if (sync == NULL || strcmp(sync, "full") == 0) return SQLQ_OK;
-  if (strcmp(sync, "normal") == 0) *pragma = "PRAGMA synchronous=NORMAL";
+  *pragma = "PRAGMA synchronous=NORMAL";
+  if (sync == NULL || strcmp(sync, "normal") == 0) return SQLQ_OK;
+  if (strcmp(sync, "full") == 0) *pragma = "PRAGMA synchronous=FULL";
   else if (strcmp(sync, "off") == 0) *pragma = "PRAGMA synchronous=OFF";
   else return sqlq__error(db, SQLQ_MISUSE, "URL option sync must be off, normal or full");
   return SQLQ_OK;
+}
+
+/* The process-wide list of shared connections. */
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static sqlite_shared *shared_list;
+
+static void shared_free(sqlite_shared *sh) {
+  for (int i = 0; i < SQLITE_STMT_COUNT; i++) sqlite3_finalize(sh->cache[i]);
+  sqlite3_close_v2(sh->conn);
+  pthread_mutex_destroy(&sh->turn);
+  free(sh->key);
+  free(sh);
+}
+
+/* Open a new connection to path (NULL: in memory) with the pragmas. */
+static int shared_open(sqlq_db *db, const char *path, const char *sync, sqlite_shared **out) {
+  sqlite_shared *sh = calloc(1, sizeof *sh);
+  if (sh == NULL || (path && (sh->key = strdup(path)) == NULL)) {
+    free(sh);
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  }
+  pthread_mutex_init(&sh->turn, NULL);
+  sh->pid = getpid();
+  sh->refs = 1;
+  sh->busy_timeout = db->busy_timeout;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  int src = sqlite3_open_v2(path ? path : ":memory:", &sh->conn, flags, NULL);
+  if (src == SQLITE_OK) {
+    sqlite3_busy_handler(sh->conn, busy_handler, sh);
+    src = sqlite3_create_function(sh->conn, "sqlq_now", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
+                                  now_function, NULL, NULL);
+  }
+  if (src == SQLITE_OK && path) src = sqlite3_exec(sh->conn, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+  if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, sync, NULL, NULL, NULL);
+  if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, "PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
+  if (src != SQLITE_OK) {
+    const char *msg = sh->conn ? sqlite3_errmsg(sh->conn) : sqlite3_errstr(src);
+    int status = (src & 0xff) == SQLITE_BUSY ? SQLQ_BUSY : SQLQ_UNAVAILABLE;
+    sqlq__error(db, status, "cannot open the SQLite database '%s': %s", path ? path : ":memory:", msg);
+    shared_free(sh);
+    return status;
+  }
+  *out = sh;
+  return SQLQ_OK;
+}
+
+/* Find this process's connection to path, or open one. */
+static int shared_get(sqlq_db *db, const char *path, const char *sync, sqlite_shared **out) {
+  if (path == NULL) return shared_open(db, NULL, sync, out);
+  pid_t pid = getpid();
+  pthread_mutex_lock(&shared_lock);
+  sqlite_shared *sh = shared_list;
+  while (sh && (sh->pid != pid || strcmp(sh->key, path) != 0)) sh = sh->next;
+  int rc = SQLQ_OK;
+  if (sh) {
+    sh->refs++;
+  } else if ((rc = shared_open(db, path, sync, &sh)) == SQLQ_OK) {
+    sh->next = shared_list;
+    shared_list = sh;
+  }
+  pthread_mutex_unlock(&shared_lock);
+  *out = sh;
+  return rc;
+}
+
+static void shared_put(sqlite_shared *sh) {
+  if (sh->key == NULL) {
+    shared_free(sh);
+    return;
+  }
+  pthread_mutex_lock(&shared_lock);
+  int last = --sh->refs == 0;
+  if (last)
+    for (sqlite_shared **p = &shared_list; *p; p = &(*p)->next)
+      if (*p == sh) {
+        *p = sh->next;
+        break;
+      }
+  pthread_mutex_unlock(&shared_lock);
+  if (last) shared_free(sh);
 }
 
 static int sqlite_open(sqlq_db *db, const sqlq__url *url) {
@@ -139,17 +222,7 @@ static int sqlite_open(sqlq_db *db, const sqlq__url *url) {
     return sqlq__error(db, SQLQ_MISUSE, "sqlite URL has no file path: expected sqlite:PATH or sqlite::memory:");
   int memory = strcmp(url->path, ":memory:") == 0;
   if (!memory && (rc = set_paths(db, c, url->path)) != SQLQ_OK) return rc;
-
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
-  int src = sqlite3_open_v2(memory ? ":memory:" : c->path, &c->conn, flags, NULL);
-  if (src != SQLITE_OK) return sqlq__sqlite_error(db, src, "cannot open the SQLite database");
-  sqlite3_busy_handler(c->conn, busy_handler, c);
-  src = sqlite3_create_function(c->conn, "sqlq_now", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
-                                now_function, NULL, NULL);
-  if (src == SQLITE_OK && !memory) src = sqlite3_exec(c->conn, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
-  if (src == SQLITE_OK) src = sqlite3_exec(c->conn, sync, NULL, NULL, NULL);
-  if (src != SQLITE_OK) return sqlq__sqlite_error(db, src, "cannot open the SQLite database");
-
+  if ((rc = shared_get(db, c->path, sync, &c->sh)) != SQLQ_OK) return rc;
   if (memory) {
     char ident[64];
     snprintf(ident, sizeof ident, ":memory:%p", (void *)db);
@@ -160,11 +233,37 @@ static int sqlite_open(sqlq_db *db, const sqlq__url *url) {
   return db->ident ? SQLQ_OK : sqlq__error(db, SQLQ_NOMEM, "out of memory");
 }
 
+static void give_turn(sqlite_conn *c) {
+  if (!c->holds_turn) return;
+  c->holds_turn = 0;
+  pthread_mutex_unlock(&c->sh->turn);
+}
+
+/* Take this process's turn on the shared connection, waiting at most the
+** busy timeout for a handle in another thread. */
+static int take_turn(sqlq_db *db) {
+  sqlite_conn *c = SQLITE_CONN(db);
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  int64_t ns = until.tv_nsec + (int64_t)(c->busy_timeout * 1e9);
+  until.tv_sec += ns / 1000000000;
+  until.tv_nsec = ns % 1000000000;
+  int r = pthread_mutex_clocklock(&c->sh->turn, CLOCK_MONOTONIC, &until);
+  if (r == ETIMEDOUT)
+    return sqlq__error(db, SQLQ_BUSY,
+                       "the database is busy: another handle of this process kept a transaction open for %g s",
+                       c->busy_timeout);
+  if (r != 0) return sqlq__error(db, SQLQ_ERROR, "cannot take the connection's mutex: %s", strerror(r));
+  c->holds_turn = 1;
+  c->sh->busy_timeout = c->busy_timeout;
+  return SQLQ_OK;
+}
+
 static void sqlite_close(sqlq_db *db) {
   sqlite_conn *c = SQLITE_CONN(db);
   if (c == NULL) return;
-  for (int i = 0; i < SQLITE_STMT_COUNT; i++) sqlite3_finalize(c->cache[i]);
-  sqlite3_close_v2(c->conn);
+  give_turn(c);
+  if (c->sh) shared_put(c->sh);
   sqlq__sqlite_wait_close(c);
   free(c->path);
   free(c->dir);
@@ -184,17 +283,18 @@ static char *placeholders(const char *sql) {
   return out;
 }
 
+/* The cached statement id; the caller holds the turn. */
 static int get_stmt(sqlq_db *db, int id, sqlite3_stmt **out) {
-  sqlite_conn *c = SQLITE_CONN(db);
-  if (c->cache[id] == NULL) {
+  sqlite_shared *sh = SQLITE_CONN(db)->sh;
+  if (sh->cache[id] == NULL) {
     const char *text = id < SQLQ__SQL_COUNT ? sqlq__sqlite_sql[id] : driver_sql[id - SQLQ__SQL_COUNT];
     char *sql = placeholders(text);
     if (sql == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    int src = sqlite3_prepare_v3(c->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->cache[id], NULL);
+    int src = sqlite3_prepare_v3(sh->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, &sh->cache[id], NULL);
     free(sql);
     if (src != SQLITE_OK) return sqlq__sqlite_error(db, src, "cannot prepare a statement");
   }
-  *out = c->cache[id];
+  *out = sh->cache[id];
   return SQLQ_OK;
 }
 
@@ -212,21 +312,31 @@ static int run_simple(sqlq_db *db, int id, const char *doing) {
 }
 
 static int sqlite_begin(sqlq_db *db, int write) {
-  return run_simple(db, write ? SQLITE_STMT_BEGIN_WRITE : SQLITE_STMT_BEGIN_READ, "cannot begin a transaction");
+  int rc = take_turn(db);
+  if (rc != SQLQ_OK) return rc;
+  rc = run_simple(db, write ? SQLITE_STMT_BEGIN_WRITE : SQLITE_STMT_BEGIN_READ, "cannot begin a transaction");
+  if (rc != SQLQ_OK) give_turn(SQLITE_CONN(db));
+  return rc;
 }
 
+/* A failed commit keeps the turn: the core then calls rollback. */
 static int sqlite_commit(sqlq_db *db) {
-  return run_simple(db, SQLITE_STMT_COMMIT, "cannot commit");
+  int rc = run_simple(db, SQLITE_STMT_COMMIT, "cannot commit");
+  if (rc == SQLQ_OK) give_turn(SQLITE_CONN(db));
+  return rc;
 }
 
 static int sqlite_rollback(sqlq_db *db) {
   sqlite_conn *c = SQLITE_CONN(db);
-  if (sqlite3_get_autocommit(c->conn)) return SQLQ_OK; /* SQLite already rolled back */
-  return run_simple(db, SQLITE_STMT_ROLLBACK, "cannot roll back");
+  int rc = SQLQ_OK;
+  if (!sqlite3_get_autocommit(c->sh->conn)) /* else SQLite already rolled back */
+    rc = run_simple(db, SQLITE_STMT_ROLLBACK, "cannot roll back");
+  give_turn(c);
+  return rc;
 }
 
 static int sqlite_exec(sqlq_db *db, const char *script) {
-  int src = sqlite3_exec(SQLITE_CONN(db)->conn, script, NULL, NULL, NULL);
+  int src = sqlite3_exec(SQLITE_CONN(db)->sh->conn, script, NULL, NULL, NULL);
   return src == SQLITE_OK ? SQLQ_OK : sqlq__sqlite_error(db, src, "cannot change the schema");
 }
 
@@ -276,7 +386,7 @@ static const void *sqlite_column_blob(sqlq__stmt *st, int i, size_t *len) {
 
 static int64_t sqlite_changes(sqlq_db *db, sqlq__stmt *st) {
   (void)st;
-  return sqlite3_changes64(SQLITE_CONN(db)->conn);
+  return sqlite3_changes64(SQLITE_CONN(db)->sh->conn);
 }
 
 static void sqlite_reset(sqlq__stmt *st) {
@@ -286,10 +396,18 @@ static void sqlite_reset(sqlq__stmt *st) {
 
 int64_t sqlq__sqlite_data_version(sqlq_db *db) {
   sqlite3_stmt *st;
-  if (get_stmt(db, SQLITE_STMT_DATA_VERSION, &st) != SQLQ_OK) return -1;
-  int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-  sqlite3_reset(st);
+  if (take_turn(db) != SQLQ_OK) return -1;
+  int64_t v = -1;
+  if (get_stmt(db, SQLITE_STMT_DATA_VERSION, &st) == SQLQ_OK) {
+    v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+  }
+  give_turn(SQLITE_CONN(db));
   return v;
+}
+
+static void *sqlite_native(sqlq_db *db) {
+  return SQLITE_CONN(db)->sh->conn;
 }
 
 static const char *const schemes[] = {"sqlite", NULL};
@@ -321,4 +439,5 @@ const sqlq_driver sqlq__driver_sqlite = {
   .notify = sqlq__sqlite_notify,
   .lock = sqlq__sqlite_lock,
   .unlock = sqlq__sqlite_unlock,
+  .native = sqlite_native,
 };

@@ -7,6 +7,7 @@
 #define SQLQ_SQLITE_INT_H
 
 #include <sqlite3.h>
+#include <sys/types.h>
 
 #include "sqlq_int.h"
 
@@ -20,9 +21,31 @@ enum {
   SQLITE_STMT_COUNT
 };
 
-typedef struct sqlite_conn {
+/*
+** One SQLite connection per database file per process, shared by every
+** handle of that process that opens the file.  SQLite lets one writer in
+** at a time anyway; sharing the connection keeps its page cache warm (a
+** connection must drop its cache whenever another one committed) and hands
+** the write turn from thread to thread through a mutex instead of SQLite's
+** sleeping busy handler.  The mutex is held for the whole of each
+** transaction.  A child process made by fork() never uses its parent's
+** connection: entries are keyed by process id too.
+*/
+typedef struct sqlite_shared {
+  char *key;            /* the file's absolute path; NULL in memory */
+  pid_t pid;            /* the process that opened it */
+  int refs;             /* handles using it */
+  pthread_mutex_t turn; /* held by the handle in a transaction */
   sqlite3 *conn;
   sqlite3_stmt *cache[SQLITE_STMT_COUNT];
+  int64_t busy_deadline_ns; /* end of the current wait for another process */
+  double busy_timeout;      /* of the handle holding the turn */
+  struct sqlite_shared *next;
+} sqlite_shared;
+
+typedef struct sqlite_conn {
+  sqlite_shared *sh;
+  int holds_turn;       /* this handle holds sh->turn */
   char *path;           /* absolute path of the database file; NULL in memory */
   char *dir;            /* its directory */
   char *base;           /* its file name */
@@ -30,7 +53,6 @@ typedef struct sqlite_conn {
   int sidecar_fd;       /* opened at the first notify, -1 before */
   int inotify_fd;       /* opened at the first wait, -1 before */
   int64_t data_version; /* PRAGMA data_version when the wait was prepared */
-  int64_t busy_deadline_ns; /* end of the current busy wait */
   double busy_timeout;
 } sqlite_conn;
 
