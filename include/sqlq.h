@@ -121,6 +121,10 @@ const char *sqlq_errmsg(const sqlq_db *db);
 /* The status code of the most recent error on db (SQLQ_OK if none). */
 int sqlq_errcode(const sqlq_db *db);
 
+/* The largest payload sqlq_enqueue() accepts on db, in bytes: the
+** payload_limit option or URL option, else 1 MiB. */
+size_t sqlq_payload_limit(const sqlq_db *db);
+
 /* The name of the backend behind db ("sqlite", "postgres", ...).  The
 ** string is static. */
 const char *sqlq_backend(const sqlq_db *db);

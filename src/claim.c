@@ -149,7 +149,7 @@ static int claim_tx(sqlq_db *db, void *arg) {
   }
   d->reset(st);
   if (rc != SQLQ__DONE) return rc;
-  qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
+  if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
   return SQLQ_OK;
 }
 

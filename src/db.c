@@ -108,6 +108,10 @@ SQLQ__API void sqlq_close(sqlq_db *db) {
   free(db);
 }
 
+SQLQ__API size_t sqlq_payload_limit(const sqlq_db *db) {
+  return db ? db->payload_limit : 0;
+}
+
 SQLQ__API const char *sqlq_backend(const sqlq_db *db) {
   return db && db->drv_methods ? db->drv_methods->name : "none";
 }

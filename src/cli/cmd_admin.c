@@ -1,0 +1,614 @@
+/*
+** cmd_admin.c -- the queue administration commands: stats, jobs, retry,
+** pause, resume and purge.  Tables are for people; --json output is for
+** programs and is printed compact, keys in a fixed order.
+*/
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+/* Widest preview of a payload or an error in the jobs table, in bytes of
+** escaped text. */
+#define PREVIEW_MAX 40
+
+static const char stats_usage[] =
+    "usage: sqlq [--url URL] stats [--json] [QUEUE]\n"
+    "\n"
+    "Count the jobs of QUEUE, or of every queue, by state: ready (due now),\n"
+    "scheduled (due later), running (leased) and dead (out of attempts).\n"
+    "\n"
+    "  -j, --json   print {\"queues\":[{\"queue\":Q,\"ready\":N,\"scheduled\":N,\n"
+    "               \"running\":N,\"dead\":N,\"paused\":BOOL},...]}\n"
+    "  -h, --help   print this help\n";
+
+static const char jobs_usage[] =
+    "usage: sqlq [--url URL] jobs [--state STATE] [--limit N] [--json] QUEUE\n"
+    "\n"
+    "List the jobs of QUEUE in the order they would be claimed.\n"
+    "\n"
+    "  -s, --state STATE  only jobs in STATE: ready, scheduled, running or dead\n"
+    "  -n, --limit N      at most N jobs (default: all)\n"
+    "  -j, --json         print a JSON array with every field of every job; the\n"
+    "                     payload is \"payload\" (a string) when it is UTF-8,\n"
+    "                     else \"payload_base64\"\n"
+    "  -h, --help         print this help\n";
+
+static const char retry_usage[] =
+    "usage: sqlq [--url URL] retry QUEUE ID...\n"
+    "       sqlq [--url URL] retry --dead QUEUE\n"
+    "\n"
+    "Make the jobs ID... (dead or scheduled), or with --dead every dead job of\n"
+    "QUEUE, ready to run now with a fresh count of attempts.  Prints\n"
+    "\"N jobs retried\".\n"
+    "\n"
+    "  -d, --dead   retry every dead job of QUEUE\n"
+    "  -h, --help   print this help\n";
+
+static const char pause_usage[] =
+    "usage: sqlq [--url URL] pause QUEUE\n"
+    "\n"
+    "Pause QUEUE: workers claim none of its jobs until it is resumed.\n";
+
+static const char resume_usage[] =
+    "usage: sqlq [--url URL] resume QUEUE\n"
+    "\n"
+    "Resume a paused QUEUE.\n";
+
+static const char purge_usage[] =
+    "usage: sqlq [--url URL] purge QUEUE\n"
+    "\n"
+    "Delete every job of QUEUE, whatever its state; running jobs' results will\n"
+    "be refused.  Prints \"N jobs purged\".\n";
+
+/* ---------------------------------------------------------------------
+** Formatting.
+*/
+
+static const char *state_name(int state) {
+  switch (state) {
+  case SQLQ_STATE_READY:
+    return "ready";
+  case SQLQ_STATE_SCHEDULED:
+    return "scheduled";
+  case SQLQ_STATE_RUNNING:
+    return "running";
+  case SQLQ_STATE_DEAD:
+    return "dead";
+  default:
+    return "unknown";
+  }
+}
+
+/* The SQLQ_STATE_* called name, or -1. */
+static int parse_state(const char *name) {
+  static const int states[] = {SQLQ_STATE_READY, SQLQ_STATE_SCHEDULED, SQLQ_STATE_RUNNING,
+                               SQLQ_STATE_DEAD};
+  size_t i;
+  for (i = 0; i < sizeof states / sizeof states[0]; i++) {
+    if (strcmp(state_name(states[i]), name) == 0) {
+      return states[i];
+    }
+  }
+  return -1;
+}
+
+/* Size of a buffer for format_time(). */
+#define TIME_SIZE 48
+
+/* Write microseconds since the epoch as ISO-8601 UTC into out (TIME_SIZE
+** bytes), with the microseconds when micros is set. */
+static void format_time(int64_t us, int micros, char *out) {
+  time_t secs = (time_t)(us / 1000000);
+  long frac = (long)(us % 1000000);
+  struct tm tm;
+  size_t len;
+  if (frac < 0) {
+    secs--;
+    frac += 1000000;
+  }
+  gmtime_r(&secs, &tm);
+  len = strftime(out, TIME_SIZE - 9, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (micros) {
+    snprintf(out + len, TIME_SIZE - len, ".%06ldZ", frac);
+  } else {
+    snprintf(out + len, TIME_SIZE - len, "Z");
+  }
+}
+
+/* Write len bytes of p into out as printable ASCII: a backslash, \n, \t,
+** \r and every byte outside 0x20..0x7e are escaped.  Stops before max
+** bytes of output and ends with "..." when cut.  out needs max + 4 bytes.
+** Returns the length written. */
+static size_t escape(const unsigned char *p, size_t len, size_t max, char *out) {
+  size_t i, o = 0;
+  for (i = 0; i < len; i++) {
+    char one[5];
+    size_t n;
+    switch (p[i]) {
+    case '\\':
+      n = (size_t)snprintf(one, sizeof one, "\\\\");
+      break;
+    case '\n':
+      n = (size_t)snprintf(one, sizeof one, "\\n");
+      break;
+    case '\t':
+      n = (size_t)snprintf(one, sizeof one, "\\t");
+      break;
+    case '\r':
+      n = (size_t)snprintf(one, sizeof one, "\\r");
+      break;
+    default:
+      n = p[i] >= 0x20 && p[i] < 0x7f ? (size_t)snprintf(one, sizeof one, "%c", p[i])
+                                      : (size_t)snprintf(one, sizeof one, "\\x%02x", p[i]);
+    }
+    if (o + n > max) {
+      memcpy(out + o, "...", 3);
+      o += 3;
+      break;
+    }
+    memcpy(out + o, one, n);
+    o += n;
+  }
+  out[o] = '\0';
+  return o;
+}
+
+/* A JSON string for s, NULL for none.  Text that is not UTF-8 is given with
+** \xHH escapes. */
+static json_t *json_text(const char *s) {
+  json_t *j;
+  size_t len;
+  char *esc;
+  if (s == NULL) {
+    return json_null();
+  }
+  if ((j = json_string(s)) != NULL) {
+    return j;
+  }
+  len = strlen(s);
+  esc = malloc(len * 4 + 4);
+  if (esc == NULL) {
+    return NULL;
+  }
+  escape((const unsigned char *)s, len, len * 4, esc);
+  j = json_string(esc);
+  free(esc);
+  return j;
+}
+
+/* A JSON string of the standard base64 encoding of len bytes of p. */
+static json_t *json_base64(const unsigned char *p, size_t len) {
+  static const char digits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t i, o = 0;
+  char *out = malloc((len + 2) / 3 * 4 + 1);
+  json_t *j;
+  if (out == NULL) {
+    return NULL;
+  }
+  for (i = 0; i < len; i += 3) {
+    uint32_t v = (uint32_t)p[i] << 16;
+    if (i + 1 < len) {
+      v |= (uint32_t)p[i + 1] << 8;
+    }
+    if (i + 2 < len) {
+      v |= p[i + 2];
+    }
+    out[o++] = digits[(v >> 18) & 63];
+    out[o++] = digits[(v >> 12) & 63];
+    out[o++] = i + 1 < len ? digits[(v >> 6) & 63] : '=';
+    out[o++] = i + 2 < len ? digits[v & 63] : '=';
+  }
+  out[o] = '\0';
+  j = json_string(out);
+  free(out);
+  return j;
+}
+
+/* Print value (which this takes) compact, keys in insertion order, and a
+** newline.  Returns the exit code. */
+static int print_json(json_t *value) {
+  char *text = value ? json_dumps(value, JSON_PRESERVE_ORDER | JSON_COMPACT) : NULL;
+  json_decref(value);
+  if (text == NULL) {
+    cli_error("out of memory");
+    return EXIT_SOFTWARE;
+  }
+  puts(text);
+  free(text);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------
+** Flags and arguments.
+*/
+
+/* Parse the flags of a command that takes none but --help.  Returns -1 to
+** go on, else the exit code (0 after printing the help). */
+static int parse_no_flags(const char *cmd, const char *usage, int argc, char **argv) {
+  static const struct option options[] = {
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  int c = cli_getopt(cmd, argc, argv, ":h", options);
+  if (c == 'h') {
+    fputs(usage, stdout);
+    return 0;
+  }
+  return c == -1 ? -1 : EXIT_USAGE;
+}
+
+/* Check that min to max (-1: any number of) positional arguments follow
+** the flags and that the first, if any, is a queue name.  Returns 0 or the
+** exit code. */
+static int check_args(const char *cmd, int argc, char **argv, int min, int max,
+                      const char *expected) {
+  int have = argc - optind;
+  if (have < min || (max >= 0 && have > max)) {
+    return cli_usage_error(cmd, "expected %s", expected);
+  }
+  return have > 0 ? cli_check_queue(cmd, argv[optind]) : 0;
+}
+
+/* ---------------------------------------------------------------------
+** pause, resume, purge: one queue, one call.
+*/
+
+typedef int (*queue_action)(sqlq_db *db, const char *queue);
+
+static int do_pause(sqlq_db *db, const char *queue) {
+  int rc = sqlq_pause(db, queue);
+  return rc == SQLQ_OK ? 0 : cli_fail(db, rc, "pause");
+}
+
+static int do_resume(sqlq_db *db, const char *queue) {
+  int rc = sqlq_resume(db, queue);
+  return rc == SQLQ_OK ? 0 : cli_fail(db, rc, "resume");
+}
+
+static int do_purge(sqlq_db *db, const char *queue) {
+  int64_t count = 0;
+  int rc = sqlq_purge(db, queue, &count);
+  if (rc != SQLQ_OK) {
+    return cli_fail(db, rc, "purge");
+  }
+  printf("%" PRId64 " jobs purged\n", count);
+  return 0;
+}
+
+/* Run a command of the form `sqlq CMD QUEUE`: act on the queue. */
+static int queue_command(const cli_global *g, const char *cmd, const char *usage, int argc,
+                         char **argv, queue_action act) {
+  sqlq_db *db;
+  int code = parse_no_flags(cmd, usage, argc, argv);
+  if (code >= 0 || (code = check_args(cmd, argc, argv, 1, 1, "QUEUE")) != 0) {
+    return code;
+  }
+  if ((db = cli_open(g, &code)) == NULL) {
+    return code;
+  }
+  code = act(db, argv[optind]);
+  sqlq_close(db);
+  return code;
+}
+
+int cmd_pause(const cli_global *g, int argc, char **argv) {
+  return queue_command(g, "pause", pause_usage, argc, argv, do_pause);
+}
+
+int cmd_resume(const cli_global *g, int argc, char **argv) {
+  return queue_command(g, "resume", resume_usage, argc, argv, do_resume);
+}
+
+int cmd_purge(const cli_global *g, int argc, char **argv) {
+  return queue_command(g, "purge", purge_usage, argc, argv, do_purge);
+}
+
+/* ---------------------------------------------------------------------
+** stats
+*/
+
+static int print_stats_json(const sqlq_queue_stats *st, size_t n) {
+  json_t *queues = json_array();
+  size_t i;
+  for (i = 0; queues != NULL && i < n; i++) {
+    json_t *q = json_object();
+    json_object_set_new(q, "queue", json_text(st[i].queue));
+    json_object_set_new(q, "ready", json_integer(st[i].ready));
+    json_object_set_new(q, "scheduled", json_integer(st[i].scheduled));
+    json_object_set_new(q, "running", json_integer(st[i].running));
+    json_object_set_new(q, "dead", json_integer(st[i].dead));
+    json_object_set_new(q, "paused", json_boolean(st[i].paused));
+    json_array_append_new(queues, q);
+  }
+  return print_json(json_pack("{s:o}", "queues", queues));
+}
+
+static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
+  static const char *const header[] = {"queue", "ready", "scheduled", "running", "dead",
+                                       "paused"};
+  cli_table t;
+  size_t i;
+  int ok = cli_table_init(&t, 6, header) == 0;
+  for (i = 0; ok && i < n; i++) {
+    char nums[4][24];
+    const char *row[6];
+    snprintf(nums[0], sizeof nums[0], "%" PRId64, st[i].ready);
+    snprintf(nums[1], sizeof nums[1], "%" PRId64, st[i].scheduled);
+    snprintf(nums[2], sizeof nums[2], "%" PRId64, st[i].running);
+    snprintf(nums[3], sizeof nums[3], "%" PRId64, st[i].dead);
+    row[0] = st[i].queue;
+    row[1] = nums[0];
+    row[2] = nums[1];
+    row[3] = nums[2];
+    row[4] = nums[3];
+    row[5] = st[i].paused ? "yes" : "no";
+    ok = cli_table_add(&t, row) == 0;
+  }
+  if (ok) {
+    cli_table_print(&t, stdout);
+  }
+  cli_table_free(&t);
+  if (!ok) {
+    cli_error("stats: out of memory");
+    return EXIT_SOFTWARE;
+  }
+  return 0;
+}
+
+int cmd_stats(const cli_global *g, int argc, char **argv) {
+  static const struct option options[] = {
+      {"json", no_argument, NULL, 'j'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  sqlq_queue_stats *st = NULL, zero;
+  const char *queue;
+  size_t n = 0;
+  sqlq_db *db;
+  int c, json = 0, code, rc;
+
+  while ((c = cli_getopt("stats", argc, argv, ":jh", options)) != -1) {
+    if (c == 'j') {
+      json = 1;
+    } else if (c == 'h') {
+      fputs(stats_usage, stdout);
+      return 0;
+    } else {
+      return EXIT_USAGE;
+    }
+  }
+  if ((code = check_args("stats", argc, argv, 0, 1, "[QUEUE]")) != 0) {
+    return code;
+  }
+  queue = optind < argc ? argv[optind] : NULL;
+  if ((db = cli_open(g, &code)) == NULL) {
+    return code;
+  }
+  rc = sqlq_stats(db, queue, &st, &n);
+  if (rc != SQLQ_OK) {
+    code = cli_fail(db, rc, "stats");
+  } else if (queue != NULL && n == 0) {
+    /* A queue without jobs is a queue with zero of each. */
+    memset(&zero, 0, sizeof zero);
+    snprintf(zero.queue, sizeof zero.queue, "%s", queue);
+    code = json ? print_stats_json(&zero, 1) : print_stats_table(&zero, 1);
+  } else {
+    code = json ? print_stats_json(st, n) : print_stats_table(st, n);
+  }
+  sqlq_free(st);
+  sqlq_close(db);
+  return code;
+}
+
+/* ---------------------------------------------------------------------
+** jobs
+*/
+
+static json_t *job_json(const sqlq_job_info *j) {
+  json_t *o = json_object();
+  json_t *payload = json_stringn((const char *)j->payload, j->payload_len);
+  char run_at[TIME_SIZE], created_at[TIME_SIZE], lease_until[TIME_SIZE];
+  format_time(j->run_at_us, 1, run_at);
+  format_time(j->created_at_us, 1, created_at);
+  if (j->lease_until_us != 0) {
+    format_time(j->lease_until_us, 1, lease_until);
+  }
+  json_object_set_new(o, "id", json_integer(j->id));
+  json_object_set_new(o, "state", json_string(state_name(j->state)));
+  json_object_set_new(o, "priority", json_integer(j->priority));
+  json_object_set_new(o, "attempts", json_integer(j->attempts));
+  json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
+  json_object_set_new(o, "run_at", json_string(run_at));
+  json_object_set_new(o, "created_at", json_string(created_at));
+  json_object_set_new(o, "lease_until", j->lease_until_us ? json_string(lease_until)
+                                                          : json_null());
+  json_object_set_new(o, "dedupe_key", json_text(j->dedupe_key));
+  json_object_set_new(o, "group_key", json_text(j->group_key));
+  json_object_set_new(o, "last_error", json_text(j->last_error));
+  if (payload != NULL) {
+    json_object_set_new(o, "payload", payload);
+  } else {
+    json_object_set_new(o, "payload_base64", json_base64(j->payload, j->payload_len));
+  }
+  return o;
+}
+
+static int print_jobs_json(const sqlq_job_info *jobs, size_t n) {
+  json_t *array = json_array();
+  size_t i;
+  for (i = 0; array != NULL && i < n; i++) {
+    json_array_append_new(array, job_json(&jobs[i]));
+  }
+  return print_json(array);
+}
+
+static int add_job_row(cli_table *t, const sqlq_job_info *j) {
+  char id[24], priority[16], attempts[32], run_at[TIME_SIZE];
+  char error[PREVIEW_MAX + 4], payload[PREVIEW_MAX + 4];
+  const char *row[7];
+  snprintf(id, sizeof id, "%" PRId64, j->id);
+  snprintf(priority, sizeof priority, "%d", j->priority);
+  snprintf(attempts, sizeof attempts, "%d/%d", j->attempts, j->max_attempts);
+  format_time(j->run_at_us, 0, run_at);
+  if (j->last_error != NULL) {
+    escape((const unsigned char *)j->last_error, strlen(j->last_error), PREVIEW_MAX, error);
+  }
+  escape(j->payload, j->payload_len, PREVIEW_MAX, payload);
+  row[0] = id;
+  row[1] = state_name(j->state);
+  row[2] = priority;
+  row[3] = attempts;
+  row[4] = run_at;
+  row[5] = j->last_error != NULL ? error : "-";
+  row[6] = payload;
+  return cli_table_add(t, row);
+}
+
+static int print_jobs_table(const sqlq_job_info *jobs, size_t n) {
+  static const char *const header[] = {"id",     "state", "priority", "attempts",
+                                       "run_at", "error", "payload"};
+  cli_table t;
+  size_t i;
+  int ok = cli_table_init(&t, 7, header) == 0;
+  for (i = 0; ok && i < n; i++) {
+    ok = add_job_row(&t, &jobs[i]) == 0;
+  }
+  if (ok) {
+    cli_table_print(&t, stdout);
+  }
+  cli_table_free(&t);
+  if (!ok) {
+    cli_error("jobs: out of memory");
+    return EXIT_SOFTWARE;
+  }
+  return 0;
+}
+
+int cmd_jobs(const cli_global *g, int argc, char **argv) {
+  static const struct option options[] = {
+      {"state", required_argument, NULL, 's'},
+      {"limit", required_argument, NULL, 'n'},
+      {"json", no_argument, NULL, 'j'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  sqlq_job_info *jobs = NULL;
+  size_t n = 0;
+  sqlq_db *db;
+  long long limit = 0;
+  int c, json = 0, state = 0, code, rc;
+
+  while ((c = cli_getopt("jobs", argc, argv, ":s:n:jh", options)) != -1) {
+    switch (c) {
+    case 's':
+      if ((state = parse_state(optarg)) < 0) {
+        return cli_usage_error("jobs", "unknown state '%s' (ready, scheduled, running, dead)",
+                               optarg);
+      }
+      break;
+    case 'n':
+      if (cli_parse_int(optarg, 1, INT_MAX, &limit) != 0) {
+        return cli_usage_error("jobs", "limit '%s' is not a whole number >= 1", optarg);
+      }
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'h':
+      fputs(jobs_usage, stdout);
+      return 0;
+    default:
+      return EXIT_USAGE;
+    }
+  }
+  if ((code = check_args("jobs", argc, argv, 1, 1, "QUEUE")) != 0) {
+    return code;
+  }
+  if ((db = cli_open(g, &code)) == NULL) {
+    return code;
+  }
+  rc = sqlq_list(db, argv[optind], state, (int)limit, &jobs, &n);
+  if (rc != SQLQ_OK) {
+    code = cli_fail(db, rc, "jobs");
+  } else {
+    code = json ? print_jobs_json(jobs, n) : print_jobs_table(jobs, n);
+  }
+  sqlq_list_free(jobs, n);
+  sqlq_close(db);
+  return code;
+}
+
+/* ---------------------------------------------------------------------
+** retry
+*/
+
+/* Parse the job ids of argv[from..argc) into a new array. */
+static int parse_ids(int argc, char **argv, int from, int64_t **ids_out) {
+  int64_t *ids = malloc((size_t)(argc - from) * sizeof *ids);
+  int i;
+  if (ids == NULL) {
+    cli_error("retry: out of memory");
+    return EXIT_SOFTWARE;
+  }
+  for (i = from; i < argc; i++) {
+    long long id;
+    if (cli_parse_int(argv[i], 1, INT64_MAX, &id) != 0) {
+      free(ids);
+      return cli_usage_error("retry", "job id '%s' is not a whole number >= 1", argv[i]);
+    }
+    ids[i - from] = id;
+  }
+  *ids_out = ids;
+  return 0;
+}
+
+int cmd_retry(const cli_global *g, int argc, char **argv) {
+  static const struct option options[] = {
+      {"dead", no_argument, NULL, 'd'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  int64_t *ids = NULL, count = 0;
+  sqlq_db *db;
+  int c, dead = 0, code, rc, n_ids;
+
+  while ((c = cli_getopt("retry", argc, argv, ":dh", options)) != -1) {
+    if (c == 'd') {
+      dead = 1;
+    } else if (c == 'h') {
+      fputs(retry_usage, stdout);
+      return 0;
+    } else {
+      return EXIT_USAGE;
+    }
+  }
+  if ((code = check_args("retry", argc, argv, 1, -1, "QUEUE ID... or --dead QUEUE")) != 0) {
+    return code;
+  }
+  n_ids = argc - optind - 1;
+  if (dead == (n_ids > 0)) {
+    return cli_usage_error("retry", "give either job ids or --dead");
+  }
+  if (n_ids > 0 && (code = parse_ids(argc, argv, optind + 1, &ids)) != 0) {
+    return code;
+  }
+  if ((db = cli_open(g, &code)) != NULL) {
+    rc = sqlq_retry(db, argv[optind], ids, (size_t)n_ids, &count);
+    if (rc == SQLQ_OK) {
+      printf("%" PRId64 " jobs retried\n", count);
+    } else {
+      code = cli_fail(db, rc, "retry");
+    }
+    sqlq_close(db);
+  }
+  free(ids);
+  return code;
+}

@@ -1,0 +1,273 @@
+/*
+** cmd_lock.c -- `sqlq lock`: run a command while holding a named lock, like
+** flock(1).
+**
+** The lock and the command live and die together, and the lock is never
+** free while the command runs.  Three processes make that hold:
+**
+**   P, `sqlq lock` itself, takes the lock, makes a pipe and forks
+**   G, a guardian, which shares P's hold of the lock (a forked child does)
+**      and forks
+**   C, which execs the command.  C holds no descriptor of the lock (the
+**      library opens them close-on-exec) and is killed when G dies.
+**
+** G waits for C to end, for a signal forwarded by P, or for end-of-file on
+** the pipe, which only P writes to: end-of-file means P died (maybe by
+** SIGKILL).  Then G kills C and waits for it before exiting, so the last
+** hold of the lock goes away after C is gone.  When C ends, G exits with
+** its code and P releases the lock and exits with the same code.
+**
+** P forwards SIGTERM, SIGINT and SIGHUP sent to it to G, which forwards
+** them to C; signals from the terminal reach every process of the group
+** and are not forwarded again.
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: sqlq [--url URL] lock [OPTIONS] NAME -- CMD [ARGS...]\n"
+    "\n"
+    "Take the lock NAME, run CMD while holding it and exit with CMD's exit\n"
+    "code (128+N if a signal N killed it).  If sqlq lock dies, even by\n"
+    "SIGKILL, CMD is killed and the lock is free again.  SIGTERM, SIGINT and\n"
+    "SIGHUP sent to sqlq lock are passed on to CMD.\n"
+    "\n"
+    "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
+    "  -n, --nonblock         give up at once if the lock is held\n"
+    "  -E, --conflict-exit-code CODE\n"
+    "                         exit code when the lock was not had (default 75)\n"
+    "  -h, --help             print this help\n"
+    "\n"
+    "Without -w or -n, waits for the lock for ever.\n";
+
+/* The signals P passes on to the command. */
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP};
+#define N_FORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+/* The guardian, for P's signal handler. */
+static volatile pid_t guardian_pid;
+
+/* The exit code a shell would give for wait status status. */
+static int status_code(int status) {
+  if (WIFEXITED(status)) {
+    return WEXITSTATUS(status);
+  }
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : EXIT_SOFTWARE;
+}
+
+static void forward_signal(int sig, siginfo_t *info, void *ctx) {
+  (void)ctx;
+  /* The terminal signals the whole process group, the command included. */
+  if (info->si_code != SI_KERNEL && guardian_pid > 0) {
+    kill(guardian_pid, sig);
+  }
+}
+
+static void forwarded_set(sigset_t *set) {
+  size_t i;
+  sigemptyset(set);
+  for (i = 0; i < N_FORWARDED; i++) {
+    sigaddset(set, forwarded[i]);
+  }
+}
+
+static pid_t waitpid_retry(pid_t pid, int *status) {
+  pid_t got;
+  while ((got = waitpid(pid, status, 0)) < 0 && errno == EINTR) {
+  }
+  return got;
+}
+
+/* G, the guardian: run the command as C and wait.  Never returns.  from_p
+** is the read end of P's pipe; the forwarded signals are blocked. */
+static void guardian(pid_t p, int from_p, char **cmd) {
+  pid_t self = getpid(), c;
+  sigset_t set;
+  struct pollfd fds[3];
+  int status;
+
+  c = fork();
+  if (c == 0) {
+    cli_exec_child(self, cmd);
+  }
+  forwarded_set(&set);
+  fds[0].fd = c > 0 ? pidfd_open(c, 0) : -1;
+  fds[1].fd = from_p;
+  fds[2].fd = signalfd(-1, &set, SFD_CLOEXEC);
+  if (c < 0 || fds[0].fd < 0 || fds[2].fd < 0) {
+    dprintf(STDERR_FILENO, "sqlq: lock: cannot run %s: %s\n", cmd[0], strerror(errno));
+    if (c > 0) {
+      kill(c, SIGKILL);
+      waitpid_retry(c, NULL);
+    }
+    _exit(EXIT_SOFTWARE);
+  }
+  for (;;) {
+    int i;
+    for (i = 0; i < 3; i++) {
+      fds[i].events = POLLIN;
+      fds[i].revents = 0;
+    }
+    if (poll(fds, 3, -1) < 0) {
+      continue;
+    }
+    if (fds[0].revents) {
+      waitpid_retry(c, &status);
+      _exit(status_code(status));
+    }
+    if (fds[1].revents) {
+      /* Only P writes to the pipe, and it never does: P is gone. */
+      kill(c, SIGKILL);
+      waitpid_retry(c, NULL);
+      _exit(EXIT_SOFTWARE);
+    }
+    if (fds[2].revents) {
+      struct signalfd_siginfo si;
+      if (read(fds[2].fd, &si, sizeof si) == (ssize_t)sizeof si && (pid_t)si.ssi_pid == p) {
+        kill(c, (int)si.ssi_signo);
+      }
+    }
+  }
+}
+
+/* P: with the lock held, run cmd through a guardian and return its exit
+** code. */
+static int run_locked(char **cmd) {
+  struct sigaction sa;
+  sigset_t set, old;
+  pid_t p = getpid(), g;
+  int pipefd[2], status;
+  size_t i;
+
+  if (pipe2(pipefd, O_CLOEXEC) != 0) {
+    cli_error("lock: cannot make a pipe: %s", strerror(errno));
+    return EXIT_SOFTWARE;
+  }
+  /* Blocked across fork(): G inherits the mask and reads them from a
+  ** signalfd; P takes them in forward_signal once G's pid is known. */
+  forwarded_set(&set);
+  sigprocmask(SIG_BLOCK, &set, &old);
+  g = fork();
+  if (g == 0) {
+    close(pipefd[1]);
+    guardian(p, pipefd[0], cmd);
+  }
+  close(pipefd[0]);
+  if (g < 0) {
+    cli_error("lock: cannot fork: %s", strerror(errno));
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(pipefd[1]);
+    return EXIT_SOFTWARE;
+  }
+  guardian_pid = g;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = forward_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (i = 0; i < N_FORWARDED; i++) {
+    sigaction(forwarded[i], &sa, NULL);
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  waitpid_retry(g, &status);
+  close(pipefd[1]);
+  return status_code(status);
+}
+
+/* Parse the flags.  Returns 0 (with *help set for --help), or the exit
+** code. */
+static int parse(int argc, char **argv, double *timeout, int *conflict_code, int *help) {
+  static const struct option options[] = {
+      {"wait", required_argument, NULL, 'w'},
+      {"timeout", required_argument, NULL, 'w'},
+      {"nonblock", no_argument, NULL, 'n'},
+      {"conflict-exit-code", required_argument, NULL, 'E'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  long long code;
+  int c;
+  while ((c = cli_getopt("lock", argc, argv, ":w:nE:h", options)) != -1) {
+    switch (c) {
+    case 'w':
+      if (cli_parse_seconds(optarg, timeout) != 0) {
+        return cli_usage_error("lock", "wait '%s' is not a number of seconds", optarg);
+      }
+      break;
+    case 'n':
+      *timeout = 0;
+      break;
+    case 'E':
+      if (cli_parse_int(optarg, 0, 255, &code) != 0) {
+        return cli_usage_error("lock", "exit code '%s' is not a whole number in 0..255",
+                               optarg);
+      }
+      *conflict_code = (int)code;
+      break;
+    case 'h':
+      *help = 1;
+      return 0;
+    default:
+      return EXIT_USAGE;
+    }
+  }
+  return 0;
+}
+
+int cmd_lock(const cli_global *g, int argc, char **argv) {
+  double timeout = -1;
+  int conflict_code = EXIT_TEMPFAIL, help = 0, code, rc;
+  const char *name;
+  char **cmd;
+  sqlq_db *db;
+  sqlq_lock *lock = NULL;
+
+  if ((code = parse(argc, argv, &timeout, &conflict_code, &help)) != 0 || help) {
+    if (help) {
+      fputs(usage, stdout);
+    }
+    return code;
+  }
+  if (optind >= argc) {
+    return cli_usage_error("lock", "expected NAME -- CMD [ARGS...]");
+  }
+  name = argv[optind++];
+  /* getopt hides the first "--"; a second one after NAME is dropped. */
+  if (optind < argc && strcmp(argv[optind], "--") == 0) {
+    optind++;
+  }
+  if (optind >= argc) {
+    return cli_usage_error("lock", "expected a command after NAME");
+  }
+  cmd = argv + optind;
+  if (name[0] == '\0') {
+    return cli_usage_error("lock", "the lock name is empty");
+  }
+  db = cli_open(g, &code);
+  if (db == NULL) {
+    return code;
+  }
+  rc = sqlq_lock_acquire(db, name, strlen(name), timeout, &lock);
+  if (rc == SQLQ_BUSY) {
+    cli_error("lock: the lock is held elsewhere");
+    code = conflict_code;
+  } else if (rc != SQLQ_OK) {
+    code = cli_fail(db, rc, "lock");
+  } else {
+    code = run_locked(cmd);
+    sqlq_unlock(lock);
+  }
+  sqlq_close(db);
+  return code;
+}

@@ -1,0 +1,144 @@
+# tests/cli/lib.sh -- helpers shared by the CLI tests, sourced by each
+# tests/cli/NAME.sh.
+#
+# Each test runs as `SQLQ=/path/to/sqlq bash tests/cli/NAME.sh`.  It gets a
+# private temporary directory ($tmp, removed at exit) and a database URL
+# ($url, sqlite:$tmp/t.db); `sq ARGS` runs the tool on it.  Checks print one
+# line per failure ("FAIL: ...") and `finish` exits non-zero if any failed.
+# Golden files live in tests/cli/golden/; SQLQ_UPDATE_GOLDEN=1 rewrites them
+# from the current output instead of comparing.
+
+set -u
+
+if [ -z "${SQLQ:-}" ] || [ ! -x "$SQLQ" ]; then
+  echo "FAIL: set SQLQ to the sqlq binary" >&2
+  exit 2
+fi
+
+golden_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/golden
+tmp=$(mktemp -d)
+url="sqlite:$tmp/t.db"
+failures=0
+checks=0
+# Processes a test started in the background; killed at exit if still there.
+bg_pids=()
+
+cleanup() {
+  local pid
+  for pid in "${bg_pids[@]}"; do
+    kill -9 "$pid" 2>/dev/null
+  done
+  wait 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The tool on the test's database.  sq is a function: to start the tool in
+# the background, run "$SQLQ" --url "$url" ... so that $! is its pid.
+sq() {
+  "$SQLQ" --url "$url" "$@"
+}
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# run NAME CODE CMD [ARGS...]: run CMD with stdout in $tmp/out and stderr in
+# $tmp/err, and check that it exits with CODE.  stdin is the caller's: feed
+# it with `run ... < <(printf ...)`, never `printf ... | run ...`, whose
+# subshell would lose the count of failures.
+run() {
+  local name=$1 want=$2 got
+  shift 2
+  checks=$((checks + 1))
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" != "$want" ]; then
+    fail "$name: exit $got, expected $want; stderr: $(head -c 300 "$tmp/err" | tr '\n' '|')"
+  fi
+}
+
+# expect_eq NAME GOT WANT
+expect_eq() {
+  checks=$((checks + 1))
+  if [ "$2" != "$3" ]; then
+    fail "$1: got '$2', expected '$3'"
+  fi
+}
+
+# expect_out NAME TEXT: stdout of the last run is TEXT (plus a newline).
+expect_out() {
+  expect_eq "$1" "$(cat "$tmp/out")" "$2"
+}
+
+# expect_error_line NAME: stderr of the last run is one line, "sqlq: ...".
+expect_error_line() {
+  checks=$((checks + 1))
+  if [ "$(wc -l <"$tmp/err")" != 1 ] || ! head -n 1 "$tmp/err" | grep -q '^sqlq: .'; then
+    fail "$1: stderr is not one 'sqlq: ' line: $(head -c 300 "$tmp/err" | tr '\n' '|')"
+  fi
+}
+
+# expect_err_has NAME TEXT / expect_err_lacks NAME TEXT: on the last stderr.
+expect_err_has() {
+  checks=$((checks + 1))
+  grep -qF -- "$2" "$tmp/err" || fail "$1: stderr lacks '$2': $(head -c 300 "$tmp/err" | tr '\n' '|')"
+}
+expect_err_lacks() {
+  checks=$((checks + 1))
+  ! grep -qF -- "$2" "$tmp/err" || fail "$1: stderr has '$2'"
+}
+
+# Replace ISO-8601 times in $tmp/out with TIME.
+mask_times() {
+  sed -E -i 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z/TIME/g' "$tmp/out"
+}
+
+# golden NAME FILE: stdout of the last run equals tests/cli/golden/FILE.
+golden() {
+  checks=$((checks + 1))
+  if [ "${SQLQ_UPDATE_GOLDEN:-0}" = 1 ]; then
+    cp "$tmp/out" "$golden_dir/$2"
+    return
+  fi
+  if ! diff -u "$golden_dir/$2" "$tmp/out" >"$tmp/diff"; then
+    fail "$1: output differs from golden/$2:"
+    sed 's/^/    /' "$tmp/diff"
+  fi
+}
+
+# wait_for_file PATH: wait up to 10 s for PATH to exist and be non-empty.
+wait_for_file() {
+  local i
+  for i in $(seq 200); do
+    [ -s "$1" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# wait_gone PID: wait up to 10 s for process PID to be gone (reaped).
+wait_gone() {
+  local i
+  for i in $(seq 200); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# now_ms: milliseconds on the wall clock.
+now_ms() {
+  echo $(($(date +%s%N) / 1000000))
+}
+
+# finish: exit 0 if every check passed, else 1.
+finish() {
+  if [ "$failures" -gt 0 ]; then
+    echo "$failures of $checks checks failed"
+    exit 1
+  fi
+  echo "ok: $checks checks"
+  exit 0
+}
