@@ -150,7 +150,9 @@ int sqlq_init(sqlq_db *db, int *version_out);
 ** UTF-8 text without control characters. */
 #define SQLQ_QUEUE_NAME_MAX 128
 
-/* Longest dedupe or group key, in bytes. */
+/* Longest dedupe or group key, in bytes.  Keys are 1 to this many bytes of
+** UTF-8 text without control characters; others are refused with
+** SQLQ_MISUSE. */
 #define SQLQ_KEY_MAX 255
 
 /* Default number of attempts before a failing job becomes dead. */

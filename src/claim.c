@@ -238,14 +238,12 @@ static int ack_tx(sqlq_db *db, void *arg) {
     if (db->keep_history &&
         (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, r->id, r->token, NULL, 0, NULL, &changed, NULL)) != SQLQ_OK)
       return rc;
-    int64_t grouped = 0;
-    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, &grouped)) != SQLQ_OK)
+    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL)) != SQLQ_OK)
       return rc;
-    /* The next job of its group may run now. */
-    if (grouped) sqlq__owe_wake(db, NULL, 1);
     if (changed) a->acked++;
     else if (n_stale++ == 0) first_stale = r->id;
   }
+  if (a->acked) sqlq__owe_local_wake(db); /* the next job of a FIFO group may run */
   if (n_stale == 1) return stale(db, first_stale);
   if (n_stale > 1)
     return sqlq__error(db, SQLQ_STALE, "%zu of %zu jobs were not held with their tokens (first: job %lld)",

@@ -144,19 +144,27 @@ void sqlq__owe_wake(sqlq_db *db, const char *queue, int n) {
   db->pending_jobs += n;
 }
 
+void sqlq__owe_local_wake(sqlq_db *db) {
+  db->pending_local = 1;
+}
+
 static void forget_wakes(sqlq_db *db) {
   free(db->pending_queue);
   db->pending_queue = NULL;
   db->pending_all = 0;
   db->pending_jobs = 0;
+  db->pending_local = 0;
 }
 
 /* After a commit: wake this process's waiters and tell other processes. */
 static void pay_wakes(sqlq_db *db) {
-  if (db->pending_jobs == 0 && !db->pending_all) return;
-  const char *queue = db->pending_all ? NULL : db->pending_queue;
-  sqlq__wake_local(db->ident, queue, db->pending_jobs);
-  if (db->drv_methods->notify) db->drv_methods->notify(db, queue, db->pending_jobs);
+  if (db->pending_jobs || db->pending_all) {
+    const char *queue = db->pending_all ? NULL : db->pending_queue;
+    sqlq__wake_local(db->ident, db->pending_local ? NULL : queue, db->pending_jobs);
+    if (db->drv_methods->notify) db->drv_methods->notify(db, queue, db->pending_jobs);
+  } else if (db->pending_local) {
+    sqlq__wake_local(db->ident, NULL, 0);
+  }
   forget_wakes(db);
 }
 

@@ -46,7 +46,10 @@ static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
     *duplicate = 0;
     rc = d->step(db, st);
   } else if (rc == SQLQ__DONE) {
-    *duplicate = 1; /* the dedupe key is held by an unfinished job */
+    /* No row: the dedupe key is held by an unfinished job, or the dialect
+    ** returns ids through last_insert_id(). */
+    *duplicate = d->changes(db, st) == 0;
+    if (!*duplicate) *id = d->last_insert_id(db, st);
   }
   d->reset(st);
   if (rc != SQLQ__DONE) return rc;

@@ -74,16 +74,18 @@ enum sqlq__sql_id {
   SQLQ__SQL_SCHEMA_RECORD,   /* $1 version */
   SQLQ__SQL_ENQUEUE,         /* $1 queue $2 priority $3 delay_us $4 max_attempts
                                 $5 dedupe_key $6 group_key $7 payload
-                                -> id (no row when the dedupe key is taken) */
+                                -> id, or no row: then changes() is 0 when
+                                the dedupe key is taken, else the driver's
+                                last_insert_id() gives the id */
   SQLQ__SQL_DEDUPE_LOOKUP,   /* $1 queue $2 dedupe_key -> id */
+  SQLQ__SQL_QUEUE_REGISTER,  /* $1 queue: known from now on (stats list it) */
   SQLQ__SQL_REAP,            /* $1 queue: expired leases back to ready, or dead */
   SQLQ__SQL_PAUSED,          /* $1 queue -> paused (no row: not paused) */
   SQLQ__SQL_CLAIM,           /* $1 queue $2 token $3 lease_us $4 limit
                                 -> id, priority, run_at, attempts, max_attempts,
                                    created_at, lease_until, group_key,
                                    dedupe_key, payload */
-  SQLQ__SQL_ACK,             /* $1 id $2 token; deletes when held
-                                -> 1 when the job had a group key, else 0 */
+  SQLQ__SQL_ACK,             /* $1 id $2 token; deletes when held */
   SQLQ__SQL_HISTORY_COPY,    /* $1 id $2 token; copies to history when held */
   SQLQ__SQL_FAIL_PEEK,       /* $1 id $2 token -> attempts, max_attempts */
   SQLQ__SQL_FAIL,            /* $1 id $2 token $3 dead(0/1) $4 delay_us $5 error */
@@ -168,8 +170,11 @@ typedef struct sqlq_driver {
   int (*column_is_null)(sqlq__stmt *st, int i);
   int64_t (*column_int64)(sqlq__stmt *st, int i);
   const void *(*column_blob)(sqlq__stmt *st, int i, size_t *len);
-  /* Rows changed by the last step of st (for UPDATE/DELETE). */
+  /* Rows changed by the last step of st (for INSERT/UPDATE/DELETE). */
   int64_t (*changes)(sqlq_db *db, sqlq__stmt *st);
+  /* The id of the row the last INSERT of st stored (for dialects whose
+  ** ENQUEUE returns no row).  May be NULL when every INSERT returns it. */
+  int64_t (*last_insert_id)(sqlq_db *db, sqlq__stmt *st);
   void (*reset)(sqlq__stmt *st);
 
   /*
@@ -230,6 +235,7 @@ struct sqlq_db {
   char *pending_queue;
   int pending_all;
   int pending_jobs;
+  int pending_local; /* wake this process's waiters of every queue */
   /* eventfd: written by sqlq_interrupt() and by local wake-ups; watched
   ** by sqlq_wait().  interrupted tells the two apart. */
   int wake_fd;
@@ -269,6 +275,11 @@ int sqlq__in_read_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg);
 /* Note that the current transaction made n jobs of queue ready (queue NULL:
 ** of some queues), so that waiters are woken when it commits. */
 void sqlq__owe_wake(sqlq_db *db, const char *queue, int n);
+
+/* Note that the current transaction finished jobs, which may let the next
+** job of a FIFO group run: waiters of this process are woken at commit.
+** (Other processes see the commit itself.) */
+void sqlq__owe_local_wake(sqlq_db *db);
 
 /* Wake waiters of this process on db's database for queue (NULL: all
 ** queues), and the driver's cross-process notify. */

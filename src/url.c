@@ -68,7 +68,11 @@ static int parse_query(const char *q, sqlq__url *url, char *err, size_t es) {
     o->key = decode(p, (size_t)(eq - p), &bad);
     if (o->key == NULL) goto fail;
     o->value = decode(eq + 1, (size_t)(end - eq - 1), &bad);
-    if (o->value == NULL) goto fail;
+    if (o->value == NULL) {
+      free(o->key); /* not counted in n_opts yet, so url_free would miss it */
+      o->key = NULL;
+      goto fail;
+    }
     url->n_opts++;
     p = *end ? end + 1 : end;
     continue;

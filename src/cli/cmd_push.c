@@ -30,11 +30,6 @@ static const char usage[] =
     "  -l, --lines                  one job per line of stdin\n"
     "  -h, --help                   print this help\n";
 
-/* The most stdin is read for one payload: the largest payload limit the
-** library can be configured with.  The library enforces the limit in
-** force; this only bounds the memory used to find out. */
-#define STDIN_MAX ((size_t)1 << 31)
-
 /* Jobs enqueued per transaction with --lines. */
 #define LINES_BATCH 500
 
@@ -111,11 +106,11 @@ static int push_lines(sqlq_db *db, const char *queue, const sqlq_job_spec *tmpl)
 
 /* Enqueue one job whose payload is all of stdin. */
 static int push_stdin(sqlq_db *db, const char *queue, sqlq_job_spec *spec) {
-  size_t len;
-  unsigned char *payload = cli_read_stdin(STDIN_MAX, &len);
+  size_t len, limit = sqlq_payload_limit(db);
+  unsigned char *payload = cli_read_stdin(limit, &len);
   int code;
-  if (payload == NULL && len > STDIN_MAX) {
-    cli_error("push: the payload on stdin is over %zu bytes", STDIN_MAX);
+  if (payload == NULL && len > limit) {
+    cli_error("push: the payload on stdin is over the limit of %zu bytes", limit);
     return EXIT_DATAERR;
   }
   if (payload == NULL) {

@@ -389,6 +389,11 @@ static int64_t sqlite_changes(sqlq_db *db, sqlq__stmt *st) {
   return sqlite3_changes64(SQLITE_CONN(db)->sh->conn);
 }
 
+static int64_t sqlite_last_insert_id(sqlq_db *db, sqlq__stmt *st) {
+  (void)st;
+  return sqlite3_last_insert_rowid(SQLITE_CONN(db)->sh->conn);
+}
+
 static void sqlite_reset(sqlq__stmt *st) {
   sqlite3_reset((sqlite3_stmt *)st);
   sqlite3_clear_bindings((sqlite3_stmt *)st);
@@ -433,6 +438,7 @@ const sqlq_driver sqlq__driver_sqlite = {
   .column_int64 = sqlite_column_int64,
   .column_blob = sqlite_column_blob,
   .changes = sqlite_changes,
+  .last_insert_id = sqlite_last_insert_id,
   .reset = sqlite_reset,
   .wait_prepare = sqlq__sqlite_wait_prepare,
   .wait = sqlq__sqlite_wait,

@@ -6,7 +6,10 @@
 ** the host's clock is the database's clock).  Producers writing plain SQL
 ** get the same clock, at millisecond resolution, from the column defaults.
 ** Every ordering ends with the unique id, so claims are deterministic.
-** The claim names its index: without statistics the planner would rather
+** SQLite builds a temporary B-tree for a RETURNING clause and for an IN list
+** of three or more constants, so the hot statements avoid both: the enqueue
+** reads its id from sqlite3_last_insert_rowid(), and the state CHECK is
+** written with OR.  The claim names its index: without statistics the planner would rather
 ** take the range run_at <= now on sqlq_jobs_due and sort every due job,
 ** which costs time in proportion to the queue's length.
 */
@@ -32,13 +35,15 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_ENQUEUE] =
     "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
     " group_key, payload, created_at)"
-    " VALUES ($1, $2, sqlq_now() + $3, $4, $5, $6, $7, sqlq_now())"
-    " ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
-    " AND state IN ('ready','running') DO NOTHING"
-    " RETURNING id",
+    " SELECT $1, $2, now + $3, $4, $5, $6, $7, now FROM (SELECT sqlq_now() AS now)"
+    " WHERE true ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
+    " AND state IN ('ready','running') DO NOTHING",
   [SQLQ__SQL_DEDUPE_LOOKUP] =
     "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_key = $2"
     " AND state IN ('ready','running')",
+
+  [SQLQ__SQL_QUEUE_REGISTER] =
+    "INSERT INTO sqlq_queues (queue) VALUES ($1) ON CONFLICT (queue) DO NOTHING",
 
   [SQLQ__SQL_REAP] =
     "UPDATE sqlq_jobs SET"
@@ -58,8 +63,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " lease_until, group_key, dedupe_key, payload",
 
   [SQLQ__SQL_ACK] =
-    "DELETE FROM sqlq_jobs WHERE id = $1 AND token = $2 AND state = 'running'"
-    " RETURNING group_key IS NOT NULL",
+    "DELETE FROM sqlq_jobs WHERE id = $1 AND token = $2 AND state = 'running'",
   [SQLQ__SQL_HISTORY_COPY] =
     "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
     " dedupe_key, group_key, payload, created_at, finished_at)"
@@ -126,7 +130,7 @@ static const char migration_1[] =
   " id           INTEGER PRIMARY KEY AUTOINCREMENT,"
   " queue        TEXT    NOT NULL CHECK (length(queue) BETWEEN 1 AND 128),"
   " state        TEXT    NOT NULL DEFAULT 'ready'"
-  "                      CHECK (state IN ('ready','running','dead')),"
+  "                      CHECK (state = 'ready' OR state = 'running' OR state = 'dead'),"
   " priority     INTEGER NOT NULL DEFAULT 0,"
   " run_at       INTEGER NOT NULL DEFAULT " NOW_DEFAULT ","
   " attempts     INTEGER NOT NULL DEFAULT 0,"

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# scripts/test.sh -- install the dependencies, then build and run every test
+# three ways:
+#
+#   1. build/           a normal build; ctest runs every test
+#   2. build-asan/      built with AddressSanitizer + UndefinedBehaviorSanitizer
+#                       (-DSQLQ_SANITIZE=ON); ctest runs every test
+#   3. build-valgrind/  a normal build with -DSQLQ_TEST_VALGRIND=ON; ctest
+#                       runs the C test programs under valgrind (-L valgrind)
+#
+# Each phase has its own build directory, so that a plain `ctest` in build/
+# never starts the slow valgrind tests.
+#
+# Exits non-zero if anything failed.  The last line is the total over all
+# three phases, "N passed, N failed", where a build that fails counts as one
+# failed test.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+passed=0
+failed=0
+jobs=$(nproc 2>/dev/null || echo 2)
+log_dir=$(mktemp -d)
+trap 'rm -rf "$log_dir"' EXIT
+
+# Print a phase banner.
+banner() {
+  printf '\n==> %s\n' "$*"
+}
+
+# Record one failure that is not a test (a build, the dependencies).
+count_failure() {
+  echo "test.sh: FAILED: $*" >&2
+  failed=$((failed + 1))
+}
+
+# build DIR CMAKE_ARGS...: configure and build DIR; returns non-zero on error.
+build() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" "$@" && cmake --build "$dir" -j "$jobs"
+}
+
+# run_ctest DIR CTEST_ARGS...: run ctest in DIR and add its counts, taken
+# from its "N% tests passed, N tests failed out of M" line, to the totals.
+run_ctest() {
+  local dir=$1 log line total nfailed
+  shift
+  log="$log_dir/ctest.log"
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" "$@") 2>&1 | tee "$log"
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+  if [ -z "$line" ]; then
+    count_failure "ctest in $dir gave no summary"
+    return
+  fi
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
+  nfailed=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+  passed=$((passed + total - nfailed))
+  failed=$((failed + nfailed))
+}
+
+banner "dependencies"
+if ! bash scripts/install-deps.sh; then
+  count_failure "scripts/install-deps.sh"
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+
+banner "1/3: normal build (build/)"
+if build build -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=OFF; then
+  run_ctest build
+else
+  count_failure "the normal build"
+fi
+
+banner "2/3: ASan + UBSan build (build-asan/)"
+if build build-asan -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=ON -DSQLQ_TEST_VALGRIND=OFF; then
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_ctest build-asan
+else
+  count_failure "the sanitizer build"
+fi
+
+banner "3/3: valgrind over the C test programs (build-valgrind/)"
+if build build-valgrind -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=ON; then
+  run_ctest build-valgrind -L valgrind
+else
+  count_failure "the valgrind build"
+fi
+
+banner "summary"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

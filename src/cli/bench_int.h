@@ -1,0 +1,111 @@
+/*
+** bench_int.h -- declarations shared by the files of `sqlq bench`.
+**
+** cmd_bench.c parses the flags, prepares the database and prints the
+** result; bench_run.c runs the producer and the workers (threads or
+** processes) of the two measured phases; bench_report.c turns the raw
+** measurements into figures, text, JSON and a progress bar.
+*/
+#ifndef SQLQ_BENCH_INT_H
+#define SQLQ_BENCH_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+/* The number of bytes at the start of a payload that carry its enqueue
+** time (microseconds since the epoch, CLOCK_REALTIME, little-endian). */
+#define BENCH_STAMP_BYTES 8
+
+/* What the user asked for. */
+typedef struct bench_config {
+  const char *url;        /* the database actually benched */
+  const char *queue;      /* the dedicated queue, purged before and after */
+  long long jobs;         /* N: jobs of the throughput phase */
+  long long workers;      /* W */
+  long long batch;        /* B: enqueue and claim batch size */
+  long long payload;      /* payload size in bytes, >= BENCH_STAMP_BYTES */
+  long long backlog;      /* M: low-priority jobs left queued meanwhile */
+  long long samples;      /* K: jobs of the latency phase */
+  int processes;          /* workers are forked processes, not threads */
+  int json;               /* print one JSON object instead of text */
+} bench_config;
+
+/* The phases the workers go through, in order. */
+enum bench_phase {
+  BENCH_PHASE_THROUGHPUT = 0,
+  BENCH_PHASE_LATENCY = 1,
+  BENCH_PHASE_STOP = 2
+};
+
+/*
+** The state every worker and the producer share.  It lives in one
+** anonymous shared mapping, so that forked workers see the same counters
+** as threads would; the atomics used are lock-free, which makes them work
+** across processes.
+*/
+typedef struct bench_shared {
+  atomic_int phase;              /* enum bench_phase */
+  atomic_int status;             /* first failure (SQLQ_*), else SQLQ_OK */
+  atomic_int ready;              /* workers that have opened their handle */
+  atomic_llong enqueued;         /* throughput jobs committed so far */
+  atomic_llong reserved;         /* throughput jobs workers set out to claim */
+  atomic_llong done;             /* throughput jobs acked so far */
+  atomic_llong last_ack_ns;      /* CLOCK_MONOTONIC of the latest such ack */
+  atomic_llong lat_claimed;      /* latency jobs claimed (samples taken) */
+  atomic_llong lat_acked;        /* latency jobs acked */
+  long long n_samples;           /* room in lat_us */
+  double lat_us[];               /* enqueue-to-claim latencies, microseconds */
+} bench_shared;
+
+/* The raw outcome of a run. */
+typedef struct bench_result {
+  const char *backend;           /* sqlq_backend() */
+  double enqueue_s;              /* producer time for the N jobs */
+  double total_s;                /* first enqueue to last ack */
+  double p50_ms, p90_ms, p99_ms; /* latency percentiles; NAN when no samples */
+  long long n_samples;
+} bench_result;
+
+/* Time helpers: CLOCK_MONOTONIC in nanoseconds, CLOCK_REALTIME in
+** microseconds, and a sleep of the given microseconds. */
+int64_t bench_monotonic_ns(void);
+int64_t bench_realtime_us(void);
+void bench_sleep_us(long us);
+
+/*
+** Enqueue total jobs of cfg's payload size at the given priority on cfg's
+** queue, in batches of batch jobs, each batch stamped with the time it was
+** built.  When sh is not NULL, add each committed batch to sh->enqueued and
+** stop early once a worker has failed.  label names the progress bar.
+** Returns SQLQ_OK or the failing status (one line printed).
+*/
+int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
+               long long batch, int priority, bench_shared *sh,
+               const char *label);
+
+/*
+** Run both measured phases against a database whose bench queue holds
+** nothing but the backlog: start the workers, enqueue and drain the N
+** jobs, drop the backlog, take the K latency samples, stop the workers.
+** The producer opens its own handle after the workers are started, so
+** that no handle is open across fork().  Fills res (all but backend) and
+** returns an exit code (0 on success); on failure one line was printed.
+*/
+int bench_run(const bench_config *cfg, bench_result *res);
+
+/* Sort the samples and fill the percentiles of res (NAN when n is 0). */
+void bench_percentiles(double *lat_us, long long n, bench_result *res);
+
+/* Print the result as aligned text, or as one JSON object, on stdout.
+** Returns an exit code. */
+int bench_print_text(const bench_config *cfg, const bench_result *res);
+int bench_print_json(const bench_config *cfg, const bench_result *res);
+
+/* Draw "label done/total" as a bar on stderr when stderr is a terminal;
+** bench_progress_end() clears it.  Both do nothing otherwise. */
+void bench_progress(const char *label, long long done, long long total);
+void bench_progress_end(void);
+
+#endif /* SQLQ_BENCH_INT_H */

@@ -1,0 +1,140 @@
+/*
+** bench_report.c -- figures, text, JSON and progress bar of `sqlq bench`.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bench_int.h"
+
+/* The width of the progress bar, in characters. */
+#define BENCH_BAR_WIDTH 30
+/* The shortest time between two redraws of the bar, in nanoseconds. */
+#define BENCH_BAR_PERIOD_NS 100000000LL
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The p-th percentile of n sorted values by the nearest-rank method. */
+static double nearest_rank(const double *sorted, long long n, double p) {
+  long long rank = (long long)ceil(p / 100.0 * (double)n);
+  if (rank < 1)
+    rank = 1;
+  return sorted[rank - 1];
+}
+
+void bench_percentiles(double *lat_us, long long n, bench_result *res) {
+  res->n_samples = n;
+  if (n == 0) {
+    res->p50_ms = res->p90_ms = res->p99_ms = NAN;
+    return;
+  }
+  qsort(lat_us, (size_t)n, sizeof *lat_us, cmp_double);
+  res->p50_ms = nearest_rank(lat_us, n, 50) / 1000.0;
+  res->p90_ms = nearest_rank(lat_us, n, 90) / 1000.0;
+  res->p99_ms = nearest_rank(lat_us, n, 99) / 1000.0;
+}
+
+/* Jobs per second over a duration, 0 when the duration is not positive. */
+static double bench_rate(long long jobs, double seconds) {
+  return seconds > 0 ? (double)jobs / seconds : 0;
+}
+
+int bench_print_text(const bench_config *cfg, const bench_result *res) {
+  printf("backend      %s\n", res->backend);
+  printf("jobs         %lld (batch %lld, payload %lld B, backlog %lld)\n",
+         cfg->jobs, cfg->batch, cfg->payload, cfg->backlog);
+  printf("workers      %lld %s\n", cfg->workers,
+         cfg->processes ? "processes" : "threads");
+  printf("enqueue      %.0f jobs/s\n", bench_rate(cfg->jobs, res->enqueue_s));
+  printf("end to end   %.0f jobs/s (wall %.3f s)\n",
+         bench_rate(cfg->jobs, res->total_s), res->total_s);
+  if (res->n_samples == 0)
+    printf("latency      not measured (--latency-samples 0)\n");
+  else
+    printf("latency      p50 %.3f ms  p90 %.3f ms  p99 %.3f ms (%lld samples, "
+           "idle %s)\n",
+           res->p50_ms, res->p90_ms, res->p99_ms, res->n_samples,
+           cfg->processes ? "processes" : "threads");
+  return fflush(stdout) == 0 ? 0 : EXIT_SOFTWARE;
+}
+
+/* A latency figure in milliseconds rounded to the microsecond, or null. */
+static json_t *bench_json_ms(double ms) {
+  return isnan(ms) ? json_null() : json_real(round(ms * 1000.0) / 1000.0);
+}
+
+/* Build the JSON object: the contract keys first, then the extras. */
+static json_t *bench_json(const bench_config *cfg, const bench_result *res) {
+  json_t *lat = json_pack("{s:o, s:o, s:o}", "p50", bench_json_ms(res->p50_ms),
+                          "p90", bench_json_ms(res->p90_ms), "p99",
+                          bench_json_ms(res->p99_ms));
+  if (!lat)
+    return NULL;
+  return json_pack(
+      "{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b}", "backend",
+      res->backend, "jobs", (json_int_t)cfg->jobs, "workers",
+      (json_int_t)cfg->workers, "batch", (json_int_t)cfg->batch,
+      "enqueue_per_s", (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)),
+      "jobs_per_s", (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)),
+      "latency_ms", lat, "payload", (json_int_t)cfg->payload, "backlog",
+      (json_int_t)cfg->backlog, "processes", cfg->processes);
+}
+
+int bench_print_json(const bench_config *cfg, const bench_result *res) {
+  json_t *obj = bench_json(cfg, res);
+  if (!obj) {
+    cli_error("bench: out of memory");
+    return EXIT_SOFTWARE;
+  }
+  int rc = json_dumpf(obj, stdout, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+  json_decref(obj);
+  if (rc != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+    cli_error("bench: cannot write the result");
+    return EXIT_SOFTWARE;
+  }
+  return 0;
+}
+
+/* Whether the bar is drawn at all, decided once. */
+static int bench_bar_enabled(void) {
+  static int enabled = -1;
+  if (enabled < 0)
+    enabled = isatty(STDERR_FILENO) ? 1 : 0;
+  return enabled;
+}
+
+/* When the bar was drawn last, and whether it is on screen.  Only the
+** producer draws it, from one thread. */
+static int64_t bar_drawn_ns;
+static int bar_shown;
+
+void bench_progress(const char *label, long long done, long long total) {
+  if (!bench_bar_enabled() || total <= 0)
+    return;
+  int64_t now = bench_monotonic_ns();
+  if (done < total && now - bar_drawn_ns < BENCH_BAR_PERIOD_NS)
+    return;
+  bar_drawn_ns = now;
+  int filled = (int)(done * BENCH_BAR_WIDTH / total);
+  char bar[BENCH_BAR_WIDTH + 1];
+  for (int i = 0; i < BENCH_BAR_WIDTH; i++)
+    bar[i] = i < filled ? '#' : '.';
+  bar[BENCH_BAR_WIDTH] = '\0';
+  fprintf(stderr, "\r%-8s [%s] %lld/%lld\033[K", label, bar, done, total);
+  fflush(stderr);
+  bar_shown = 1;
+}
+
+void bench_progress_end(void) {
+  if (!bar_shown)
+    return;
+  fputs("\r\033[K", stderr);
+  fflush(stderr);
+  bar_shown = 0;
+}

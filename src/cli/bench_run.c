@@ -1,0 +1,501 @@
+/*
+** bench_run.c -- the producer and the workers of `sqlq bench`.
+**
+** Workers are threads or forked processes, each with its own handle.  They
+** loop: claim up to B jobs, ack them in one batch, and when nothing is
+** claimable wait on the queue with sqlq_wait().  All coordination goes
+** through a bench_shared block in an anonymous shared mapping, so the same
+** code serves both kinds of worker.
+**
+** While a backlog of low-priority jobs sits in the queue, "nothing
+** claimable" cannot be told by the database: the backlog is always due, so
+** a claim would take backlog jobs and sqlq_wait() would return at once.
+** Workers then reserve the jobs they claim from the count of measured jobs
+** the producer has committed, so that each claim takes measured jobs only,
+** and sleep briefly when there is nothing to reserve.  The backlog is
+** dropped before the latency phase, which measures sqlq_wait() wake-ups.
+*/
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "bench_int.h"
+
+/* How long an idle worker waits on the queue before looking at the phase
+** again, in seconds. */
+#define BENCH_WAIT_S 0.1
+/* How long a worker sleeps when a backlog hides whether work is due. */
+#define BENCH_BACKLOG_NAP_US 100
+/* How long the producer polls the shared counters between looks. */
+#define BENCH_POLL_US 50
+/* The pause between two latency samples, so each finds idle workers. */
+#define BENCH_SAMPLE_PAUSE_US 1000
+/* A phase that makes no progress for this long is reported as stuck. */
+#define BENCH_STALL_NS (60LL * 1000000000LL)
+
+int64_t bench_monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t bench_realtime_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+void bench_sleep_us(long us) {
+  struct timespec ts = {us / 1000000L, (us % 1000000L) * 1000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Record the first failure and tell everyone to stop. */
+static void bench_fail(bench_shared *sh, int status) {
+  int expected = SQLQ_OK;
+  atomic_compare_exchange_strong(&sh->status, &expected, status);
+  atomic_store(&sh->phase, BENCH_PHASE_STOP);
+}
+
+/* Report a failed call on db in one line and record the failure. */
+static void bench_fail_call(bench_shared *sh, sqlq_db *db, int status,
+                            const char *what) {
+  cli_fail(db, status, what);
+  bench_fail(sh, status);
+}
+
+/* Write the current time into the first BENCH_STAMP_BYTES of payload. */
+static void bench_stamp(unsigned char *payload) {
+  uint64_t now = (uint64_t)bench_realtime_us();
+  for (int i = 0; i < BENCH_STAMP_BYTES; i++)
+    payload[i] = (unsigned char)(now >> (8 * i));
+}
+
+/* Read the time written by bench_stamp(). */
+static int64_t bench_stamp_read(const unsigned char *payload) {
+  uint64_t t = 0;
+  for (int i = 0; i < BENCH_STAMP_BYTES; i++)
+    t |= (uint64_t)payload[i] << (8 * i);
+  return (int64_t)t;
+}
+
+/* A payload buffer of cfg's size: stamp space followed by padding. */
+static unsigned char *bench_payload_new(const bench_config *cfg) {
+  unsigned char *p = malloc((size_t)cfg->payload);
+  if (p)
+    memset(p, 'x', (size_t)cfg->payload);
+  return p;
+}
+
+int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
+               long long batch, int priority, bench_shared *sh,
+               const char *label) {
+  unsigned char *payload = bench_payload_new(cfg);
+  sqlq_job_spec *specs = calloc((size_t)batch, sizeof *specs);
+  int rc = SQLQ_OK;
+  if (!payload || !specs) {
+    cli_error("bench: out of memory");
+    rc = SQLQ_NOMEM;
+  }
+  /* Every job of a batch shares the one payload buffer: they carry the
+  ** same stamp, the time the batch was built. */
+  for (long long i = 0; rc == SQLQ_OK && i < batch; i++) {
+    specs[i].payload = payload;
+    specs[i].payload_len = (size_t)cfg->payload;
+    specs[i].priority = priority;
+  }
+  for (long long sent = 0; rc == SQLQ_OK && sent < total;) {
+    long long k = total - sent < batch ? total - sent : batch;
+    if (sh && atomic_load(&sh->status) != SQLQ_OK)
+      break;
+    bench_stamp(payload);
+    rc = sqlq_enqueue_batch(db, cfg->queue, specs, (size_t)k, NULL);
+    if (rc != SQLQ_OK) {
+      cli_fail(db, rc, "bench: enqueue");
+      break;
+    }
+    sent += k;
+    if (sh)
+      atomic_fetch_add(&sh->enqueued, k);
+    bench_progress(label, sh ? atomic_load(&sh->done) : sent, total);
+  }
+  free(specs);
+  free(payload);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------
+** Workers.
+*/
+
+/* Raise *target to value unless it is already larger. */
+static void bench_atomic_max(atomic_llong *target, long long value) {
+  long long cur = atomic_load(target);
+  while (cur < value && !atomic_compare_exchange_weak(target, &cur, value)) {
+  }
+}
+
+/* How many jobs the next claim asks for: B, or with a backlog in the
+** throughput phase the number of committed measured jobs this worker could
+** reserve (0: none). */
+static int bench_claim_size(const bench_config *cfg, bench_shared *sh,
+                            int phase) {
+  if (phase != BENCH_PHASE_THROUGHPUT || cfg->backlog == 0)
+    return (int)cfg->batch;
+  long long r = atomic_load(&sh->reserved);
+  for (;;) {
+    long long avail = atomic_load(&sh->enqueued) - r;
+    long long k = avail < cfg->batch ? avail : cfg->batch;
+    if (k <= 0)
+      return 0;
+    if (atomic_compare_exchange_weak(&sh->reserved, &r, r + k))
+      return (int)k;
+  }
+}
+
+/* Wait until work may be due: on the queue, or by a short nap while a
+** backlog makes the queue look busy.  Returns SQLQ_OK or a recorded
+** failure. */
+static int bench_idle(const bench_config *cfg, bench_shared *sh, sqlq_db *db,
+                      int phase) {
+  if (phase == BENCH_PHASE_THROUGHPUT && cfg->backlog > 0) {
+    bench_sleep_us(BENCH_BACKLOG_NAP_US);
+    return SQLQ_OK;
+  }
+  int rc = sqlq_wait(db, cfg->queue, BENCH_WAIT_S);
+  if (rc == SQLQ_TIMEOUT)
+    return SQLQ_OK;
+  if (rc != SQLQ_OK)
+    bench_fail_call(sh, db, rc, "bench: wait");
+  return rc;
+}
+
+/* Take one latency sample per claimed job: now minus its stamp. */
+static void bench_record_latency(bench_shared *sh, const sqlq_job *jobs, int n,
+                                 int64_t now_us) {
+  for (int i = 0; i < n; i++) {
+    long long slot = atomic_fetch_add(&sh->lat_claimed, 1);
+    if (slot < sh->n_samples)
+      sh->lat_us[slot] = (double)(now_us - bench_stamp_read(jobs[i].payload));
+  }
+}
+
+/* Check that every claimed job is a measured one carrying a stamp: a
+** backlog job (priority below 0) here means the claim order was broken. */
+static int bench_check_claimed(const sqlq_job *jobs, int n) {
+  for (int i = 0; i < n; i++) {
+    if (jobs[i].priority < 0 || jobs[i].payload_len < BENCH_STAMP_BYTES) {
+      cli_error("bench: claimed job %lld is not a measured job (priority %d)",
+                (long long)jobs[i].id, jobs[i].priority);
+      return SQLQ_ERROR;
+    }
+  }
+  return SQLQ_OK;
+}
+
+/* Ack the n claimed jobs in one batch and count them for their phase. */
+static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs,
+                     int n, sqlq_job_ref *refs, int phase) {
+  for (int i = 0; i < n; i++) {
+    refs[i].id = jobs[i].id;
+    refs[i].token = jobs[i].token;
+  }
+  int rc = sqlq_ack_batch(db, refs, (size_t)n, NULL);
+  if (rc != SQLQ_OK) {
+    bench_fail_call(sh, db, rc, "bench: ack");
+    return rc;
+  }
+  if (phase == BENCH_PHASE_LATENCY) {
+    atomic_fetch_add(&sh->lat_acked, n);
+  } else {
+    bench_atomic_max(&sh->last_ack_ns, bench_monotonic_ns());
+    atomic_fetch_add(&sh->done, n);
+  }
+  return SQLQ_OK;
+}
+
+/*
+** One round of a worker: claim, then ack or idle.  The phase is read again
+** after the claim returns: the producer switches to the latency phase only
+** once every throughput job is acked and the backlog is gone, so a job
+** claimed after that switch is a latency job.
+*/
+static int bench_worker_round(const bench_config *cfg, bench_shared *sh,
+                              sqlq_db *db, sqlq_job_ref *refs) {
+  int phase = atomic_load(&sh->phase);
+  int max = bench_claim_size(cfg, sh, phase);
+  if (max == 0)
+    return bench_idle(cfg, sh, db, phase);
+  sqlq_job *jobs = NULL;
+  int n = 0;
+  int rc = sqlq_claim(db, cfg->queue, max, NULL, &jobs, &n);
+  int64_t now_us = bench_realtime_us();
+  if (rc != SQLQ_OK) {
+    bench_fail_call(sh, db, rc, "bench: claim");
+    return rc;
+  }
+  if (phase == BENCH_PHASE_THROUGHPUT && cfg->backlog > 0 && n < max)
+    atomic_fetch_sub(&sh->reserved, max - n);
+  phase = atomic_load(&sh->phase);
+  rc = bench_check_claimed(jobs, n);
+  if (rc != SQLQ_OK)
+    bench_fail(sh, rc);
+  else if (n == 0)
+    rc = bench_idle(cfg, sh, db, phase);
+  else {
+    if (phase == BENCH_PHASE_LATENCY)
+      bench_record_latency(sh, jobs, n, now_us);
+    rc = bench_ack(sh, db, jobs, n, refs, phase);
+  }
+  sqlq_claimed_free(jobs, n);
+  return rc;
+}
+
+/* The body of every worker: open a handle, say so, work until told to
+** stop or until something fails. */
+static void bench_worker_main(const bench_config *cfg, bench_shared *sh) {
+  sqlq_db *db = NULL;
+  sqlq_job_ref *refs = malloc((size_t)cfg->batch * sizeof *refs);
+  int rc = refs ? sqlq_open(cfg->url, NULL, &db) : SQLQ_NOMEM;
+  if (rc != SQLQ_OK) {
+    bench_fail_call(sh, db, rc, "bench: worker open");
+  } else {
+    atomic_fetch_add(&sh->ready, 1);
+    while (rc == SQLQ_OK && atomic_load(&sh->phase) != BENCH_PHASE_STOP)
+      rc = bench_worker_round(cfg, sh, db, refs);
+  }
+  sqlq_close(db);
+  free(refs);
+}
+
+/* The workers of a run: thread ids or process ids. */
+typedef struct bench_pool {
+  const bench_config *cfg;
+  bench_shared *sh;
+  pthread_t *threads;
+  pid_t *pids;
+  int started;
+} bench_pool;
+
+static void *bench_worker_thread(void *arg) {
+  bench_pool *pool = arg;
+  bench_worker_main(pool->cfg, pool->sh);
+  return NULL;
+}
+
+/* Fork one worker process.  It dies with its parent. */
+static int bench_fork_worker(bench_pool *pool) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    bench_worker_main(pool->cfg, pool->sh);
+    _exit(atomic_load(&pool->sh->status) == SQLQ_OK ? 0 : 1);
+  }
+  pool->pids[pool->started] = pid;
+  return 0;
+}
+
+/* Start the W workers.  Returns 0, or -1 with a line printed. */
+static int bench_pool_start(bench_pool *pool) {
+  int w = (int)pool->cfg->workers;
+  pool->threads = calloc((size_t)w, sizeof *pool->threads);
+  pool->pids = calloc((size_t)w, sizeof *pool->pids);
+  if (!pool->threads || !pool->pids) {
+    cli_error("bench: out of memory");
+    return -1;
+  }
+  for (; pool->started < w; pool->started++) {
+    int err = pool->cfg->processes
+                  ? (bench_fork_worker(pool) ? errno : 0)
+                  : pthread_create(&pool->threads[pool->started], NULL,
+                                   bench_worker_thread, pool);
+    if (err) {
+      cli_error("bench: cannot start a worker: %s", strerror(err));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Tell the workers to stop and wait for each to finish. */
+static void bench_pool_stop(bench_pool *pool) {
+  atomic_store(&pool->sh->phase, BENCH_PHASE_STOP);
+  for (int i = 0; i < pool->started; i++) {
+    if (pool->cfg->processes)
+      while (waitpid(pool->pids[i], NULL, 0) < 0 && errno == EINTR) {
+      }
+    else
+      pthread_join(pool->threads[i], NULL);
+  }
+  free(pool->threads);
+  free(pool->pids);
+}
+
+/* ---------------------------------------------------------------------
+** The producer.
+*/
+
+/* Wait until *counter reaches target, drawing progress under label.
+** Returns SQLQ_OK, the recorded failure, or SQLQ_ERROR when the counter
+** stalls (one line printed). */
+static int bench_await(bench_shared *sh, atomic_llong *counter,
+                       long long target, const char *label, long long total) {
+  long long seen = atomic_load(counter);
+  int64_t last_move = bench_monotonic_ns();
+  while (seen < target) {
+    int status = atomic_load(&sh->status);
+    if (status != SQLQ_OK)
+      return status;
+    if (bench_monotonic_ns() - last_move > BENCH_STALL_NS) {
+      cli_error("bench: %s made no progress for 60 s (%lld of %lld)", label,
+                seen, target);
+      bench_fail(sh, SQLQ_ERROR);
+      return SQLQ_ERROR;
+    }
+    bench_sleep_us(BENCH_POLL_US);
+    long long now = atomic_load(counter);
+    if (now != seen)
+      last_move = bench_monotonic_ns();
+    seen = now;
+    if (total > 0)
+      bench_progress(label, seen, total);
+  }
+  return SQLQ_OK;
+}
+
+/* Wait until every worker has opened its handle. */
+static int bench_await_ready(bench_shared *sh, int workers) {
+  int64_t start = bench_monotonic_ns();
+  while (atomic_load(&sh->ready) < workers) {
+    if (atomic_load(&sh->status) != SQLQ_OK)
+      return atomic_load(&sh->status);
+    if (bench_monotonic_ns() - start > BENCH_STALL_NS) {
+      cli_error("bench: the workers did not start within 60 s");
+      return SQLQ_ERROR;
+    }
+    bench_sleep_us(1000);
+  }
+  return SQLQ_OK;
+}
+
+/* The throughput phase: enqueue N jobs in batches while the workers drain
+** them; time the producer and the whole. */
+static int bench_throughput(const bench_config *cfg, bench_shared *sh,
+                            sqlq_db *db, bench_result *res) {
+  int64_t t0 = bench_monotonic_ns();
+  int rc = bench_fill(cfg, db, cfg->jobs, cfg->batch, 0, sh, "jobs");
+  int64_t t1 = bench_monotonic_ns();
+  if (rc != SQLQ_OK) {
+    bench_fail(sh, rc);
+    return rc;
+  }
+  rc = bench_await(sh, &sh->done, cfg->jobs, "jobs", cfg->jobs);
+  if (rc != SQLQ_OK)
+    return rc;
+  res->enqueue_s = (double)(t1 - t0) / 1e9;
+  res->total_s = (double)(atomic_load(&sh->last_ack_ns) - t0) / 1e9;
+  return SQLQ_OK;
+}
+
+/* Enqueue one latency job and wait until a worker has claimed and acked
+** it. */
+static int bench_one_sample(const bench_config *cfg, bench_shared *sh,
+                            sqlq_db *db, unsigned char *payload,
+                            long long i) {
+  sqlq_job_spec spec = {.payload = payload,
+                        .payload_len = (size_t)cfg->payload};
+  bench_stamp(payload);
+  int rc = sqlq_enqueue(db, cfg->queue, &spec, NULL, NULL);
+  if (rc != SQLQ_OK) {
+    bench_fail_call(sh, db, rc, "bench: enqueue");
+    return rc;
+  }
+  rc = bench_await(sh, &sh->lat_acked, i + 1, "latency", 0);
+  bench_progress("latency", i + 1, cfg->samples);
+  return rc;
+}
+
+/* The latency phase: drop the backlog so that idle workers really wait,
+** then enqueue K jobs one at a time, each once the previous is done. */
+static int bench_latency(const bench_config *cfg, bench_shared *sh,
+                         sqlq_db *db) {
+  int rc = cfg->backlog > 0 ? sqlq_purge(db, cfg->queue, NULL) : SQLQ_OK;
+  if (rc != SQLQ_OK) {
+    bench_fail_call(sh, db, rc, "bench: purge");
+    return rc;
+  }
+  atomic_store(&sh->phase, BENCH_PHASE_LATENCY);
+  unsigned char *payload = bench_payload_new(cfg);
+  if (!payload) {
+    cli_error("bench: out of memory");
+    return SQLQ_NOMEM;
+  }
+  for (long long i = 0; rc == SQLQ_OK && i < cfg->samples; i++) {
+    bench_sleep_us(BENCH_SAMPLE_PAUSE_US);
+    rc = bench_one_sample(cfg, sh, db, payload, i);
+  }
+  free(payload);
+  return rc;
+}
+
+/* Both phases, with the producer's own handle. */
+static int bench_produce(const bench_config *cfg, bench_shared *sh,
+                         bench_result *res) {
+  sqlq_db *db = NULL;
+  int rc = bench_await_ready(sh, (int)cfg->workers);
+  if (rc == SQLQ_OK) {
+    rc = sqlq_open(cfg->url, NULL, &db);
+    if (rc != SQLQ_OK)
+      cli_fail(db, rc, "bench: open");
+  }
+  if (rc == SQLQ_OK)
+    rc = bench_throughput(cfg, sh, db, res);
+  if (rc == SQLQ_OK)
+    rc = bench_latency(cfg, sh, db);
+  bench_progress_end();
+  sqlq_close(db);
+  return rc;
+}
+
+int bench_run(const bench_config *cfg, bench_result *res) {
+  size_t size = sizeof(bench_shared) + (size_t)cfg->samples * sizeof(double);
+  bench_shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED) {
+    cli_error("bench: cannot map shared memory: %s", strerror(errno));
+    return EXIT_SOFTWARE;
+  }
+  sh->n_samples = cfg->samples;
+  bench_pool pool = {.cfg = cfg, .sh = sh};
+  int rc = bench_pool_start(&pool) == 0 ? SQLQ_OK : SQLQ_ERROR;
+  if (rc == SQLQ_OK)
+    rc = bench_produce(cfg, sh, res);
+  else
+    bench_fail(sh, rc);
+  bench_pool_stop(&pool);
+  if (rc == SQLQ_OK)
+    rc = atomic_load(&sh->status);
+  if (rc == SQLQ_OK) {
+    long long n = atomic_load(&sh->lat_claimed);
+    bench_percentiles(sh->lat_us, n < cfg->samples ? n : cfg->samples, res);
+  }
+  munmap(sh, size);
+  return rc == SQLQ_OK ? 0 : cli_exit_code(rc);
+}

@@ -1,0 +1,283 @@
+/*
+** cmd_bench.c -- `sqlq bench`: measure throughput and wake-up latency.
+**
+**   sqlq bench [--jobs N] [--workers W] [--batch B] [--payload BYTES]
+**              [--backlog M] [--processes] [--latency-samples K]
+**              [--queue NAME] [--json]
+**
+** The run uses a dedicated queue (default "bench"), purged before and
+** after.  When the URL is the built-in default (sqlite:sqlq.db), the bench
+** works on a fresh SQLite file in a temporary directory ($TMPDIR, else
+** /tmp) that is removed at the end, so that it never touches the queue file
+** of the current directory and works from any directory; give another URL
+** to bench that database.
+**
+** With --backlog M, M jobs of priority -1 are enqueued first and stay
+** queued below the measured jobs during the throughput phase; they are
+** dropped before the latency phase (a due backlog would keep idle workers
+** from ever waiting) and the queue is purged at the end.
+*/
+#include <ftw.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_int.h"
+
+/* The URL the tool uses when none is given. */
+#define BENCH_DEFAULT_URL "sqlite:sqlq.db"
+/* The batch size used to fill the backlog. */
+#define BENCH_BACKLOG_BATCH 5000
+
+static void bench_usage(FILE *f) {
+  fputs("usage: sqlq bench [--jobs N] [--workers W] [--batch B] "
+        "[--payload BYTES]\n"
+        "                  [--backlog M] [--processes] "
+        "[--latency-samples K]\n"
+        "                  [--queue NAME] [--json]\n"
+        "  --jobs N             jobs of the throughput phase (default 10000)\n"
+        "  --workers W          workers, 1..64 (default 2)\n"
+        "  --batch B            enqueue, claim and ack batch size, 1..10000 "
+        "(default 100)\n"
+        "  --payload BYTES      payload size, at least 8 (default 16)\n"
+        "  --backlog M          low-priority jobs kept queued meanwhile "
+        "(default 0)\n"
+        "  --processes          forked worker processes instead of threads\n"
+        "  --latency-samples K  single jobs timed from enqueue to claim "
+        "(default 200)\n"
+        "  --queue NAME         the queue used, purged before and after "
+        "(default bench)\n"
+        "  --json               print one JSON object\n",
+        f);
+}
+
+/* A flag taking a whole number: its option value, its name, its range and
+** where it goes in bench_config. */
+typedef struct bench_num_flag {
+  int key;
+  const char *name;
+  long long min, max;
+  size_t offset;
+} bench_num_flag;
+
+static const bench_num_flag bench_num_flags[] = {
+    {'n', "jobs", 1, 1000000000LL, offsetof(bench_config, jobs)},
+    {'w', "workers", 1, 64, offsetof(bench_config, workers)},
+    {'b', "batch", 1, 10000, offsetof(bench_config, batch)},
+    {'p', "payload", BENCH_STAMP_BYTES, 1048576, offsetof(bench_config, payload)},
+    {'m', "backlog", 0, 1000000000LL, offsetof(bench_config, backlog)},
+    {'k', "latency-samples", 0, 1000000, offsetof(bench_config, samples)},
+};
+
+static const struct option bench_options[] = {
+    {"jobs", required_argument, NULL, 'n'},
+    {"workers", required_argument, NULL, 'w'},
+    {"batch", required_argument, NULL, 'b'},
+    {"payload", required_argument, NULL, 'p'},
+    {"backlog", required_argument, NULL, 'm'},
+    {"latency-samples", required_argument, NULL, 'k'},
+    {"processes", no_argument, NULL, 'P'},
+    {"queue", required_argument, NULL, 'q'},
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Store the number of a numeric flag.  Returns 0, or -1 with a line
+** printed. */
+static int bench_set_number(bench_config *cfg, int key, const char *arg) {
+  for (size_t i = 0; i < sizeof bench_num_flags / sizeof *bench_num_flags; i++) {
+    const bench_num_flag *f = &bench_num_flags[i];
+    if (f->key != key)
+      continue;
+    long long *dst = (long long *)((char *)cfg + f->offset);
+    if (cli_parse_int(arg, f->min, f->max, dst) == 0)
+      return 0;
+    cli_error("bench: --%s wants a whole number from %lld to %lld, not '%s'",
+              f->name, f->min, f->max, arg);
+    return -1;
+  }
+  return -1;
+}
+
+/* Name the option getopt_long() just refused. */
+static void bench_bad_option(int argc, char **argv, int missing_arg) {
+  const char *opt = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+  if (missing_arg)
+    cli_error("bench: option '%s' needs a value", opt);
+  else
+    cli_error("bench: unknown option '%s' (see sqlq bench --help)", opt);
+}
+
+/* Parse the flags into cfg.  Returns -1 to go on, else an exit code. */
+static int bench_parse(bench_config *cfg, int argc, char **argv) {
+  int c;
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "+:h", bench_options, NULL)) != -1) {
+    switch (c) {
+    case 'P':
+      cfg->processes = 1;
+      break;
+    case 'j':
+      cfg->json = 1;
+      break;
+    case 'q':
+      cfg->queue = optarg;
+      break;
+    case 'h':
+      bench_usage(stdout);
+      return 0;
+    case ':':
+    case '?':
+      bench_bad_option(argc, argv, c == ':');
+      return EXIT_USAGE;
+    default:
+      if (bench_set_number(cfg, c, optarg) != 0)
+        return EXIT_USAGE;
+    }
+  }
+  if (optind < argc) {
+    cli_error("bench: unexpected argument '%s'", argv[optind]);
+    return EXIT_USAGE;
+  }
+  return -1;
+}
+
+/* ---------------------------------------------------------------------
+** The temporary database used for the default URL.
+*/
+
+static int bench_rm_entry(const char *path, const struct stat *st, int type,
+                          struct FTW *ftw) {
+  (void)st;
+  (void)type;
+  (void)ftw;
+  return remove(path);
+}
+
+/* Remove the temporary directory and everything in it. */
+static void bench_tempdir_remove(const char *dir) {
+  if (dir[0] != '\0')
+    nftw(dir, bench_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Make a temporary directory in dir (PATH_MAX bytes) and write the URL of
+** a database file inside it in url (url_size bytes).  Returns 0, or -1
+** with a line printed. */
+static int bench_tempdir_make(char *dir, char *url, size_t url_size) {
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp)
+    tmp = "/tmp";
+  int n = snprintf(dir, PATH_MAX, "%s/sqlq-bench-XXXXXX", tmp);
+  if (n < 0 || n >= PATH_MAX || !mkdtemp(dir)) {
+    cli_error("bench: cannot make a temporary directory in %s", tmp);
+    dir[0] = '\0';
+    return -1;
+  }
+  n = snprintf(url, url_size, "sqlite:%s/bench.db", dir);
+  if (n < 0 || (size_t)n >= url_size) {
+    cli_error("bench: temporary path too long");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------
+** Setting up and tearing down the queue.
+*/
+
+/* Open the bench URL.  Returns the handle, or NULL with *ec set. */
+static sqlq_db *bench_open(const bench_config *cfg, int *ec) {
+  cli_global g = {.url = cfg->url};
+  return cli_open(&g, ec);
+}
+
+/* Create the schema, empty the queue and fill the backlog; note the
+** backend, and set *touched once the queue was emptied (from then on it
+** must be purged at the end).  The handle is closed again so that no
+** handle is open when worker processes are forked.  Returns 0 or an exit
+** code. */
+static int bench_setup(const bench_config *cfg, bench_result *res,
+                       int *touched) {
+  int ec = 0;
+  sqlq_db *db = bench_open(cfg, &ec);
+  if (!db)
+    return ec;
+  res->backend = sqlq_backend(db);
+  int rc = sqlq_init(db, NULL);
+  if (rc != SQLQ_OK)
+    ec = cli_fail(db, rc, "bench: init");
+  if (ec == 0 && (rc = sqlq_purge(db, cfg->queue, NULL)) != SQLQ_OK)
+    ec = cli_fail(db, rc, "bench: purge");
+  *touched = ec == 0;
+  if (ec == 0 && cfg->backlog > 0) {
+    rc = bench_fill(cfg, db, cfg->backlog, BENCH_BACKLOG_BATCH, -1, NULL,
+                    "backlog");
+    bench_progress_end();
+    if (rc != SQLQ_OK)
+      ec = cli_exit_code(rc);
+  }
+  sqlq_close(db);
+  return ec;
+}
+
+/* Purge the queue at the end.  Returns 0 or an exit code. */
+static int bench_teardown(const bench_config *cfg) {
+  int ec = 0;
+  sqlq_db *db = bench_open(cfg, &ec);
+  if (!db)
+    return ec;
+  int rc = sqlq_purge(db, cfg->queue, NULL);
+  if (rc != SQLQ_OK)
+    ec = cli_fail(db, rc, "bench: purge");
+  sqlq_close(db);
+  return ec;
+}
+
+/* Set up, run, tear down and print.  Returns the exit code. */
+static int bench_main(const bench_config *cfg) {
+  bench_result res = {0};
+  int touched = 0;
+  int ec = bench_setup(cfg, &res, &touched);
+  if (ec == 0)
+    ec = bench_run(cfg, &res);
+  int ec_down = touched ? bench_teardown(cfg) : 0;
+  if (ec == 0)
+    ec = ec_down;
+  if (ec == 0)
+    ec = cfg->json ? bench_print_json(cfg, &res) : bench_print_text(cfg, &res);
+  return ec;
+}
+
+int cmd_bench(const cli_global *g, int argc, char **argv) {
+  bench_config cfg = {
+      .url = g->url,
+      .queue = "bench",
+      .jobs = 10000,
+      .workers = 2,
+      .batch = 100,
+      .payload = 16,
+      .backlog = 0,
+      .samples = 200,
+  };
+  int ec = bench_parse(&cfg, argc, argv);
+  if (ec >= 0)
+    return ec;
+  char dir[PATH_MAX] = "";
+  char url[PATH_MAX + 32];
+  if (strcmp(cfg.url, BENCH_DEFAULT_URL) == 0) {
+    if (bench_tempdir_make(dir, url, sizeof url) != 0) {
+      bench_tempdir_remove(dir);
+      return EXIT_SOFTWARE;
+    }
+    cfg.url = url;
+  }
+  ec = bench_main(&cfg);
+  bench_tempdir_remove(dir);
+  return ec;
+}

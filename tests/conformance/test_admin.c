@@ -1,0 +1,265 @@
+/*
+** test_admin.c -- queue administration (pause, stats, list, retry, purge),
+** transactions and the history option.
+*/
+#include <string.h>
+
+#include "harness.h"
+
+/* Enqueue one job with a delay (seconds) and return its id. */
+static int64_t push_delayed(const fixture *f, double delay) {
+  sqlq_job_spec spec = {0};
+  spec.delay = delay;
+  return fx_push_spec(f->db, f, &spec);
+}
+
+/* Claim one job and make it dead; returns its id. */
+static int64_t make_dead(const fixture *f) {
+  sqlq_fail_options dead = {0};
+  claimed c = fx_claim_one(f->db, f, 30);
+  assert_true(c.id != 0);
+  dead.dead = 1;
+  assert_ok(f->db, sqlq_fail(f->db, c.id, c.token, "dead", &dead));
+  return c.id;
+}
+
+/* A paused queue gives SQLQ_PAUSED and no jobs, to every handle, until it
+** is resumed. */
+static void pause_and_resume(void **state) {
+  fixture *f = *state;
+  sqlq_db *other = fx_open(f);
+  sqlq_job *jobs = (sqlq_job *)&jobs;
+  int n = 99;
+  int64_t id = fx_push(f->db, f, "p", 0);
+  assert_ok(f->db, sqlq_pause(f->db, f->queue));
+  assert_status(other, sqlq_claim(other, f->queue, 10, NULL, &jobs, &n), SQLQ_PAUSED);
+  assert_int_equal(n, 0);
+  assert_null(jobs);
+  assert_int_equal(fx_stats(f->db, f).paused, 1);
+  assert_int_equal(fx_stats(f->db, f).ready, 1);
+  assert_ok(f->db, sqlq_resume(f->db, f->queue));
+  assert_int_equal(fx_stats(f->db, f).paused, 0);
+  assert_int_equal(fx_claim_one(other, f, 30).id, id);
+  sqlq_close(other);
+}
+
+/* Pausing a queue with no jobs makes it known to sqlq_stats(). */
+static void pause_empty_queue_listed(void **state) {
+  fixture *f = *state;
+  assert_ok(f->db, sqlq_pause(f->db, f->queue));
+  assert_int_equal(fx_stats(f->db, f).paused, 1);
+  assert_int_equal(fx_stats(f->db, f).ready, 0);
+}
+
+/* Build a queue with 2 ready, 1 scheduled, 1 running and 1 dead job. */
+static void make_one_of_each(const fixture *f) {
+  fx_push(f->db, f, "dead", 9);
+  make_dead(f);
+  fx_push(f->db, f, "running", 8);
+  assert_true(fx_claim_one(f->db, f, 60).id != 0);
+  fx_push(f->db, f, "ready", 0);
+  fx_push(f->db, f, "ready", 0);
+  push_delayed(f, 600);
+}
+
+/* Stats count each state exactly. */
+static void stats_counts_exact(void **state) {
+  fixture *f = *state;
+  sqlq_queue_stats *all = NULL;
+  size_t n = 0, i, mine = 0;
+  make_one_of_each(f);
+  fx_assert_counts(f->db, f, 2, 1, 1, 1);
+  assert_int_equal(fx_stats(f->db, f).paused, 0);
+  /* Every queue: ours is in the list, which is sorted by name. */
+  assert_ok(f->db, sqlq_stats(f->db, NULL, &all, &n));
+  for (i = 0; i < n; i++) {
+    if (strcmp(all[i].queue, f->queue) == 0) mine++;
+    if (i > 0) assert_true(strcmp(all[i - 1].queue, all[i].queue) < 0);
+  }
+  assert_int_equal(mine, 1);
+  sqlq_free(all);
+}
+
+/* sqlq_list filters by state, in claim order, and honours its limit. */
+static void list_with_state_filter(void **state) {
+  fixture *f = *state;
+  sqlq_job_info *jobs = NULL;
+  size_t n = 0;
+  make_one_of_each(f);
+  assert_int_equal(fx_count(f->db, f, 0), 5);
+  assert_int_equal(fx_count(f->db, f, SQLQ_STATE_READY), 2);
+  assert_int_equal(fx_count(f->db, f, SQLQ_STATE_SCHEDULED), 1);
+  assert_int_equal(fx_count(f->db, f, SQLQ_STATE_RUNNING), 1);
+  assert_int_equal(fx_count(f->db, f, SQLQ_STATE_DEAD), 1);
+
+  assert_ok(f->db, sqlq_list(f->db, f->queue, SQLQ_STATE_RUNNING, 0, &jobs, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(jobs[0].state, SQLQ_STATE_RUNNING);
+  assert_int_equal(jobs[0].payload_len, 7);
+  assert_memory_equal(jobs[0].payload, "running", 8);
+  assert_true(jobs[0].lease_until_us > 0);
+  sqlq_list_free(jobs, n);
+
+  assert_ok(f->db, sqlq_list(f->db, f->queue, SQLQ_STATE_SCHEDULED, 0, &jobs, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(jobs[0].state, SQLQ_STATE_SCHEDULED);
+  assert_int_equal(jobs[0].lease_until_us, 0);
+  sqlq_list_free(jobs, n);
+
+  assert_ok(f->db, sqlq_list(f->db, f->queue, 0, 2, &jobs, &n));
+  assert_int_equal(n, 2);
+  sqlq_list_free(jobs, n);
+}
+
+/* retry by ids revives just those dead jobs with a fresh attempt count. */
+static void retry_dead_by_ids(void **state) {
+  fixture *f = *state;
+  int64_t a, b, count = -1;
+  claimed c;
+  fx_push(f->db, f, "a", 0);
+  a = make_dead(f);
+  fx_push(f->db, f, "b", 0);
+  b = make_dead(f);
+  assert_ok(f->db, sqlq_retry(f->db, f->queue, &b, 1, &count));
+  assert_int_equal(count, 1);
+  fx_assert_counts(f->db, f, 1, 0, 0, 1);
+  c = fx_claim_one(f->db, f, 30);
+  assert_int_equal(c.id, b);
+  assert_int_equal(c.attempt, 1);
+  {
+    found fd = fx_find(f->db, f, a);
+    assert_non_null(fd.job);
+    assert_int_equal(fd.job->state, SQLQ_STATE_DEAD);
+    fx_found_free(&fd);
+  }
+}
+
+/* retry without ids revives every dead job of the queue, and only those. */
+static void retry_all_dead(void **state) {
+  fixture *f = *state;
+  int64_t count = -1;
+  fx_push(f->db, f, "a", 0);
+  make_dead(f);
+  fx_push(f->db, f, "b", 0);
+  make_dead(f);
+  fx_push(f->db, f, "c", 0);
+  assert_true(fx_claim_one(f->db, f, 60).id != 0);
+  assert_ok(f->db, sqlq_retry(f->db, f->queue, NULL, 0, &count));
+  assert_int_equal(count, 2);
+  fx_assert_counts(f->db, f, 2, 0, 1, 0);
+}
+
+/* retry by id makes a scheduled job ready now. */
+static void retry_scheduled_by_id(void **state) {
+  fixture *f = *state;
+  int64_t id = push_delayed(f, 600), count = -1;
+  assert_ok(f->db, sqlq_retry(f->db, f->queue, &id, 1, &count));
+  assert_int_equal(count, 1);
+  assert_int_equal(fx_claim_one(f->db, f, 30).id, id);
+}
+
+/* A dead job whose dedupe key is held by a newer unfinished job stays dead. */
+static void retry_keeps_dead_when_key_taken(void **state) {
+  fixture *f = *state;
+  sqlq_job_spec spec = {0};
+  int64_t dead_id, newer, count = -1;
+  spec.dedupe_key = "key";
+  fx_push_spec(f->db, f, &spec);
+  dead_id = make_dead(f);
+  newer = fx_push_spec(f->db, f, &spec);
+  assert_true(newer != dead_id);
+  assert_ok(f->db, sqlq_retry(f->db, f->queue, NULL, 0, &count));
+  assert_int_equal(count, 0);
+  fx_assert_counts(f->db, f, 1, 0, 0, 1);
+}
+
+/* purge deletes every job and makes running tokens stale. */
+static void purge_makes_tokens_stale(void **state) {
+  fixture *f = *state;
+  int64_t count = -1;
+  claimed c;
+  make_one_of_each(f);
+  c = fx_claim_one(f->db, f, 30);
+  assert_true(c.id != 0);
+  assert_ok(f->db, sqlq_purge(f->db, f->queue, &count));
+  assert_int_equal(count, 5);
+  assert_status(f->db, sqlq_ack(f->db, c.id, c.token), SQLQ_STALE);
+  assert_status(f->db, sqlq_touch(f->db, c.id, c.token, 30, NULL), SQLQ_STALE);
+  fx_assert_counts(f->db, f, 0, 0, 0, 0);
+  assert_int_equal(fx_count(f->db, f, 0), 0);
+}
+
+/* A job enqueued in a rolled-back transaction does not exist. */
+static void transaction_rollback_drops_job(void **state) {
+  fixture *f = *state;
+  sqlq_job_spec specs[2];
+  memset(specs, 0, sizeof specs);
+  assert_ok(f->db, sqlq_begin(f->db));
+  fx_push(f->db, f, "gone", 0);
+  assert_ok(f->db, sqlq_enqueue_batch(f->db, f->queue, specs, 2, NULL));
+  assert_ok(f->db, sqlq_rollback(f->db));
+  assert_int_equal(fx_count(f->db, f, 0), 0);
+  assert_int_equal(fx_claim_one(f->db, f, 30).id, 0);
+}
+
+/* A job enqueued in a committed transaction is there for other handles. */
+static void transaction_commit_keeps_job(void **state) {
+  fixture *f = *state;
+  int64_t id;
+  sqlq_db *other = fx_open(f);
+  assert_ok(f->db, sqlq_begin(f->db));
+  id = fx_push(f->db, f, "kept", 0);
+  assert_ok(f->db, sqlq_commit(f->db));
+  assert_int_equal(fx_claim_one(other, f, 30).id, id);
+  sqlq_close(other);
+}
+
+/* A nested begin is refused and leaves the open transaction usable. */
+static void nested_begin_is_misuse(void **state) {
+  fixture *f = *state;
+  assert_ok(f->db, sqlq_begin(f->db));
+  assert_status(f->db, sqlq_begin(f->db), SQLQ_MISUSE);
+  fx_push(f->db, f, "in", 0);
+  assert_ok(f->db, sqlq_commit(f->db));
+  assert_int_equal(fx_count(f->db, f, 0), 1);
+}
+
+/* Acking works with history kept, set by option or by URL. */
+static void ack_with_history(void **state) {
+  fixture *f = *state;
+  sqlq_options opts = {0};
+  const char *urlopt[2] = {NULL, "history=1"};
+  int i;
+  opts.keep_history = 1;
+  for (i = 0; i < 2; i++) {
+    sqlq_db *db = NULL;
+    claimed c;
+    assert_ok(db, fx_open_with(f, urlopt[i], i == 0 ? &opts : NULL, &db));
+    fx_push(db, f, "h", 0);
+    c = fx_claim_one(db, f, 30);
+    assert_true(c.id != 0);
+    assert_ok(db, sqlq_ack(db, c.id, c.token));
+    assert_status(db, sqlq_ack(db, c.id, c.token), SQLQ_STALE);
+    assert_int_equal(fx_count(db, f, 0), 0);
+    sqlq_close(db);
+  }
+}
+
+int run_admin_tests(void) {
+  const struct CMUnitTest tests[] = {
+      FX_TEST(pause_and_resume),
+      FX_TEST(pause_empty_queue_listed),
+      FX_TEST(stats_counts_exact),
+      FX_TEST(list_with_state_filter),
+      FX_TEST(retry_dead_by_ids),
+      FX_TEST(retry_all_dead),
+      FX_TEST(retry_scheduled_by_id),
+      FX_TEST(retry_keeps_dead_when_key_taken),
+      FX_TEST(purge_makes_tokens_stale),
+      FX_TEST(transaction_rollback_drops_job),
+      FX_TEST(transaction_commit_keeps_job),
+      FX_TEST(nested_begin_is_misuse),
+      FX_TEST(ack_with_history),
+  };
+  return FX_RUN_GROUP("admin", tests);
+}

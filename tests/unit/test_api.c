@@ -1,0 +1,221 @@
+/*
+** test_api.c -- unit tests of the public API that need no particular
+** backend: status names, destructors, versions, URL redaction, and a
+** deterministic fuzz of the URL parser through sqlq_open().
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sqlq.h"
+
+#ifndef SQLQ_TEST_HAVE_POSTGRES
+#define SQLQ_TEST_HAVE_POSTGRES 0
+#endif
+#ifndef SQLQ_TEST_HAVE_MYSQL
+#define SQLQ_TEST_HAVE_MYSQL 0
+#endif
+#ifndef SQLQ_TEST_HAVE_FIREBIRD
+#define SQLQ_TEST_HAVE_FIREBIRD 0
+#endif
+
+/* How many URLs each fuzz test tries. */
+#define FUZZ_ROUNDS 2000
+
+/* A small deterministic pseudo-random generator (xorshift64), so that a
+** failing fuzz case can be replayed. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+static unsigned rng_next(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (unsigned)(rng_state >> 32);
+}
+
+/* Every status code has its own name, spelled like the macro. */
+static void status_names(void **state) {
+  static const char *const names[] = {
+      "SQLQ_OK", "SQLQ_ERROR", "SQLQ_MISUSE", "SQLQ_TOOBIG", "SQLQ_NOTFOUND",
+      "SQLQ_STALE", "SQLQ_BUSY", "SQLQ_TIMEOUT", "SQLQ_INTERRUPTED",
+      "SQLQ_UNAVAILABLE", "SQLQ_NOMEM", "SQLQ_SCHEMA", "SQLQ_PAUSED",
+  };
+  int i;
+  (void)state;
+  for (i = 0; i <= SQLQ_PAUSED; i++) assert_string_equal(sqlq_status_name(i), names[i]);
+  assert_non_null(sqlq_status_name(-1));
+  assert_non_null(sqlq_status_name(SQLQ_PAUSED + 1));
+}
+
+/* Every destructor accepts NULL, and errmsg of NULL still gives text. */
+static void destructors_accept_null(void **state) {
+  (void)state;
+  sqlq_close(NULL);
+  sqlq_free(NULL);
+  sqlq_claimed_free(NULL, 0);
+  sqlq_list_free(NULL, 0);
+  sqlq_unlock(NULL);
+  assert_non_null(sqlq_errmsg(NULL));
+  assert_true(strlen(sqlq_errmsg(NULL)) > 0);
+}
+
+/* The version number agrees with the version string. */
+static void version_macros_agree(void **state) {
+  int major = -1, minor = -1, patch = -1;
+  (void)state;
+  assert_int_equal(sscanf(SQLQ_VERSION, "%d.%d.%d", &major, &minor, &patch), 3);
+  assert_int_equal(SQLQ_VERSION_NUMBER, major * 1000000 + minor * 1000 + patch);
+  assert_true(SQLQ_SCHEMA_VERSION >= 1);
+}
+
+/* An in-memory SQLite database works end to end and keeps its URL. */
+static void memory_database_roundtrip(void **state) {
+  sqlq_db *db = NULL;
+  sqlq_job_spec spec = {0};
+  sqlq_job *jobs = NULL;
+  int n = 0, version = 0;
+  (void)state;
+  assert_int_equal(sqlq_open("sqlite::memory:", NULL, &db), SQLQ_OK);
+  assert_string_equal(sqlq_backend(db), "sqlite");
+  assert_string_equal(sqlq_url_redacted(db), "sqlite::memory:");
+  assert_int_equal(sqlq_errcode(db), SQLQ_OK);
+  assert_int_equal(sqlq_init(db, &version), SQLQ_OK);
+  assert_int_equal(version, SQLQ_SCHEMA_VERSION);
+  spec.payload = "m";
+  spec.payload_len = 1;
+  assert_int_equal(sqlq_enqueue(db, "q", &spec, NULL, NULL), SQLQ_OK);
+  assert_int_equal(sqlq_claim(db, "q", 1, NULL, &jobs, &n), SQLQ_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(sqlq_ack(db, jobs[0].id, jobs[0].token), SQLQ_OK);
+  sqlq_claimed_free(jobs, n);
+  sqlq_close(db);
+}
+
+/* A server URL keeps everything but its password, which becomes "***",
+** whether or not the backend is built (port 1 refuses at once). */
+static void redacted_url_hides_password(void **state) {
+  static const char *const urls[][2] = {
+      {"postgres://u:secret@127.0.0.1:1/db", "postgres://u:***@127.0.0.1:1/db"},
+      {"mysql://u:secret@127.0.0.1:1/db?x=1", "mysql://u:***@127.0.0.1:1/db?x=1"},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+    sqlq_db *db = NULL;
+    int rc = sqlq_open(urls[i][0], NULL, &db);
+    assert_int_equal(rc, SQLQ_UNAVAILABLE);
+    assert_non_null(db);
+    assert_string_equal(sqlq_url_redacted(db), urls[i][1]);
+    assert_null(strstr(sqlq_errmsg(db), "secret"));
+    sqlq_close(db);
+  }
+}
+
+/* Append up to max random bytes (printable mostly, some URL syntax, some
+** raw bytes) to buf at len; returns the new length. */
+static size_t random_tail(char *buf, size_t len, size_t max) {
+  static const char syntax[] = "?&=%:/@[]._-0123456789";
+  size_t n = rng_next() % (max + 1), i;
+  for (i = 0; i < n; i++) {
+    unsigned r = rng_next();
+    char c;
+    switch (r % 4) {
+      case 0: c = syntax[(r >> 8) % (sizeof syntax - 1)]; break;
+      case 1: c = (char)(1 + (r >> 8) % 255); break;
+      default: c = (char)('a' + (r >> 8) % 26); break;
+    }
+    buf[len++] = c;
+  }
+  buf[len] = '\0';
+  return len;
+}
+
+/* Overwrite k random bytes of buf[from..len) with random non-NUL bytes. */
+static void mutate(char *buf, size_t from, size_t len, int k) {
+  while (k-- > 0 && len > from) buf[from + rng_next() % (len - from)] = (char)(1 + rng_next() % 255);
+}
+
+/* Open url and check the outcome is a valid status, that a failure sets a
+** message and that the handle closes cleanly.  Returns the status. */
+static int open_and_close(const char *url) {
+  sqlq_db *db = NULL;
+  int rc = sqlq_open(url, NULL, &db);
+  if (rc < SQLQ_OK || rc > SQLQ_PAUSED) {
+    print_error("sqlq_open(\"%s\") returned %d\n", url, rc);
+    fail();
+  }
+  if (rc != SQLQ_OK && db != NULL) {
+    assert_int_equal(sqlq_errcode(db), rc);
+    assert_true(strlen(sqlq_errmsg(db)) > 0);
+  }
+  if (db != NULL) assert_non_null(sqlq_url_redacted(db));
+  sqlq_close(db);
+  return rc;
+}
+
+/* Random query strings after an in-memory SQLite path -- pure noise, or
+** a valid query with a few bytes changed -- either open or are refused
+** with SQLQ_MISUSE; nothing crashes or leaks (run under ASan and valgrind). */
+static void fuzz_sqlite_query_strings(void **state) {
+  static const char prefix[] = "sqlite::memory:?";
+  static const char valid[] = "payload_limit=100&history=1&sync=normal&busy_timeout=2.5";
+  char url[128];
+  int i;
+  (void)state;
+  for (i = 0; i < FUZZ_ROUNDS; i++) {
+    size_t len;
+    int rc;
+    if (i % 2 == 0) {
+      random_tail(url, (size_t)snprintf(url, sizeof url, "%s", prefix), 40);
+    } else {
+      len = (size_t)snprintf(url, sizeof url, "%s%s", prefix, valid);
+      mutate(url, sizeof prefix - 1, len, 1 + (int)(rng_next() % 3));
+    }
+    rc = open_and_close(url);
+    if (rc != SQLQ_OK && rc != SQLQ_MISUSE) {
+      print_error("sqlq_open(\"%s\") returned %s\n", url, sqlq_status_name(rc));
+      fail();
+    }
+  }
+}
+
+/* Random text after a scheme that no build has, or after a server scheme
+** this build lacks, never opens. */
+static void fuzz_unopenable_urls(void **state) {
+  const char *prefixes[5];
+  size_t n_prefixes = 0;
+  char url[128];
+  int i;
+  (void)state;
+  prefixes[n_prefixes++] = "zz-unknown://";
+  prefixes[n_prefixes++] = "#";
+  if (!SQLQ_TEST_HAVE_POSTGRES) prefixes[n_prefixes++] = "postgres://";
+  if (!SQLQ_TEST_HAVE_MYSQL) prefixes[n_prefixes++] = "mysql://";
+  if (!SQLQ_TEST_HAVE_FIREBIRD) prefixes[n_prefixes++] = "firebird://";
+  for (i = 0; i < FUZZ_ROUNDS; i++) {
+    size_t len = (size_t)snprintf(url, sizeof url, "%s", prefixes[rng_next() % n_prefixes]);
+    random_tail(url, len, 60);
+    if (open_and_close(url) == SQLQ_OK) {
+      print_error("sqlq_open(\"%s\") opened\n", url);
+      fail();
+    }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(status_names),
+      cmocka_unit_test(destructors_accept_null),
+      cmocka_unit_test(version_macros_agree),
+      cmocka_unit_test(memory_database_roundtrip),
+      cmocka_unit_test(redacted_url_hides_password),
+      cmocka_unit_test(fuzz_sqlite_query_strings),
+      cmocka_unit_test(fuzz_unopenable_urls),
+  };
+  return cmocka_run_group_tests_name("unit: public API", tests, NULL, NULL);
+}
