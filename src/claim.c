@@ -45,6 +45,15 @@ struct claim {
   int n;
 };
 
+/* Copy n bytes and a NUL to *p, advance *p past them, return the copy. */
+static char *put_bytes(char **p, const void *src, size_t n) {
+  char *at = *p;
+  if (n) memcpy(at, src, n);
+  at[n] = '\0';
+  *p += n + 1;
+  return at;
+}
+
 /* Copy one RETURNING row into job.  One block holds the payload, the queue
 ** name and the keys; job->payload points at its start. */
 static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t token, sqlq_job *job) {
@@ -56,27 +65,11 @@ static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t toke
   char *block = malloc(plen + 1 + qlen + 1 + glen + 1 + klen + 1);
   if (block == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   char *p = block;
-  if (plen) memcpy(p, payload, plen);
-  p[plen] = '\0';
-  job->payload = (unsigned char *)p;
+  job->payload = (unsigned char *)put_bytes(&p, payload ? payload : "", plen);
   job->payload_len = plen;
-  p += plen + 1;
-  memcpy(p, queue, qlen + 1);
-  job->queue = p;
-  p += qlen + 1;
-  job->group_key = NULL;
-  if (group) {
-    memcpy(p, group, glen);
-    p[glen] = '\0';
-    job->group_key = p;
-    p += glen + 1;
-  }
-  job->dedupe_key = NULL;
-  if (dedupe) {
-    memcpy(p, dedupe, klen);
-    p[klen] = '\0';
-    job->dedupe_key = p;
-  }
+  job->queue = put_bytes(&p, queue, qlen);
+  job->group_key = group ? put_bytes(&p, group, glen) : NULL;
+  job->dedupe_key = dedupe ? put_bytes(&p, dedupe, klen) : NULL;
   job->id = d->column_int64(st, 0);
   job->token = token;
   job->priority = (int)d->column_int64(st, 1);

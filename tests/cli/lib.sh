@@ -8,36 +8,11 @@
 # Golden files live in tests/cli/golden/; SQLQ_UPDATE_GOLDEN=1 rewrites them
 # from the current output instead of comparing.
 
-set -u
-
-if [ -z "${SQLQ:-}" ] || [ ! -x "$SQLQ" ]; then
-  echo "FAIL: set SQLQ to the sqlq binary" >&2
-  exit 2
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 
 golden_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/golden
-tmp=$(mktemp -d)
-url="sqlite:$tmp/t.db"
 failures=0
 checks=0
-# Processes a test started in the background; killed at exit if still there.
-bg_pids=()
-
-cleanup() {
-  local pid
-  for pid in "${bg_pids[@]}"; do
-    kill -9 "$pid" 2>/dev/null
-  done
-  wait 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# The tool on the test's database.  sq is a function: to start the tool in
-# the background, run "$SQLQ" --url "$url" ... so that $! is its pid.
-sq() {
-  "$SQLQ" --url "$url" "$@"
-}
 
 fail() {
   echo "FAIL: $*"

@@ -9,16 +9,7 @@
 
 #include "harness.h"
 
-/* Whether this build has each server backend (set by tests/CMakeLists.txt). */
-#ifndef SQLQ_TEST_HAVE_POSTGRES
-#define SQLQ_TEST_HAVE_POSTGRES 0
-#endif
-#ifndef SQLQ_TEST_HAVE_MYSQL
-#define SQLQ_TEST_HAVE_MYSQL 0
-#endif
-#ifndef SQLQ_TEST_HAVE_FIREBIRD
-#define SQLQ_TEST_HAVE_FIREBIRD 0
-#endif
+#include "test_backends.h"
 
 /* The jobs stored before the bad input, to compare with afterwards. */
 typedef struct snapshot {

@@ -6,33 +6,8 @@
 # database ($url).  `sq ARGS` runs the tool on it.  A failed check prints
 # "FAIL: ..." and ends the test with exit code 1.
 
-set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 
-if [ -z "${SQLQ:-}" ] || [ ! -x "$SQLQ" ]; then
-  echo "FAIL: set SQLQ to the sqlq binary" >&2
-  exit 2
-fi
-
-tmp=$(mktemp -d)
-url="sqlite:$tmp/crash.db"
-# Processes started in the background; killed at exit if still there.
-bg_pids=()
-
-cleanup() {
-  local pid
-  for pid in "${bg_pids[@]}"; do
-    kill -9 "$pid" 2>/dev/null
-  done
-  wait 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# The tool on the test's database.  (Run "$SQLQ" --url "$url" directly for
-# a background process whose pid is needed: `sq ... &` would be a subshell.)
-sq() {
-  "$SQLQ" --url "$url" "$@"
-}
 
 die() {
   echo "FAIL: $*" >&2

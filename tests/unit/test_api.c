@@ -15,15 +15,7 @@
 
 #include "sqlq.h"
 
-#ifndef SQLQ_TEST_HAVE_POSTGRES
-#define SQLQ_TEST_HAVE_POSTGRES 0
-#endif
-#ifndef SQLQ_TEST_HAVE_MYSQL
-#define SQLQ_TEST_HAVE_MYSQL 0
-#endif
-#ifndef SQLQ_TEST_HAVE_FIREBIRD
-#define SQLQ_TEST_HAVE_FIREBIRD 0
-#endif
+#include "test_backends.h"
 
 /* How many URLs each fuzz test tries. */
 #define FUZZ_ROUNDS 2000
