@@ -77,11 +77,29 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 ** bytes.  Returns 0, or prints one line and returns EXIT_USAGE. */
 int cli_check_queue(const char *cmd, const char *queue);
 
-/* In a child just forked by a parent of pid parent: restore default signal
-** handling, arrange to be killed with SIGKILL when the parent dies (and die
-** at once if it already has), then execvp(argv).  Never returns: when the
-** program cannot be run, prints one line and exits 127 (not found) or 126. */
-void cli_exec_child(pid_t parent, char **argv) __attribute__((noreturn));
+/* Run argv (execvp) as a guarded command C, with stdin_fd (unless -1) as
+** its stdin and the caller's environment, and return the pid of its
+** guardian G, or -1 with errno set.  The caller reaps G with waitpid(): G
+** ends the way C did (same exit code, or killed by the same signal, with
+** no core dump), and the caller never sees C.
+**
+** Design: G is a child subreaper (PR_SET_CHILD_SUBREAPER) that forks C and
+** polls a "lifeline" pipe whose only write end the caller holds for life
+** (one pipe for all of a caller's guardians).  End-of-file on it means the
+** caller died, even by SIGKILL: G then SIGKILLs its children, reaps, and
+** repeats until it has none, since the children of each dead process of
+** C's tree become G's, whatever process group or session they moved to;
+** only then does G exit, so what G inherited from the caller by fork (a
+** lock's hold) outlives the whole tree.  C dies with G (PR_SET_PDEATHSIG).
+** When C ends, G exits at once: processes C left in the background are
+** left alone, as a shell or flock(1) would.  C stays in the caller's
+** process group (terminal signals and job control reach it as before).
+**
+** SIGTERM, SIGINT, SIGHUP and SIGQUIT that the caller sends to G are
+** passed on to C; G ignores them from anyone else (a terminal or a kill of
+** the process group reaches C directly).  A signal the caller ignores stays
+** ignored for C; the other signals start with their default action. */
+pid_t cli_spawn_guarded(char **argv, int stdin_fd);
 
 /* A text table printed with columns padded to their widest cell.  Cells are
 ** copied; the caller keeps ownership of what it passes in. */

@@ -3,34 +3,25 @@
 ** flock(1).
 **
 ** The lock and the command live and die together, and the lock is never
-** free while the command runs.  Three processes make that hold:
-**
-**   P, `sqlq lock` itself, takes the lock, makes a pipe and forks
-**   G, a guardian, which shares P's hold of the lock (a forked child does)
-**      and forks
-**   C, which execs the command.  C holds no descriptor of the lock (the
-**      library opens them close-on-exec) and is killed when G dies.
-**
-** G waits for C to end, for a signal forwarded by P, or for end-of-file on
-** the pipe, which only P writes to: end-of-file means P died (maybe by
-** SIGKILL).  Then G kills C and waits for it before exiting, so the last
-** hold of the lock goes away after C is gone.  When C ends, G exits with
-** its code and P releases the lock and exits with the same code.
+** free while the command runs.  `sqlq lock` (P) takes the lock and runs the
+** command under a guardian G (cli_spawn_guarded), which shares P's hold of
+** the lock, as a forked child does; the command holds no descriptor of the
+** lock (the library opens them close-on-exec).  When the command ends, G
+** exits the same way and P releases the lock and exits with the command's
+** code.  When P dies (maybe by SIGKILL), G kills the command and every
+** process it started, waits for them all, and only then exits, dropping
+** the last hold of the lock.
 **
 ** P forwards SIGTERM, SIGINT and SIGHUP sent to it to G, which forwards
-** them to C; signals from the terminal reach every process of the group
-** and are not forwarded again.
+** them to the command; signals from the terminal reach every process of the
+** group and are not forwarded again.
 */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,8 +32,9 @@ static const char usage[] =
     "\n"
     "Take the lock NAME, run CMD while holding it and exit with CMD's exit\n"
     "code (128+N if a signal N killed it).  If sqlq lock dies, even by\n"
-    "SIGKILL, CMD is killed and the lock is free again.  SIGTERM, SIGINT and\n"
-    "SIGHUP sent to sqlq lock are passed on to CMD.\n"
+    "SIGKILL, CMD and every process it started are killed, then the lock is\n"
+    "free again.  SIGTERM, SIGINT and SIGHUP sent to sqlq lock are passed on\n"
+    "to CMD.\n"
     "\n"
     "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
     "  -n, --nonblock         give up at once if the lock is held\n"
@@ -90,85 +82,22 @@ static pid_t waitpid_retry(pid_t pid, int *status) {
   return got;
 }
 
-/* G, the guardian: run the command as C and wait.  Never returns.  from_p
-** is the read end of P's pipe; the forwarded signals are blocked. */
-static void guardian(pid_t p, int from_p, char **cmd) {
-  pid_t self = getpid(), c;
-  sigset_t set;
-  struct pollfd fds[3];
-  int status;
-
-  c = fork();
-  if (c == 0) {
-    cli_exec_child(self, cmd);
-  }
-  forwarded_set(&set);
-  fds[0].fd = c > 0 ? pidfd_open(c, 0) : -1;
-  fds[1].fd = from_p;
-  fds[2].fd = signalfd(-1, &set, SFD_CLOEXEC);
-  if (c < 0 || fds[0].fd < 0 || fds[2].fd < 0) {
-    dprintf(STDERR_FILENO, "sqlq: lock: cannot run %s: %s\n", cmd[0], strerror(errno));
-    if (c > 0) {
-      kill(c, SIGKILL);
-      waitpid_retry(c, NULL);
-    }
-    _exit(EXIT_SOFTWARE);
-  }
-  for (;;) {
-    int i;
-    for (i = 0; i < 3; i++) {
-      fds[i].events = POLLIN;
-      fds[i].revents = 0;
-    }
-    if (poll(fds, 3, -1) < 0) {
-      continue;
-    }
-    if (fds[0].revents) {
-      waitpid_retry(c, &status);
-      _exit(status_code(status));
-    }
-    if (fds[1].revents) {
-      /* Only P writes to the pipe, and it never does: P is gone. */
-      kill(c, SIGKILL);
-      waitpid_retry(c, NULL);
-      _exit(EXIT_SOFTWARE);
-    }
-    if (fds[2].revents) {
-      struct signalfd_siginfo si;
-      if (read(fds[2].fd, &si, sizeof si) == (ssize_t)sizeof si && (pid_t)si.ssi_pid == p) {
-        kill(c, (int)si.ssi_signo);
-      }
-    }
-  }
-}
-
 /* P: with the lock held, run cmd through a guardian and return its exit
 ** code. */
 static int run_locked(char **cmd) {
   struct sigaction sa;
   sigset_t set, old;
-  pid_t p = getpid(), g;
-  int pipefd[2], status;
+  pid_t g;
+  int status;
   size_t i;
 
-  if (pipe2(pipefd, O_CLOEXEC) != 0) {
-    cli_error("lock: cannot make a pipe: %s", strerror(errno));
-    return EXIT_SOFTWARE;
-  }
-  /* Blocked across fork(): G inherits the mask and reads them from a
-  ** signalfd; P takes them in forward_signal once G's pid is known. */
+  /* Blocked until G's pid is known to forward_signal. */
   forwarded_set(&set);
   sigprocmask(SIG_BLOCK, &set, &old);
-  g = fork();
-  if (g == 0) {
-    close(pipefd[1]);
-    guardian(p, pipefd[0], cmd);
-  }
-  close(pipefd[0]);
+  g = cli_spawn_guarded(cmd, -1);
   if (g < 0) {
-    cli_error("lock: cannot fork: %s", strerror(errno));
+    cli_error("lock: cannot run %s: %s", cmd[0], strerror(errno));
     sigprocmask(SIG_SETMASK, &old, NULL);
-    close(pipefd[1]);
     return EXIT_SOFTWARE;
   }
   guardian_pid = g;
@@ -181,7 +110,6 @@ static int run_locked(char **cmd) {
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
   waitpid_retry(g, &status);
-  close(pipefd[1]);
   return status_code(status);
 }
 

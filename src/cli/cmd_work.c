@@ -10,8 +10,9 @@
 ** self-pipe and calls sqlq_interrupt().
 **
 ** A command gets the payload on stdin (a memfd, so that no payload size can
-** block) and dies with the worker, even when the worker is killed with
-** SIGKILL.
+** block) and runs under a guardian (cli_spawn_guarded), which the worker
+** reaps instead of the command: the command and every process it started
+** die with the worker, even when the worker is killed with SIGKILL.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,7 +68,7 @@ static const char usage[] =
 
 /* One running command and the job it works on. */
 typedef struct slot {
-  pid_t pid;          /* 0 when the slot is free */
+  pid_t pid;          /* the command's guardian; 0 when the slot is free */
   int64_t id;
   int64_t token;
   int lost;           /* the lease was lost: no more touches */
@@ -196,22 +197,16 @@ static int export_job(const sqlq_job *job) {
 /* Start the command for job in the free slot s.  Returns 0, or -1 (errno
 ** set) when it could not be started. */
 static int spawn(worker *w, const sqlq_job *job, slot *s) {
-  pid_t parent = getpid(), pid;
-  int fd;
+  pid_t pid;
+  int fd, saved;
   if (export_job(job) != 0 || (fd = payload_fd(job->payload, job->payload_len)) < 0) {
     return -1;
   }
-  pid = fork();
-  if (pid == 0) {
-    /* fd 0 can only be the memfd if stdin was closed: then keep it open
-    ** across exec instead of duplicating it. */
-    if (fd == STDIN_FILENO ? fcntl(fd, F_SETFD, 0) != 0 : dup2(fd, STDIN_FILENO) < 0) {
-      _exit(EXIT_SOFTWARE);
-    }
-    cli_exec_child(parent, w->cmd);
-  }
+  pid = cli_spawn_guarded(w->cmd, fd);
+  saved = errno;
   close(fd);
   if (pid < 0) {
+    errno = saved;
     return -1;
   }
   s->pid = pid;
