@@ -41,26 +41,12 @@ static int set_paused(sqlq_db *db, const char *queue, int paused) {
 SQLQ__API int sqlq_pause(sqlq_db *db, const char *queue) { return set_paused(db, queue, 1); }
 SQLQ__API int sqlq_resume(sqlq_db *db, const char *queue) { return set_paused(db, queue, 0); }
 
-/* Run a statement ($1 queue [, $2 id]) that changes rows; add the count. */
-static int run_counted(sqlq_db *db, int sql, const char *queue, const int64_t *id, int64_t *count) {
-  const sqlq_driver *d = db->drv_methods;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, sql, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  if (id) d->bind_int64(st, 2, *id);
-  rc = d->step(db, st);
-  if (rc == SQLQ__DONE) *count += d->changes(db, st);
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
-}
-
 static int retry_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
   int rc = SQLQ_OK;
-  if (q->ids == NULL) rc = run_counted(db, SQLQ__SQL_RETRY_DEAD, q->queue, NULL, &q->count);
+  if (q->ids == NULL) rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_DEAD, q->queue, NULL, &q->count);
   for (size_t i = 0; q->ids && i < q->n_ids && rc == SQLQ_OK; i++)
-    rc = run_counted(db, SQLQ__SQL_RETRY_ID, q->queue, &q->ids[i], &q->count);
+    rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_ID, q->queue, &q->ids[i], &q->count);
   if (rc == SQLQ_OK && q->count > 0) sqlq__owe_wake(db, q->queue, (int)(q->count > 1000000 ? 1000000 : q->count));
   return rc;
 }
@@ -79,7 +65,7 @@ SQLQ__API int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, siz
 
 static int purge_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
-  return run_counted(db, SQLQ__SQL_PURGE, q->queue, NULL, &q->count);
+  return sqlq__run_for_queue(db, SQLQ__SQL_PURGE, q->queue, NULL, &q->count);
 }
 
 SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, int64_t *count_out) {

@@ -81,18 +81,6 @@ static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t toke
   return SQLQ_OK;
 }
 
-/* Run a statement that takes only the queue name and returns no rows. */
-static int run_queue_stmt(sqlq_db *db, int id, const char *queue, int64_t *changes) {
-  const sqlq_driver *d = db->drv_methods;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, id, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  rc = d->step(db, st);
-  if (changes) *changes = d->changes(db, st);
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
-}
 
 static int is_paused(sqlq_db *db, const char *queue, int *paused) {
   const sqlq_driver *d = db->drv_methods;
@@ -119,7 +107,7 @@ static int claim_tx(sqlq_db *db, void *arg) {
   int paused, rc = is_paused(db, c->queue, &paused);
   if (rc != SQLQ_OK) return rc;
   if (paused) return sqlq__error(db, SQLQ_PAUSED, "queue '%s' is paused", c->queue);
-  if ((rc = run_queue_stmt(db, SQLQ__SQL_REAP, c->queue, NULL)) != SQLQ_OK) return rc;
+  if ((rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK) return rc;
 
   sqlq__stmt *st;
   if ((rc = sqlq__prepare(db, SQLQ__SQL_CLAIM, &st)) != SQLQ_OK) return rc;

@@ -128,6 +128,20 @@ int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
   return db->drv_methods->prepare(db, id, out);
 }
 
+int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
+                        int64_t *changes) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, sql, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, queue);
+  if (id) d->bind_int64(st, 2, *id);
+  rc = d->step(db, st);
+  if (rc == SQLQ__DONE && changes) *changes += d->changes(db, st);
+  d->reset(st);
+  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
 /* ---------------------------------------------------------------------
 ** Transactions and wake-ups owed at commit.
 */

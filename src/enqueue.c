@@ -74,22 +74,12 @@ struct batch {
   int duplicate; /* for a single job */
 };
 
-/* Record the queue's name, so that stats list it even when it is empty. */
-static int register_queue(sqlq_db *db, const char *queue) {
-  const sqlq_driver *d = db->drv_methods;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_QUEUE_REGISTER, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  rc = d->step(db, st);
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
-}
 
 static int insert_batch(sqlq_db *db, void *arg) {
   struct batch *b = arg;
   size_t fresh = 0;
-  int rc = register_queue(db, b->queue);
+  /* Record the queue's name, so that stats list it even when it is empty. */
+  int rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, b->queue, NULL, NULL);
   if (rc != SQLQ_OK) return rc;
   for (size_t i = 0; i < b->n; i++) {
     int64_t id = 0;

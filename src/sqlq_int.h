@@ -286,7 +286,13 @@ void sqlq__owe_local_wake(sqlq_db *db);
 void sqlq__wake_local(const char *ident, const char *queue, int n);
 
 
-/* Statement helpers: prepare sql[id] of db's driver; shorthand binds. */
+/* Prepare sql[id] of db's driver (cached per connection). */
 int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out);
+
+/* Run statement sql, which takes $1 queue and, when id is not NULL, $2 id,
+** and returns no rows.  When changes is not NULL, add the number of rows
+** the statement changed to *changes. */
+int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
+                        int64_t *changes);
 
 #endif /* SQLQ_INT_H */
