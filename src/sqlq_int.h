@@ -109,7 +109,6 @@ enum sqlq__sql_id {
 
 /* Capability bits of a driver. */
 #define SQLQ__CAP_LOCKS 0x01        /* named locks: lock/unlock methods */
-#define SQLQ__CAP_CROSS_WAKE 0x02   /* wait() sees other processes' commits */
 
 /* A prepared statement of a driver.  Opaque to the core. */
 typedef struct sqlq__stmt sqlq__stmt;
