@@ -1,14 +1,17 @@
 /*
-** test_concurrency.c -- no job is ever handed to two claimers at once.
+** test_concurrency.c -- no job is ever handed to two claimers at once,
+** whether they are threads of one process (which, on SQLite, share one
+** connection) or processes with connections of their own.
 */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "harness.h"
 
-enum { N_JOBS = 2000, N_THREADS = 4, CLAIM_MAX = 10 };
+enum { N_JOBS = 2000, N_THREADS = 4, N_PROCS = 3, CLAIM_MAX = 10 };
 
 /* What the claiming threads share. */
 typedef struct race {
@@ -82,6 +85,25 @@ static void enqueue_many(const fixture *f, int64_t *ids) {
   free(specs);
 }
 
+/* Check that every job was claimed exactly once and the queue is empty. */
+static void assert_each_once(const fixture *f, race *r, int total) {
+  int i;
+  assert_int_equal(atomic_load(&r->strangers), 0);
+  for (i = 0; i < N_JOBS; i++) assert_int_equal(atomic_load(&r->counts[i]), 1);
+  assert_int_equal(total, N_JOBS);
+  assert_int_equal(fx_count(f->db, f, 0), 0);
+}
+
+/* A child process's claim loop (run by fx_fork): returns its status. */
+static int claim_in_child(const fixture *f, void *arg) {
+  claimer c;
+  (void)f;
+  memset(&c, 0, sizeof c);
+  c.race = arg;
+  claim_until_empty(&c);
+  return c.status;
+}
+
 /* Four threads, each with its own handle, claim 2000 jobs concurrently:
 ** every job is claimed exactly once and the queue ends empty. */
 static void never_two_holders(void **state) {
@@ -106,17 +128,38 @@ static void never_two_holders(void **state) {
     assert_ok(NULL, workers[i].status);
     total += workers[i].claimed;
   }
-  assert_int_equal(atomic_load(&r->strangers), 0);
-  for (i = 0; i < N_JOBS; i++) assert_int_equal(atomic_load(&r->counts[i]), 1);
-  assert_int_equal(total, N_JOBS);
-  assert_int_equal(fx_count(f->db, f, 0), 0);
+  assert_each_once(f, r, total);
   free(r);
+  free(ids);
+}
+
+/* Three processes, each opening its own handle (and so, on SQLite, its own
+** connection), claim 2000 jobs concurrently: every job is claimed exactly
+** once.  The counts live in shared memory made before the fork. */
+static void never_two_holders_across_processes(void **state) {
+  fixture *f = *state;
+  int64_t *ids = calloc(N_JOBS, sizeof *ids);
+  race *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  fx_child children[N_PROCS];
+  int i, total = 0;
+  assert_non_null(ids);
+  assert_true(r != MAP_FAILED);
+  memset(r, 0, sizeof *r);
+  enqueue_many(f, ids);
+  r->f = f;
+  r->ids = ids;
+  for (i = 0; i < N_PROCS; i++) children[i] = fx_fork(claim_in_child, f, r);
+  for (i = 0; i < N_PROCS; i++) assert_int_equal(fx_reap(&children[i]), SQLQ_OK);
+  for (i = 0; i < N_JOBS; i++) total += atomic_load(&r->counts[i]);
+  assert_each_once(f, r, total);
+  munmap(r, sizeof *r);
   free(ids);
 }
 
 int run_concurrency_tests(void) {
   const struct CMUnitTest tests[] = {
       FX_TEST(never_two_holders),
+      FX_TEST(never_two_holders_across_processes),
   };
   return FX_RUN_GROUP("concurrency", tests);
 }
