@@ -114,11 +114,11 @@ typedef struct cli_table {
 int cli_table_init(cli_table *t, size_t ncols, const char *const *header);
 /* Append one row of t->ncols strings.  Returns 0, or -1 if memory ran out. */
 int cli_table_add(cli_table *t, const char *const *row);
-/* Print every row to out, cells separated by two spaces; the last column is
-** not padded. */
-void cli_table_print(const cli_table *t, FILE *out);
-/* Free the cells.  The table may be initialised again after. */
-void cli_table_free(cli_table *t);
+/* End the table of command cmd: when ok (every row was added), print it on
+** stdout, cells separated by two spaces, the last column not padded; then
+** free it.  Returns 0, or EXIT_SOFTWARE after one line on stderr when ok is
+** false or memory ran out. */
+int cli_table_finish(cli_table *t, int ok, const char *cmd);
 
 /* The commands. */
 int cmd_init(const cli_global *g, int argc, char **argv);

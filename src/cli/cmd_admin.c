@@ -352,15 +352,7 @@ static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
     row[5] = st[i].paused ? "yes" : "no";
     ok = cli_table_add(&t, row) == 0;
   }
-  if (ok) {
-    cli_table_print(&t, stdout);
-  }
-  cli_table_free(&t);
-  if (!ok) {
-    cli_error("stats: out of memory");
-    return EXIT_SOFTWARE;
-  }
-  return 0;
+  return cli_table_finish(&t, ok, "stats");
 }
 
 int cmd_stats(const cli_global *g, int argc, char **argv) {
@@ -481,15 +473,7 @@ static int print_jobs_table(const sqlq_job_info *jobs, size_t n) {
   for (i = 0; ok && i < n; i++) {
     ok = add_job_row(&t, &jobs[i]) == 0;
   }
-  if (ok) {
-    cli_table_print(&t, stdout);
-  }
-  cli_table_free(&t);
-  if (!ok) {
-    cli_error("jobs: out of memory");
-    return EXIT_SOFTWARE;
-  }
-  return 0;
+  return cli_table_finish(&t, ok, "jobs");
 }
 
 int cmd_jobs(const cli_global *g, int argc, char **argv) {

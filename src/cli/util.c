@@ -432,11 +432,11 @@ int cli_table_add(cli_table *t, const char *const *row) {
   return 0;
 }
 
-void cli_table_print(const cli_table *t, FILE *out) {
+static int table_print(const cli_table *t, FILE *out) {
   size_t col, cell;
   size_t *width = calloc(t->ncols, sizeof *width);
   if (width == NULL) {
-    return;
+    return -1;
   }
   for (cell = 0; cell < t->ncells; cell++) {
     size_t len = strlen(t->cells[cell]);
@@ -454,9 +454,10 @@ void cli_table_print(const cli_table *t, FILE *out) {
     }
   }
   free(width);
+  return 0;
 }
 
-void cli_table_free(cli_table *t) {
+static void table_free(cli_table *t) {
   size_t i;
   for (i = 0; i < t->ncells; i++) {
     free(t->cells[i]);
@@ -464,4 +465,14 @@ void cli_table_free(cli_table *t) {
   free(t->cells);
   t->cells = NULL;
   t->ncells = t->cap = 0;
+}
+
+int cli_table_finish(cli_table *t, int ok, const char *cmd) {
+  ok = ok && table_print(t, stdout) == 0;
+  table_free(t);
+  if (!ok) {
+    cli_error("%s: out of memory", cmd);
+    return EXIT_SOFTWARE;
+  }
+  return 0;
 }

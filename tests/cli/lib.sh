@@ -83,26 +83,6 @@ golden() {
   fi
 }
 
-# wait_for_file PATH: wait up to 10 s for PATH to exist and be non-empty.
-wait_for_file() {
-  local i
-  for i in $(seq 200); do
-    [ -s "$1" ] && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
-# wait_gone PID: wait up to 10 s for process PID to be gone (reaped).
-wait_gone() {
-  local i
-  for i in $(seq 200); do
-    kill -0 "$1" 2>/dev/null || return 0
-    sleep 0.05
-  done
-  return 1
-}
-
 # now_ms: milliseconds on the wall clock.
 now_ms() {
   echo $(($(date +%s%N) / 1000000))

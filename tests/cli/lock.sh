@@ -45,7 +45,7 @@ holder=$!
 bg_pids+=("$holder")
 wait_for_file "$tmp/term" || fail "the command did not start"
 kill -TERM "$holder"
-wait_gone "$holder" || fail "sqlq lock did not end after SIGTERM"
+wait_gone 10 "$holder" || fail "sqlq lock did not end after SIGTERM"
 wait "$holder"
 expect_eq "SIGTERM is forwarded" $? 5
 run "free after SIGTERM" 0 sq lock -n L -- true

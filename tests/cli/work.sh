@@ -89,7 +89,7 @@ sleep 0.5
 checks=$((checks + 1))
 [ ! -e "$tmp/ran-paused" ] && kill -0 "$worker" 2>/dev/null || fail "a paused queue was worked or the worker left"
 sq resume paused
-wait_gone "$worker" || fail "the worker did not finish the resumed queue"
+wait_gone 10 "$worker" || fail "the worker did not finish the resumed queue"
 wait "$worker"
 expect_eq "worker on a resumed queue exits 0" $? 0
 checks=$((checks + 1))
@@ -104,7 +104,7 @@ worker=$!
 bg_pids+=("$worker")
 wait_for_file "$tmp/term-started" || fail "the command did not start"
 kill -TERM "$worker"
-wait_gone "$worker" || fail "the worker did not exit after SIGTERM"
+wait_gone 10 "$worker" || fail "the worker did not exit after SIGTERM"
 wait "$worker"
 expect_eq "SIGTERM exit code" $? 0
 expect_eq "the running command finished" "$(cat "$tmp/term-done" 2>/dev/null)" "done"
@@ -121,6 +121,6 @@ child=$(cat "$tmp/kill-pid")
 bg_pids+=("$child")
 kill -9 "$worker"
 wait "$worker" 2>/dev/null
-wait_gone "$child" || fail "the command outlived its killed worker"
+wait_gone 10 "$child" || fail "the command outlived its killed worker"
 
 finish
