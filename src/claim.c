@@ -273,12 +273,9 @@ static char *clean_error(const char *error) {
   const unsigned char *s = (const unsigned char *)(error ? error : "");
   size_t i = 0;
   while (i < n) {
-    size_t len = s[i] < 0x80 ? 1 : (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3
-               : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
-    int ok = len > 0 && i + len <= n;
-    for (size_t k = 1; ok && k < len; k++) ok = (s[i + k] & 0xC0) == 0x80;
-    if (ok && len == 1 && (s[i] < 0x20 && s[i] != '\n' && s[i] != '\t')) ok = 0;
-    if (!ok) { out[i++] = '?'; continue; }
+    size_t len = sqlq__utf8_seq(s + i, n - i);
+    int control = s[i] < 0x20 && s[i] != '\n' && s[i] != '\t';
+    if (len == 0 || control) { out[i++] = '?'; continue; }
     memcpy(out + i, s + i, len);
     i += len;
   }

@@ -38,8 +38,26 @@ static int no_driver(sqlq_db *db, const char *scheme) {
                      scheme);
 }
 
-/* Apply the URL's options over the caller's. */
-static int apply_url_options(sqlq_db *db, const sqlq__url *url) {
+/* Is key one of drv's own URL options? */
+static int driver_option(const sqlq_driver *drv, const char *key) {
+  for (const char *const *o = drv->options; *o; o++)
+    if (strcmp(*o, key) == 0) return 1;
+  return 0;
+}
+
+/* Refuse an option that neither the core nor drv reads, naming the known
+** ones. */
+static int unknown_option(sqlq_db *db, const sqlq_driver *drv, const char *key) {
+  char known[256] = "payload_limit, history, busy_timeout";
+  size_t len = strlen(known);
+  for (const char *const *o = drv->options; *o && len < sizeof known; o++)
+    len += (size_t)snprintf(known + len, sizeof known - len, ", %s", *o);
+  return sqlq__error(db, SQLQ_MISUSE, "unknown URL option '%.40s' for %s (known: %s)", key,
+                     drv->name, known);
+}
+
+/* Apply the URL's options over the caller's; the driver reads its own. */
+static int apply_url_options(sqlq_db *db, const sqlq_driver *drv, const sqlq__url *url) {
   for (int i = 0; i < url->n_opts; i++) {
     const char *k = url->opts[i].key, *v = url->opts[i].value;
     char *end;
@@ -57,8 +75,9 @@ static int apply_url_options(sqlq_db *db, const sqlq__url *url) {
       if (*v == '\0' || *end || !(s >= 0 && s <= 86400))
         return sqlq__error(db, SQLQ_MISUSE, "URL option busy_timeout must be 0 to 86400 seconds");
       db->busy_timeout = s;
+    } else if (!driver_option(drv, k)) {
+      return unknown_option(db, drv, k);
     }
-    /* Other options belong to the driver, which refuses unknown ones. */
   }
   return SQLQ_OK;
 }
@@ -81,7 +100,7 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
   const sqlq_driver *drv = find_driver(url.scheme);
   if (db->url_redacted == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
   else if (drv == NULL) rc = no_driver(db, url.scheme);
-  else if ((rc = apply_url_options(db, &url)) == SQLQ_OK) {
+  else if ((rc = apply_url_options(db, drv, &url)) == SQLQ_OK) {
     db->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (db->wake_fd < 0) rc = sqlq__error(db, SQLQ_ERROR, "cannot make an eventfd");
     else {
@@ -174,10 +193,10 @@ static void forget_wakes(sqlq_db *db) {
 static void pay_wakes(sqlq_db *db) {
   if (db->pending_jobs || db->pending_all) {
     const char *queue = db->pending_all ? NULL : db->pending_queue;
-    sqlq__wake_local(db->ident, db->pending_local ? NULL : queue, db->pending_jobs);
+    sqlq__wake_local(db->ident, db->pending_local ? NULL : queue);
     if (db->drv_methods->notify) db->drv_methods->notify(db, queue, db->pending_jobs);
   } else if (db->pending_local) {
-    sqlq__wake_local(db->ident, NULL, 0);
+    sqlq__wake_local(db->ident, NULL);
   }
   forget_wakes(db);
 }

@@ -74,7 +74,6 @@ struct batch {
   int duplicate; /* for a single job */
 };
 
-
 static int insert_batch(sqlq_db *db, void *arg) {
   struct batch *b = arg;
   size_t fresh = 0;
@@ -93,34 +92,38 @@ static int insert_batch(sqlq_db *db, void *arg) {
   return SQLQ_OK;
 }
 
-SQLQ__API int sqlq_enqueue_batch(sqlq_db *db, const char *queue, const sqlq_job_spec *specs,
-                                 size_t n, int64_t *ids) {
+/* Check and store n jobs in one transaction; *duplicate receives whether
+** the last one was folded into an unfinished job with its dedupe key. */
+static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
+                   int64_t *ids, int *duplicate) {
   if (db == NULL) return SQLQ_MISUSE;
   sqlq__clear_error(db);
   int rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
-  if (n > 0 && specs == NULL) return sqlq__error(db, SQLQ_MISUSE, "specs is NULL");
+  if (n > 0 && specs == NULL) return sqlq__error(db, SQLQ_MISUSE, "job spec is NULL");
   for (size_t i = 0; i < n; i++)
     if ((rc = check_spec(db, &specs[i], i, n)) != SQLQ_OK) return rc;
   if (n == 0) return SQLQ_OK;
   struct batch b = {queue, specs, n, ids, 0};
-  return sqlq__in_tx(db, insert_batch, &b);
+  rc = sqlq__in_tx(db, insert_batch, &b);
+  *duplicate = b.duplicate;
+  return rc;
+}
+
+SQLQ__API int sqlq_enqueue_batch(sqlq_db *db, const char *queue, const sqlq_job_spec *specs,
+                                 size_t n, int64_t *ids) {
+  int duplicate;
+  return enqueue(db, queue, specs, n, ids, &duplicate);
 }
 
 SQLQ__API int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
                            int64_t *id_out, int *duplicate_out) {
   int64_t id = 0;
-  if (db == NULL) return SQLQ_MISUSE;
-  if (spec == NULL) return sqlq__error(db, SQLQ_MISUSE, "job spec is NULL");
-  sqlq__clear_error(db);
-  int rc = sqlq__check_queue(db, queue);
-  if (rc == SQLQ_OK) rc = check_spec(db, spec, 0, 1);
-  if (rc != SQLQ_OK) return rc;
-  struct batch b = {queue, spec, 1, &id, 0};
-  rc = sqlq__in_tx(db, insert_batch, &b);
+  int duplicate = 0;
+  int rc = enqueue(db, queue, spec, 1, &id, &duplicate);
   if (rc == SQLQ_OK) {
     if (id_out) *id_out = id;
-    if (duplicate_out) *duplicate_out = b.duplicate;
+    if (duplicate_out) *duplicate_out = duplicate;
   }
   return rc;
 }

@@ -129,6 +129,7 @@ typedef struct sqlq__lockstate sqlq__lockstate;
 typedef struct sqlq_driver {
   const char *name;                 /* "sqlite" */
   const char *const *schemes;       /* URL schemes served, NULL-terminated */
+  const char *const *options;       /* URL options the driver reads, NULL-terminated */
   unsigned caps;                    /* SQLQ__CAP_* */
   const char *const *sql;           /* SQLQ__SQL_COUNT statements */
   /* Migrations: migrations[v-1] upgrades schema version v-1 to v, for v in
@@ -262,6 +263,11 @@ int sqlq__check_queue(sqlq_db *db, const char *queue);
 ** UTF-8; what names it in the message ("dedupe key"). */
 int sqlq__check_key(sqlq_db *db, const char *key, const char *what);
 
+/* Length of the valid UTF-8 sequence at s (n > 0 bytes available), or 0
+** when the bytes there are not one: bad lead or continuation bytes, an
+** overlong form, a surrogate, or a code point past U+10FFFF. */
+size_t sqlq__utf8_seq(const unsigned char *s, size_t n);
+
 /* 64-bit FNV-1a of a byte string: the stable key of a lock name. */
 uint64_t sqlq__hash64(const void *p, size_t n);
 
@@ -280,9 +286,9 @@ void sqlq__owe_wake(sqlq_db *db, const char *queue, int n);
 ** (Other processes see the commit itself.) */
 void sqlq__owe_local_wake(sqlq_db *db);
 
-/* Wake waiters of this process on db's database for queue (NULL: all
-** queues), and the driver's cross-process notify. */
-void sqlq__wake_local(const char *ident, const char *queue, int n);
+/* Wake every handle of this process that waits on the database named
+** ident for queue (NULL: for any queue). */
+void sqlq__wake_local(const char *ident, const char *queue);
 
 
 /* Prepare sql[id] of db's driver (cached per connection). */

@@ -31,8 +31,7 @@ uint64_t sqlq__hash64(const void *p, size_t n) {
   return h;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
+size_t sqlq__utf8_seq(const unsigned char *s, size_t n) {
   size_t len;
   uint32_t cp;
   if (s[0] < 0x80) return 1;
@@ -55,7 +54,7 @@ static int clean_text(const char *text, size_t n) {
   const unsigned char *s = (const unsigned char *)text;
   for (size_t i = 0; i < n;) {
     if (s[i] < 0x20 || s[i] == 0x7F) return 0;
-    size_t k = utf8_seq(s + i, n - i);
+    size_t k = sqlq__utf8_seq(s + i, n - i);
     if (k == 0) return 0;
     i += k;
   }

@@ -38,8 +38,7 @@ static void drain_fd(int fd) {
   while (read(fd, &v, sizeof v) > 0) {}
 }
 
-void sqlq__wake_local(const char *ident, const char *queue, int n) {
-  (void)n;
+void sqlq__wake_local(const char *ident, const char *queue) {
   pthread_mutex_lock(&waiters_lock);
   for (struct waiter *w = waiters; w; w = w->next)
     if (strcmp(w->db->ident, ident) == 0 && (queue == NULL || strcmp(w->queue, queue) == 0))

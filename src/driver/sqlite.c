@@ -107,16 +107,8 @@ static int set_paths(sqlq_db *db, sqlite_conn *c, const char *path) {
   return rc;
 }
 
-/* Check the driver's URL options and pick the PRAGMA for sync. */
+/* Pick the PRAGMA for the sync URL option (the core refused unknown ones). */
 static int sync_pragma(sqlq_db *db, const sqlq__url *url, const char **pragma) {
-  static const char *const known[] = {"payload_limit", "history", "busy_timeout", "sync", NULL};
-  for (int i = 0; i < url->n_opts; i++) {
-    int ok = 0;
-    for (const char *const *k = known; *k && !ok; k++) ok = strcmp(*k, url->opts[i].key) == 0;
-    if (!ok)
-      return sqlq__error(db, SQLQ_MISUSE, "unknown URL option '%.40s' for sqlite (known: %s)",
-                         url->opts[i].key, "payload_limit, history, busy_timeout, sync");
-  }
   const char *sync = sqlq__url_option(url, "sync");
   *pragma = "PRAGMA synchronous=NORMAL";
   if (sync == NULL || strcmp(sync, "normal") == 0) return SQLQ_OK;
@@ -416,10 +408,12 @@ static void *sqlite_native(sqlq_db *db) {
 }
 
 static const char *const schemes[] = {"sqlite", NULL};
+static const char *const options[] = {"sync", NULL};
 
 const sqlq_driver sqlq__driver_sqlite = {
   .name = "sqlite",
   .schemes = schemes,
+  .options = options,
   .caps = SQLQ__CAP_LOCKS,
   .sql = sqlq__sqlite_sql,
   .migrations = sqlq__sqlite_migrations,
