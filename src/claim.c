@@ -174,9 +174,9 @@ SQLQ__API void sqlq_claimed_free(sqlq_job *jobs, int n) {
 /* Run a statement keyed by ($1 id, $2 token) with extra integer parameters
 ** from $3 on and an optional text parameter after them; report in *changed
 ** whether a row was changed, and read column 0 of a returned row into
-** *col0 when col0 is not NULL. */
+** *col0 (an integer) or *text0 (text the caller frees) when not NULL. */
 static int run_held(sqlq_db *db, int sql, int64_t id, int64_t token, const int64_t *extra,
-                    int n_extra, const char *text, int *changed, int64_t *col0) {
+                    int n_extra, const char *text, int *changed, int64_t *col0, char **text0) {
   const sqlq_driver *d = db->drv_methods;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, sql, &st);
@@ -188,8 +188,13 @@ static int run_held(sqlq_db *db, int sql, int64_t id, int64_t token, const int64
   rc = d->step(db, st);
   if (rc == SQLQ__ROW) {
     if (col0) *col0 = d->column_int64(st, 0);
+    if (text0) {
+      size_t len = 0;
+      const void *p = d->column_blob(st, 0, &len);
+      if ((*text0 = strndup(p ? p : "", len)) == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+    }
     *changed = 1;
-    while ((rc = d->step(db, st)) == SQLQ__ROW) {}
+    while (rc == SQLQ__ROW && (rc = d->step(db, st)) == SQLQ__ROW) {}
   } else if (rc == SQLQ__DONE) {
     *changed = d->changes(db, st) > 0;
   }
@@ -217,9 +222,9 @@ static int ack_tx(sqlq_db *db, void *arg) {
     int changed = 0, rc;
     const sqlq_job_ref *r = &a->refs[i];
     if (db->keep_history &&
-        (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, r->id, r->token, NULL, 0, NULL, &changed, NULL)) != SQLQ_OK)
+        (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, r->id, r->token, NULL, 0, NULL, &changed, NULL, NULL)) != SQLQ_OK)
       return rc;
-    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL)) != SQLQ_OK)
+    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL, NULL)) != SQLQ_OK)
       return rc;
     if (changed) a->acked++;
     else if (n_stale++ == 0) first_stale = r->id;
@@ -293,9 +298,13 @@ static int fail_tx(sqlq_db *db, void *arg) {
   d->bind_int64(st, 2, f->token);
   rc = d->step(db, st);
   int attempts = 0, max_attempts = 0;
+  char *queue = NULL;
   if (rc == SQLQ__ROW) {
     attempts = (int)d->column_int64(st, 0);
     max_attempts = (int)d->column_int64(st, 1);
+    size_t len = 0;
+    const void *p = d->column_blob(st, 2, &len);
+    if ((queue = strndup(p ? p : "", len)) == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
   }
   d->reset(st);
   if (rc == SQLQ__DONE) return stale(db, f->id);
@@ -303,9 +312,11 @@ static int fail_tx(sqlq_db *db, void *arg) {
   int dead = f->dead || attempts >= max_attempts;
   int64_t extra[2] = {dead, sqlq__seconds_to_us(dead ? 0 : backoff_delay(f->backoff, attempts))};
   int changed = 0;
-  rc = run_held(db, SQLQ__SQL_FAIL, f->id, f->token, extra, 2, f->error, &changed, NULL);
-  if (rc == SQLQ_OK && !changed) return stale(db, f->id);
-  if (rc == SQLQ_OK && !dead && extra[1] == 0) sqlq__owe_wake(db, NULL, 1);
+  rc = run_held(db, SQLQ__SQL_FAIL, f->id, f->token, extra, 2, f->error, &changed, NULL, NULL);
+  if (rc == SQLQ_OK && !changed) rc = stale(db, f->id);
+  /* A retry now is a ready job; a later one moves the queue's next due time. */
+  else if (rc == SQLQ_OK && !dead) sqlq__owe_wake(db, queue, extra[1] == 0);
+  free(queue);
   return rc;
 }
 
@@ -330,9 +341,11 @@ static int release_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
   int64_t extra[1] = {sqlq__seconds_to_us(f->delay)};
   int changed = 0;
-  int rc = run_held(db, SQLQ__SQL_RELEASE, f->id, f->token, extra, 1, NULL, &changed, NULL);
-  if (rc == SQLQ_OK && !changed) return stale(db, f->id);
-  if (rc == SQLQ_OK && f->delay <= 0) sqlq__owe_wake(db, NULL, 1);
+  char *queue = NULL;
+  int rc = run_held(db, SQLQ__SQL_RELEASE, f->id, f->token, extra, 1, NULL, &changed, NULL, &queue);
+  if (rc == SQLQ_OK && !changed) rc = stale(db, f->id);
+  else if (rc == SQLQ_OK) sqlq__owe_wake(db, queue, f->delay <= 0);
+  free(queue);
   return rc;
 }
 
@@ -348,7 +361,7 @@ static int touch_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
   int64_t extra[1] = {sqlq__seconds_to_us(f->lease)};
   int changed = 0;
-  int rc = run_held(db, SQLQ__SQL_TOUCH, f->id, f->token, extra, 1, NULL, &changed, &f->lease_until);
+  int rc = run_held(db, SQLQ__SQL_TOUCH, f->id, f->token, extra, 1, NULL, &changed, &f->lease_until, NULL);
   if (rc == SQLQ_OK && !changed) return stale(db, f->id);
   return rc;
 }

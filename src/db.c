@@ -20,6 +20,8 @@ static const struct {
   {"mysql", "MySQL/MariaDB"},   {"mariadb", "MySQL/MariaDB"}, {"firebird", "Firebird"},
 };
 
+static void forget_wakes(sqlq_db *db);
+
 static const sqlq_driver *find_driver(const char *scheme) {
   for (const sqlq_driver *const *d = sqlq__drivers; *d; d++)
     for (const char *const *s = (*d)->schemes; *s; s++)
@@ -121,7 +123,7 @@ SQLQ__API void sqlq_close(sqlq_db *db) {
     db->drv_methods->close(db);
   }
   if (db->wake_fd >= 0) close(db->wake_fd);
-  free(db->pending_queue);
+  forget_wakes(db);
   free(db->ident);
   free(db->url_redacted);
   free(db);
@@ -166,15 +168,19 @@ int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *
 */
 
 void sqlq__owe_wake(sqlq_db *db, const char *queue, int n) {
-  if (queue == NULL) {
-    db->pending_all = 1;
-  } else if (db->pending_jobs == 0 && !db->pending_all) {
-    db->pending_queue = strdup(queue);
-    if (db->pending_queue == NULL) db->pending_all = 1;
-  } else if (!db->pending_all && db->pending_queue && strcmp(db->pending_queue, queue) != 0) {
-    db->pending_all = 1;
+  struct sqlq__wake *w = db->pending;
+  while (w && strcmp(w->queue, queue) != 0) w = w->next;
+  if (w == NULL) {
+    w = calloc(1, sizeof *w);
+    if (w == NULL || (w->queue = strdup(queue)) == NULL) {
+      free(w);
+      db->pending_all = 1;
+      return;
+    }
+    w->next = db->pending;
+    db->pending = w;
   }
-  db->pending_jobs += n;
+  w->jobs = n > 1000000 - w->jobs ? 1000000 : w->jobs + n;
 }
 
 void sqlq__owe_local_wake(sqlq_db *db) {
@@ -182,23 +188,57 @@ void sqlq__owe_local_wake(sqlq_db *db) {
 }
 
 static void forget_wakes(sqlq_db *db) {
-  free(db->pending_queue);
-  db->pending_queue = NULL;
+  while (db->pending) {
+    struct sqlq__wake *w = db->pending;
+    db->pending = w->next;
+    free(w->queue);
+    free(w);
+  }
   db->pending_all = 0;
-  db->pending_jobs = 0;
   db->pending_local = 0;
 }
 
-/* After a commit: wake this process's waiters and tell other processes. */
+/* Before a commit: tell other processes, for drivers whose notification
+** is part of the transaction. */
+static int notify_in_tx(sqlq_db *db) {
+  const sqlq_driver *d = db->drv_methods;
+  if (!(d->caps & SQLQ__CAP_NOTIFY_IN_TX) || d->notify == NULL) return SQLQ_OK;
+  for (struct sqlq__wake *w = db->pending; w; w = w->next) {
+    int rc = d->notify(db, w->queue, w->jobs);
+    if (rc != SQLQ_OK) return rc;
+  }
+  return SQLQ_OK;
+}
+
+/* After a commit: wake this process's waiters and tell other processes,
+** for drivers whose notification follows the commit. */
 static void pay_wakes(sqlq_db *db) {
-  if (db->pending_jobs || db->pending_all) {
-    const char *queue = db->pending_all ? NULL : db->pending_queue;
-    sqlq__wake_local(db->ident, db->pending_local ? NULL : queue);
-    if (db->drv_methods->notify) db->drv_methods->notify(db, queue, db->pending_jobs);
-  } else if (db->pending_local) {
-    sqlq__wake_local(db->ident, NULL);
+  const sqlq_driver *d = db->drv_methods;
+  int after = d->notify && !(d->caps & SQLQ__CAP_NOTIFY_IN_TX);
+  if (db->pending_local || db->pending_all) sqlq__wake_local(db->ident, NULL);
+  for (struct sqlq__wake *w = db->pending; w; w = w->next) {
+    if (!db->pending_local && !db->pending_all) sqlq__wake_local(db->ident, w->queue);
+    if (after) d->notify(db, w->queue, w->jobs);
   }
   forget_wakes(db);
+}
+
+/* Commit the open transaction and pay the wake-ups it owes; on failure,
+** roll back and forget them. */
+static int commit_and_wake(sqlq_db *db) {
+  int rc = notify_in_tx(db);
+  if (rc == SQLQ_OK) rc = db->drv_methods->commit(db);
+  if (rc != SQLQ_OK) {
+    char saved[sizeof db->errmsg];
+    memcpy(saved, db->errmsg, sizeof saved);
+    db->drv_methods->rollback(db);
+    forget_wakes(db);
+    memcpy(db->errmsg, saved, sizeof saved);
+    db->errcode = rc;
+    return rc;
+  }
+  pay_wakes(db);
+  return SQLQ_OK;
 }
 
 static int check_ready(sqlq_db *db) {
@@ -217,14 +257,8 @@ static int run_tx(sqlq_db *db, int write, int (*fn)(sqlq_db *db, void *arg), voi
   rc = fn(db, arg);
   /* SQLQ_STALE and SQLQ_PAUSED report on work that was done correctly. */
   if (rc == SQLQ_OK || rc == SQLQ_STALE || rc == SQLQ_PAUSED) {
-    int crc = db->drv_methods->commit(db);
-    if (crc != SQLQ_OK) {
-      db->drv_methods->rollback(db);
-      forget_wakes(db);
-      return crc;
-    }
-    pay_wakes(db);
-    return rc;
+    int crc = commit_and_wake(db);
+    return crc == SQLQ_OK ? rc : crc;
   }
   char saved[sizeof db->errmsg];
   memcpy(saved, db->errmsg, sizeof saved);
@@ -258,13 +292,7 @@ SQLQ__API int sqlq_commit(sqlq_db *db) {
   if (rc != SQLQ_OK) return rc;
   if (!db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "no transaction is open on this handle");
   sqlq__clear_error(db);
-  rc = db->drv_methods->commit(db);
-  if (rc != SQLQ_OK) {
-    db->drv_methods->rollback(db);
-    forget_wakes(db);
-  } else {
-    pay_wakes(db);
-  }
+  rc = commit_and_wake(db);
   db->in_user_tx = 0;
   return rc;
 }

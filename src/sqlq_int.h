@@ -87,9 +87,9 @@ enum sqlq__sql_id {
                                    dedupe_key, payload */
   SQLQ__SQL_ACK,             /* $1 id $2 token; deletes when held */
   SQLQ__SQL_HISTORY_COPY,    /* $1 id $2 token; copies to history when held */
-  SQLQ__SQL_FAIL_PEEK,       /* $1 id $2 token -> attempts, max_attempts */
+  SQLQ__SQL_FAIL_PEEK,       /* $1 id $2 token -> attempts, max_attempts, queue */
   SQLQ__SQL_FAIL,            /* $1 id $2 token $3 dead(0/1) $4 delay_us $5 error */
-  SQLQ__SQL_RELEASE,         /* $1 id $2 token $3 delay_us */
+  SQLQ__SQL_RELEASE,         /* $1 id $2 token $3 delay_us -> queue */
   SQLQ__SQL_TOUCH,           /* $1 id $2 token $3 lease_us -> lease_until */
   SQLQ__SQL_NEXT_DUE,        /* $1 queue -> paused, run_at_in_us, lease_in_us
                                 (each NULL when none; *_in_us relative to now) */
@@ -109,6 +109,7 @@ enum sqlq__sql_id {
 
 /* Capability bits of a driver. */
 #define SQLQ__CAP_LOCKS 0x01        /* named locks: lock/unlock methods */
+#define SQLQ__CAP_NOTIFY_IN_TX 0x02 /* notify runs inside the transaction */
 
 /* A prepared statement of a driver.  Opaque to the core. */
 typedef struct sqlq__stmt sqlq__stmt;
@@ -190,9 +191,12 @@ typedef struct sqlq_driver {
   ** allowed; missed commits are not.
   */
   int (*wait)(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
-  /* Tell waiters of other processes that queue has new jobs; called after
-  ** a commit that enqueued n jobs.  May be NULL when wait needs no help. */
-  void (*notify)(sqlq_db *db, const char *queue, int n);
+  /* Tell waiters of other processes that queue has n new ready jobs (n 0:
+  ** its next due time changed).  Called once per queue per transaction:
+  ** inside it, just before the commit, when caps has SQLQ__CAP_NOTIFY_IN_TX
+  ** (a failure then rolls the transaction back), else just after the
+  ** commit (the result is ignored).  May be NULL when wait needs no help. */
+  int (*notify)(sqlq_db *db, const char *queue, int n);
 
   /* Take the named lock whose 64-bit key is key (name, name_len are given
   ** too for backends that use names natively).  timeout_s < 0: for ever,
@@ -214,6 +218,14 @@ extern const sqlq_driver *const sqlq__drivers[];
 ** The handle.
 */
 
+/* A queue whose waiters are owed a wake-up at commit, and how many jobs
+** the transaction made ready there (0: none now, but its timers changed). */
+struct sqlq__wake {
+  char *queue;
+  int jobs;
+  struct sqlq__wake *next;
+};
+
 struct sqlq_lock {
   sqlq_db *db;
   sqlq__lockstate *ls;
@@ -230,11 +242,11 @@ struct sqlq_db {
   int keep_history;
   double busy_timeout;
   int in_user_tx;           /* sqlq_begin() is open */
-  /* Wake-ups owed at the next commit: the queue (or NULL with
-  ** pending_all set when several queues got jobs) and the job count. */
-  char *pending_queue;
+  /* Wake-ups owed at the next commit: one entry per queue that got
+  ** ready jobs.  pending_all is set when an entry could not be recorded
+  ** (out of memory): then every waiter of this process is woken. */
+  struct sqlq__wake *pending;
   int pending_all;
-  int pending_jobs;
   int pending_local; /* wake this process's waiters of every queue */
   /* eventfd: written by sqlq_interrupt() and by local wake-ups; watched
   ** by sqlq_wait().  interrupted tells the two apart. */
@@ -277,8 +289,9 @@ uint64_t sqlq__hash64(const void *p, size_t n);
 int sqlq__in_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg);
 int sqlq__in_read_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg);
 
-/* Note that the current transaction made n jobs of queue ready (queue NULL:
-** of some queues), so that waiters are woken when it commits. */
+/* Note that the current transaction made n jobs of queue ready, or (n 0)
+** changed when its next job comes due, so that its waiters are woken when
+** the transaction commits. */
 void sqlq__owe_wake(sqlq_db *db, const char *queue, int n);
 
 /* Note that the current transaction finished jobs, which may let the next

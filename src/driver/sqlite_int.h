@@ -71,7 +71,7 @@ int64_t sqlq__sqlite_data_version(sqlq_db *db);
 /* Wake-ups (sqlite_wait.c). */
 int sqlq__sqlite_wait_prepare(sqlq_db *db, const char *queue);
 int sqlq__sqlite_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
-void sqlq__sqlite_notify(sqlq_db *db, const char *queue, int n);
+int sqlq__sqlite_notify(sqlq_db *db, const char *queue, int n);
 void sqlq__sqlite_wait_close(sqlite_conn *c);
 
 /* Named locks (sqlite_lock.c). */

@@ -71,7 +71,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " payload, created_at, sqlq_now() FROM sqlq_jobs"
     " WHERE id = $1 AND token = $2 AND state = 'running'",
   [SQLQ__SQL_FAIL_PEEK] =
-    "SELECT attempts, max_attempts FROM sqlq_jobs"
+    "SELECT attempts, max_attempts, queue FROM sqlq_jobs"
     " WHERE id = $1 AND token = $2 AND state = 'running'",
   [SQLQ__SQL_FAIL] =
     "UPDATE sqlq_jobs SET"
@@ -82,7 +82,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_RELEASE] =
     "UPDATE sqlq_jobs SET state = 'ready', attempts = max(attempts - 1, 0),"
     " run_at = sqlq_now() + $3, token = NULL, lease_until = NULL"
-    " WHERE id = $1 AND token = $2 AND state = 'running'",
+    " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING queue",
   [SQLQ__SQL_TOUCH] =
     "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3"
     " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING lease_until",

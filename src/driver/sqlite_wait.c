@@ -113,15 +113,16 @@ int sqlq__sqlite_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadl
   }
 }
 
-void sqlq__sqlite_notify(sqlq_db *db, const char *queue, int n) {
+int sqlq__sqlite_notify(sqlq_db *db, const char *queue, int n) {
   (void)queue;
   (void)n;
   sqlite_conn *c = SQLITE_CONN(db);
-  if (c->sidecar == NULL) return;
+  if (c->sidecar == NULL) return SQLQ_OK;
   if (c->sidecar_fd < 0) c->sidecar_fd = open(c->sidecar, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (c->sidecar_fd < 0) return; /* waiters still see the WAL's events */
+  if (c->sidecar_fd < 0) return SQLQ_OK; /* waiters still see the WAL's events */
   ssize_t w = pwrite(c->sidecar_fd, "w", 1, 0);
   (void)w;
+  return SQLQ_OK;
 }
 
 void sqlq__sqlite_wait_close(sqlite_conn *c) {
