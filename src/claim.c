@@ -214,11 +214,61 @@ struct acks {
   size_t acked;
 };
 
+static int id_order(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Ack every ref with one array statement; *first_stale receives the id of
+** the first ref that was not held, if any. */
+static int ack_array(sqlq_db *db, struct acks *a, int64_t *first_stale) {
+  const sqlq_driver *d = db->drv_methods;
+  int64_t *v = malloc(a->n * 2 * sizeof *v);
+  if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  for (size_t i = 0; i < a->n; i++) {
+    v[i] = a->refs[i].id;
+    v[a->n + i] = a->refs[i].token;
+  }
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY, &st);
+  if (rc != SQLQ_OK) {
+    free(v);
+    return rc;
+  }
+  rc = d->bind_int64_array(st, 1, v, a->n);
+  if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 2, v + a->n, a->n);
+  /* The acked ids overwrite the front of v, which the driver has copied. */
+  if (rc == SQLQ_OK) {
+    while ((rc = d->step(db, st)) == SQLQ__ROW)
+      if (a->acked < a->n) v[a->acked++] = d->column_int64(st, 0);
+  }
+  d->reset(st);
+  if (rc == SQLQ__DONE) {
+    rc = SQLQ_OK;
+    qsort(v, a->acked, sizeof *v, id_order);
+    for (size_t i = 0; i < a->n && a->acked < a->n; i++)
+      if (!bsearch(&a->refs[i].id, v, a->acked, sizeof *v, id_order)) {
+        *first_stale = a->refs[i].id;
+        break;
+      }
+  } else if (rc == SQLQ_NOMEM) {
+    rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  }
+  free(v);
+  return rc;
+}
+
 static int ack_tx(sqlq_db *db, void *arg) {
   struct acks *a = arg;
   int64_t first_stale = 0;
-  size_t n_stale = 0;
-  for (size_t i = 0; i < a->n; i++) {
+  size_t n_stale = 0, one_by_one = a->n;
+  if (a->n > 1 && db->drv_methods->sql[SQLQ__SQL_ACK_ARRAY]) {
+    int rc = ack_array(db, a, &first_stale);
+    if (rc != SQLQ_OK) return rc;
+    n_stale = a->n - a->acked;
+    one_by_one = 0;
+  }
+  for (size_t i = 0; i < one_by_one; i++) {
     int changed = 0, rc;
     const sqlq_job_ref *r = &a->refs[i];
     if (db->keep_history &&

@@ -2,6 +2,7 @@
 ** enqueue.c -- sqlq_enqueue() and sqlq_enqueue_batch().
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlq_int.h"
@@ -66,6 +67,72 @@ static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
   return rc == SQLQ__ROW ? SQLQ_OK : rc;
 }
 
+static int id_order(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Most jobs one array statement stores. */
+#define ARRAY_CHUNK 1000
+
+/* Store specs[0..n) with one array statement (no dedupe keys among them);
+** ids receives their ids when not NULL. */
+static int insert_array(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
+                        int64_t *ids) {
+  const sqlq_driver *d = db->drv_methods;
+  int64_t *ints = malloc(n * 3 * sizeof *ints);
+  const char **groups = malloc(n * sizeof *groups);
+  const void **payloads = malloc(n * sizeof *payloads);
+  size_t *lens = malloc(n * sizeof *lens);
+  int rc = SQLQ_NOMEM;
+  if (ints && groups && payloads && lens) {
+    for (size_t i = 0; i < n; i++) {
+      ints[i] = specs[i].priority;
+      ints[n + i] = sqlq__seconds_to_us(specs[i].delay);
+      ints[2 * n + i] = specs[i].max_attempts ? specs[i].max_attempts : SQLQ_DEFAULT_MAX_ATTEMPTS;
+      groups[i] = specs[i].group_key;
+      payloads[i] = specs[i].payload ? specs[i].payload : "";
+      lens[i] = specs[i].payload_len;
+    }
+    sqlq__stmt *st;
+    if ((rc = sqlq__prepare(db, SQLQ__SQL_ENQUEUE_ARRAY, &st)) != SQLQ_OK) goto done;
+    rc = d->bind_text(st, 1, queue);
+    if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 2, ints, n);
+    if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 3, ints + n, n);
+    if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 4, ints + 2 * n, n);
+    if (rc == SQLQ_OK) rc = d->bind_text_array(st, 5, groups, n);
+    if (rc == SQLQ_OK) rc = d->bind_blob_array(st, 6, payloads, lens, n);
+    size_t got = 0;
+    if (rc == SQLQ_OK) {
+      while ((rc = d->step(db, st)) == SQLQ__ROW) {
+        if (ids && got < n) ids[got] = d->column_int64(st, 0);
+        got++;
+      }
+      /* Ids grow in the order the rows were stored, whatever order the
+      ** statement returns them in. */
+      if (ids && got == n) qsort(ids, n, sizeof *ids, id_order);
+      if (rc == SQLQ__DONE) rc = got == n ? SQLQ_OK
+                                          : sqlq__error(db, SQLQ_ERROR, "stored %zu of %zu jobs", got, n);
+    }
+    d->reset(st);
+  }
+done:
+  free(ints);
+  free(groups);
+  free(payloads);
+  free(lens);
+  if (rc == SQLQ_NOMEM) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  return rc;
+}
+
+/* Can specs[0..n) go through the array statement? */
+static int fits_array(sqlq_db *db, const sqlq_job_spec *specs, size_t n) {
+  if (n < 2 || db->drv_methods->sql[SQLQ__SQL_ENQUEUE_ARRAY] == NULL) return 0;
+  for (size_t i = 0; i < n; i++)
+    if (specs[i].dedupe_key) return 0; /* duplicates need the one-row path */
+  return 1;
+}
+
 struct batch {
   const char *queue;
   const sqlq_job_spec *specs;
@@ -80,6 +147,15 @@ static int insert_batch(sqlq_db *db, void *arg) {
   /* Record the queue's name, so that stats list it even when it is empty. */
   int rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, b->queue, NULL, NULL);
   if (rc != SQLQ_OK) return rc;
+  if (fits_array(db, b->specs, b->n)) {
+    for (size_t at = 0; at < b->n; at += ARRAY_CHUNK) {
+      size_t k = b->n - at < ARRAY_CHUNK ? b->n - at : ARRAY_CHUNK;
+      if ((rc = insert_array(db, b->queue, b->specs + at, k, b->ids ? b->ids + at : NULL)) != SQLQ_OK)
+        return rc;
+    }
+    sqlq__owe_wake(db, b->queue, b->n > 1000000 ? 1000000 : (int)b->n);
+    return SQLQ_OK;
+  }
   for (size_t i = 0; i < b->n; i++) {
     int64_t id = 0;
     int dup = 0;

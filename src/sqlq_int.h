@@ -104,6 +104,13 @@ enum sqlq__sql_id {
   SQLQ__SQL_RETRY_ID,        /* $1 queue $2 id */
   SQLQ__SQL_RETRY_DEAD,      /* $1 queue */
   SQLQ__SQL_PURGE,           /* $1 queue */
+  /* Batch statements over arrays, for dialects that bind them (the others
+  ** leave these NULL, and the core runs the one-row statements instead). */
+  SQLQ__SQL_ENQUEUE_ARRAY,   /* $1 queue $2 priority[] $3 delay_us[]
+                                $4 max_attempts[] $5 group_key[] $6 payload[]
+                                -> id of each job, in the arrays' order */
+  SQLQ__SQL_ACK_ARRAY,       /* $1 id[] $2 token[] -> id of each job deleted */
+  SQLQ__SQL_ACK_HISTORY_ARRAY, /* as ACK_ARRAY, copying each job to history */
   SQLQ__SQL_COUNT
 };
 
@@ -163,6 +170,13 @@ typedef struct sqlq_driver {
   int (*bind_int64)(sqlq__stmt *st, int i, int64_t v);
   int (*bind_text)(sqlq__stmt *st, int i, const char *s); /* s NULL: SQL NULL */
   int (*bind_blob)(sqlq__stmt *st, int i, const void *p, size_t n);
+  /* Bind an array of n values to parameter i; only for drivers whose
+  ** dialect has the *_ARRAY statements.  The driver copies the values.
+  ** A NULL element of a text array is SQL NULL. */
+  int (*bind_int64_array)(sqlq__stmt *st, int i, const int64_t *v, size_t n);
+  int (*bind_text_array)(sqlq__stmt *st, int i, const char *const *v, size_t n);
+  int (*bind_blob_array)(sqlq__stmt *st, int i, const void *const *p, const size_t *len,
+                         size_t n);
   /* Execute or advance: SQLQ__ROW with a row available, SQLQ__DONE, or an
   ** error status. */
   int (*step)(sqlq_db *db, sqlq__stmt *st);

@@ -17,6 +17,10 @@
 
 #include "sqlq_int.h"
 
+/* How long a wait for a job lets a server that is away stay away before
+** looking again (the driver paces its reconnections itself). */
+#define UNAVAILABLE_PAUSE_NS 100000000LL
+
 struct waiter {
   sqlq_db *db;
   const char *queue;  /* the caller's string, valid while it waits */
@@ -119,11 +123,17 @@ static int wait_loop(sqlq_db *db, const char *queue, int64_t deadline) {
     drain_fd(db->wake_fd);
     if (atomic_exchange(&db->interrupted, 0))
       return sqlq__error(db, SQLQ_INTERRUPTED, "the wait was interrupted");
-    int rc = d->wait_prepare(db, queue);
-    if (rc != SQLQ_OK) return rc;
     struct due u = {.queue = queue};
-    if ((rc = sqlq__in_read_tx(db, due_tx, &u)) != SQLQ_OK) return rc;
+    int rc = d->wait_prepare(db, queue);
+    if (rc == SQLQ_OK) rc = sqlq__in_read_tx(db, due_tx, &u);
     int64_t now = sqlq__monotonic_ns();
+    if (rc == SQLQ_UNAVAILABLE && (deadline < 0 || now < deadline)) {
+      /* The server is away: wait for it to come back, as for a job. */
+      rc = d->wait(db, queue, db->wake_fd, earlier(deadline, now + UNAVAILABLE_PAUSE_NS));
+      if (rc != SQLQ_OK && rc != SQLQ_TIMEOUT) return rc;
+      continue;
+    }
+    if (rc != SQLQ_OK) return rc;
     int64_t due = due_at_ns(&u, now);
     if (due >= 0 && due <= now) return SQLQ_OK;
     if (deadline >= 0 && now >= deadline)

@@ -1,0 +1,650 @@
+/*
+** postgres.c -- the PostgreSQL backend on libpq: connecting and
+** reconnecting, prepared statements, transactions.
+**
+** One sqlq_db is one session.  Statements are prepared once per session
+** and cached by id; integers and text are sent as text, blobs and arrays
+** in binary, and results come back in binary.  A write transaction's BEGIN
+** travels in one pipeline with its first statement, and the NOTIFYs it
+** owes travel with its COMMIT, so that a claim or an ack costs no round
+** trip for either.  Read-only work runs in autocommit: every read the core
+** does is a single statement.
+**
+** A session lost outside a transaction is opened again at the next call;
+** after a failed attempt, calls fail at once with SQLQ_UNAVAILABLE until a
+** pause has passed that doubles from 50 ms up to 2 s.  Within a
+** transaction, a lost session fails the call with SQLQ_UNAVAILABLE and the
+** transaction is gone.
+*/
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "postgres_int.h"
+
+#define RETRY_FIRST_NS 50000000LL
+#define RETRY_MAX_NS 2000000000LL
+
+/* URL options passed on to libpq as connection keywords. */
+static const char *const libpq_options[] = {
+  "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "connect_timeout",
+  "application_name", "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl",
+  "target_session_attrs", "keepalives", "keepalives_idle", "keepalives_interval",
+  "keepalives_count", "tcp_user_timeout", NULL,
+};
+
+static const char *const options[] = {
+  "notify", "poll_interval",
+  "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "connect_timeout",
+  "application_name", "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl",
+  "target_session_attrs", "keepalives", "keepalives_idle", "keepalives_interval",
+  "keepalives_count", "tcp_user_timeout", NULL,
+};
+
+static int is_libpq_option(const char *key) {
+  for (const char *const *o = libpq_options; *o; o++)
+    if (strcmp(*o, key) == 0) return 1;
+  return 0;
+}
+
+/* ---------------------------------------------------------------------
+** Errors.
+*/
+
+/* The first line of msg, without libpq's "ERROR:  " style prefixes. */
+static void first_line(const char *msg, char *out, size_t size) {
+  if (msg == NULL || *msg == '\0') msg = "unknown error";
+  size_t n = strcspn(msg, "\n");
+  snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), msg);
+}
+
+/* The status for a SQLSTATE. */
+static int status_of(const char *state) {
+  if (state == NULL) return SQLQ_ERROR;
+  if (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
+      strcmp(state, "57P03") == 0 || strcmp(state, "53300") == 0)
+    return SQLQ_UNAVAILABLE;
+  if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0)
+    return SQLQ_BUSY;
+  if (strcmp(state, "57014") == 0) return SQLQ_TIMEOUT;
+  if (strcmp(state, "42P01") == 0 || strcmp(state, "42883") == 0) return SQLQ_SCHEMA;
+  if (strncmp(state, "22", 2) == 0) return SQLQ_MISUSE;
+  return SQLQ_ERROR;
+}
+
+int sqlq__pg_error(sqlq_db *db, PGconn *conn, const PGresult *res, const char *what) {
+  char line[400];
+  if (conn == NULL || PQstatus(conn) == CONNECTION_BAD) {
+    first_line(conn ? PQerrorMessage(conn) : "no connection", line, sizeof line);
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s (%s): %s",
+                       db->url_redacted, what, line);
+  }
+  const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+  const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+  first_line(primary ? primary : PQerrorMessage(conn), line, sizeof line);
+  int status = status_of(state);
+  if (status == SQLQ_SCHEMA)
+    return sqlq__error(db, status, "the database has no sqlq schema: run `sqlq init` (postgres: %s)", line);
+  return sqlq__error(db, status, "postgres: %s failed: %s%s%s%s", what, line,
+                     state ? " (SQLSTATE " : "", state ? state : "", state ? ")" : "");
+}
+
+/* ---------------------------------------------------------------------
+** Connecting.
+*/
+
+/* Build the keyword/value arrays for libpq from url: its parts, then the
+** libpq options of its query string. */
+static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
+  size_t n = 8 + (size_t)url->n_opts;
+  p->keys = calloc(n, sizeof *p->keys);
+  p->values = calloc(n, sizeof *p->values);
+  if (p->keys == NULL || p->values == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  size_t k = 0;
+  const char *dbname = url->path && url->path[0] == '/' ? url->path + 1 : url->path;
+#define ADD(key, val)                                        \
+  do {                                                       \
+    p->keys[k] = (key);                                      \
+    if ((p->values[k] = strdup(val)) == NULL)                \
+      return sqlq__error(db, SQLQ_NOMEM, "out of memory");   \
+    k++;                                                     \
+  } while (0)
+  ADD("fallback_application_name", "sqlq");
+  ADD("connect_timeout", "10");
+  if (url->host) ADD("host", url->host);
+  if (url->port) {
+    char buf[8];
+    snprintf(buf, sizeof buf, "%d", url->port);
+    ADD("port", buf);
+  }
+  if (url->user) ADD("user", url->user);
+  if (url->password) ADD("password", url->password);
+  if (dbname && *dbname) ADD("dbname", dbname);
+  for (int i = 0; i < url->n_opts; i++)
+    if (is_libpq_option(url->opts[i].key)) ADD(url->opts[i].key, url->opts[i].value);
+#undef ADD
+  return SQLQ_OK;
+}
+
+static int read_options(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
+  p->notify = 1;
+  p->poll_interval = 1.0;
+  const char *v = sqlq__url_option(url, "notify");
+  if (v) {
+    if (strcmp(v, "on") && strcmp(v, "off"))
+      return sqlq__error(db, SQLQ_MISUSE, "URL option notify must be on or off");
+    p->notify = strcmp(v, "on") == 0;
+  }
+  if ((v = sqlq__url_option(url, "poll_interval"))) {
+    char *end;
+    double s = strtod(v, &end);
+    if (*v == '\0' || *end || !(s >= 0.001 && s <= 3600))
+      return sqlq__error(db, SQLQ_MISUSE, "URL option poll_interval must be 0.001 to 3600 seconds");
+    p->poll_interval = s;
+  }
+  return SQLQ_OK;
+}
+
+PGconn *sqlq__pg_connect(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  PGconn *conn = PQconnectdbParams(p->keys, p->values, 0);
+  if (conn == NULL) {
+    sqlq__error(db, SQLQ_NOMEM, "out of memory");
+    return NULL;
+  }
+  if (PQstatus(conn) != CONNECTION_OK) {
+    char line[400];
+    first_line(PQerrorMessage(conn), line, sizeof line);
+    sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: cannot connect to %s: %s", db->url_redacted, line);
+    PQfinish(conn);
+    return NULL;
+  }
+  PGresult *r = PQexec(conn, "SET client_min_messages = warning");
+  PQclear(r);
+  return conn;
+}
+
+/* Forget what the old session had: its prepared statements, its LISTEN. */
+static void forget_session(postgres_db *p) {
+  for (int i = 0; i < PG_SQL_COUNT; i++) {
+    PQclear(p->stmts[i].res);
+    p->stmts[i].res = NULL;
+    p->stmts[i].prepared = 0;
+  }
+  sqlq__pg_forget_listen(p);
+}
+
+int sqlq__pg_ready(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  if (p->conn && PQstatus(p->conn) == CONNECTION_OK) return SQLQ_OK;
+  if (p->in_tx)
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s in a transaction",
+                       db->url_redacted);
+  int64_t now = sqlq__monotonic_ns();
+  if (now < p->retry_at_ns)
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: %s is unreachable; next try in %lld ms",
+                       db->url_redacted, (long long)((p->retry_at_ns - now) / 1000000));
+  if (p->conn) PQfinish(p->conn);
+  forget_session(p);
+  p->conn = sqlq__pg_connect(db);
+  if (p->conn == NULL) {
+    p->retry_pause_ns = p->retry_pause_ns ? p->retry_pause_ns * 2 : RETRY_FIRST_NS;
+    if (p->retry_pause_ns > RETRY_MAX_NS) p->retry_pause_ns = RETRY_MAX_NS;
+    p->retry_at_ns = sqlq__monotonic_ns() + p->retry_pause_ns;
+    return db->errcode;
+  }
+  p->retry_pause_ns = 0;
+  p->retry_at_ns = 0;
+  return SQLQ_OK;
+}
+
+static void pg_close(sqlq_db *db);
+
+static int pg_open(sqlq_db *db, const sqlq__url *url) {
+  postgres_db *p = calloc(1, sizeof *p);
+  if (p == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  db->drv = p;
+  p->sql = sqlq__postgres_sql;
+  for (int i = 0; i < PG_SQL_COUNT; i++) p->stmts[i].id = i;
+  int rc = read_options(db, p, url);
+  if (rc == SQLQ_OK) rc = make_params(db, p, url);
+  if (rc != SQLQ_OK) return rc;
+  if ((p->conn = sqlq__pg_connect(db)) == NULL) return db->errcode;
+  char ident[512];
+  snprintf(ident, sizeof ident, "postgres:%s:%s/%s@%s", PQhost(p->conn), PQport(p->conn),
+           PQdb(p->conn), PQuser(p->conn));
+  if ((db->ident = strdup(ident)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  return SQLQ_OK;
+}
+
+static void free_notices(postgres_db *p) {
+  while (p->notices) {
+    pg_notice *n = p->notices;
+    p->notices = n->next;
+    free(n->queue);
+    free(n);
+  }
+}
+
+static void pg_close(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  if (p == NULL) return;
+  for (int i = 0; i < PG_SQL_COUNT; i++) {
+    PQclear(p->stmts[i].res);
+    for (int k = 0; k < PG_MAX_PARAMS; k++) free(p->stmts[i].owned[k]);
+  }
+  free_notices(p);
+  free(p->listen_queue);
+  if (p->conn) PQfinish(p->conn);
+  if (p->lock_conn) PQfinish(p->lock_conn);
+  if (p->values) {
+    for (size_t i = 0; p->keys[i]; i++) {
+      if (strcmp(p->keys[i], "password") == 0) memset((char *)p->values[i], 0, strlen(p->values[i]));
+      free((char *)p->values[i]);
+    }
+  }
+  free(p->keys);
+  free(p->values);
+  free(p);
+  db->drv = NULL;
+}
+
+static void *pg_native(sqlq_db *db) {
+  return PG(db)->conn;
+}
+
+/* ---------------------------------------------------------------------
+** Statements.
+*/
+
+static int pg_prepare(sqlq_db *db, int id, sqlq__stmt **out) {
+  postgres_db *p = PG(db);
+  sqlq__stmt *st = &p->stmts[id];
+  *out = st;
+  if (p->sql[id] == NULL)
+    return sqlq__error(db, SQLQ_ERROR, "postgres: statement %d is not in this dialect", id);
+  return SQLQ_OK;
+}
+
+static int pg_bind_int64(sqlq__stmt *st, int i, int64_t v) {
+  snprintf(st->ints[i - 1], sizeof st->ints[i - 1], "%lld", (long long)v);
+  st->values[i - 1] = st->ints[i - 1];
+  st->lengths[i - 1] = 0;
+  st->formats[i - 1] = 0;
+  if (i > st->n_params) st->n_params = i;
+  return SQLQ_OK;
+}
+
+static int pg_bind_text(sqlq__stmt *st, int i, const char *s) {
+  st->values[i - 1] = s;
+  st->lengths[i - 1] = 0;
+  st->formats[i - 1] = 0;
+  if (i > st->n_params) st->n_params = i;
+  return SQLQ_OK;
+}
+
+static int pg_bind_blob(sqlq__stmt *st, int i, const void *v, size_t n) {
+  st->values[i - 1] = n ? v : "";
+  st->lengths[i - 1] = (int)n;
+  st->formats[i - 1] = 1;
+  if (i > st->n_params) st->n_params = i;
+  return SQLQ_OK;
+}
+
+/* Binary arrays: a one-dimensional array of n elements of type oid, each
+** written by put(k, at) (which returns the element's length, -1 for
+** NULL, and writes it at `at` when not NULL). */
+#define OID_INT8 20
+#define OID_TEXT 25
+#define OID_BYTEA 17
+
+static void put32(char *at, int32_t v) {
+  uint32_t be = htonl((uint32_t)v);
+  memcpy(at, &be, 4);
+}
+
+static char *array_header(size_t payload, size_t n, int has_null, int32_t oid, size_t *len) {
+  *len = 20 + 4 * n + payload;
+  char *buf = malloc(*len);
+  if (buf == NULL) return NULL;
+  put32(buf, 1);
+  put32(buf + 4, has_null);
+  put32(buf + 8, oid);
+  put32(buf + 12, (int32_t)n);
+  put32(buf + 16, 1);
+  return buf;
+}
+
+static int bind_array(sqlq__stmt *st, int i, char *buf, size_t len) {
+  if (buf == NULL) return SQLQ_NOMEM;
+  if (len > 0x7fffffff) {
+    free(buf);
+    return SQLQ_TOOBIG;
+  }
+  free(st->owned[i - 1]);
+  st->owned[i - 1] = buf;
+  st->values[i - 1] = buf;
+  st->lengths[i - 1] = (int)len;
+  st->formats[i - 1] = 1;
+  if (i > st->n_params) st->n_params = i;
+  return SQLQ_OK;
+}
+
+static int pg_bind_int64_array(sqlq__stmt *st, int i, const int64_t *v, size_t n) {
+  size_t len;
+  char *buf = array_header(8 * n, n, 0, OID_INT8, &len), *at = buf + 20;
+  for (size_t k = 0; buf && k < n; k++, at += 12) {
+    uint64_t u = (uint64_t)v[k];
+    put32(at, 8);
+    put32(at + 4, (int32_t)(u >> 32));
+    put32(at + 8, (int32_t)(u & 0xffffffffu));
+  }
+  return bind_array(st, i, buf, len);
+}
+
+static int bind_bytes_array(sqlq__stmt *st, int i, const void *const *p, const size_t *lens,
+                            size_t n, int32_t oid) {
+  size_t payload = 0;
+  int has_null = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (p[k] == NULL) has_null = 1;
+    else payload += lens ? lens[k] : strlen(p[k]);
+  }
+  size_t len;
+  char *buf = array_header(payload, n, has_null, oid, &len), *at = buf + 20;
+  for (size_t k = 0; buf && k < n; k++) {
+    if (p[k] == NULL) {
+      put32(at, -1);
+      at += 4;
+      continue;
+    }
+    size_t m = lens ? lens[k] : strlen(p[k]);
+    put32(at, (int32_t)m);
+    if (m) memcpy(at + 4, p[k], m);
+    at += 4 + m;
+  }
+  return bind_array(st, i, buf, len);
+}
+
+static int pg_bind_text_array(sqlq__stmt *st, int i, const char *const *v, size_t n) {
+  return bind_bytes_array(st, i, (const void *const *)v, NULL, n, OID_TEXT);
+}
+
+static int pg_bind_blob_array(sqlq__stmt *st, int i, const void *const *p, const size_t *len,
+                              size_t n) {
+  return bind_bytes_array(st, i, p, len, n, OID_BYTEA);
+}
+
+static char *stmt_name(const sqlq__stmt *st, char *buf, size_t size) {
+  snprintf(buf, size, "sqlq_%d", st->id);
+  return buf;
+}
+
+/* Collect the results of a pipeline of `count` queries and its sync:
+** results[k] gets the k-th query's result.  Returns SQLQ_OK or the status
+** of the first failure (recorded on db). */
+static int pipeline_results(sqlq_db *db, PGconn *conn, int count, PGresult **results,
+                            const char *what) {
+  int rc = SQLQ_OK;
+  for (int k = 0; k < count; k++) {
+    PGresult *r = PQgetResult(conn);
+    if (r == NULL) {
+      if (rc == SQLQ_OK) rc = sqlq__pg_error(db, conn, NULL, what);
+      break;
+    }
+    results[k] = r;
+    ExecStatusType s = PQresultStatus(r);
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && rc == SQLQ_OK)
+      rc = sqlq__pg_error(db, conn, r, what);
+    PGresult *end = PQgetResult(conn); /* the NULL closing each query */
+    if (end) PQclear(end);
+  }
+  /* Read up to the sync. */
+  for (int nulls = 0; nulls < 2;) {
+    PGresult *r = PQgetResult(conn);
+    if (r == NULL) {
+      nulls++;
+      continue;
+    }
+    ExecStatusType s = PQresultStatus(r);
+    PQclear(r);
+    if (s == PGRES_PIPELINE_SYNC) break;
+  }
+  PQexitPipelineMode(conn);
+  return rc;
+}
+
+/* Run st; when BEGIN is pending, send it in one pipeline with st. */
+static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
+  PGconn *conn = p->conn;
+  char name[16];
+  stmt_name(st, name, sizeof name);
+  if (!st->prepared) {
+    PGresult *r = PQprepare(conn, name, p->sql[st->id], 0, NULL);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    int rc = ok ? SQLQ_OK : sqlq__pg_error(db, conn, r, "prepare");
+    PQclear(r);
+    if (!ok) return rc;
+    st->prepared = 1;
+  }
+  if (!p->begin_pending) {
+    st->res = PQexecPrepared(conn, name, st->n_params, st->values, st->lengths, st->formats, 1);
+    ExecStatusType s = PQresultStatus(st->res);
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) return sqlq__pg_error(db, conn, st->res, "query");
+    return SQLQ_OK;
+  }
+  p->begin_pending = 0;
+  PGresult *results[2] = {NULL, NULL};
+  int sent = PQenterPipelineMode(conn) &&
+             PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) &&
+             PQsendQueryPrepared(conn, name, st->n_params, st->values, st->lengths, st->formats, 1) &&
+             PQpipelineSync(conn);
+  int rc = sent ? pipeline_results(db, conn, 2, results, "query")
+                : sqlq__pg_error(db, conn, NULL, "query");
+  if (!sent) PQexitPipelineMode(conn);
+  PQclear(results[0]);
+  st->res = results[1];
+  return rc;
+}
+
+static int pg_step(sqlq_db *db, sqlq__stmt *st) {
+  postgres_db *p = PG(db);
+  if (st->res == NULL) {
+    int rc = p->in_tx ? SQLQ_OK : sqlq__pg_ready(db);
+    if (rc == SQLQ_OK) rc = run_stmt(db, p, st);
+    if (rc != SQLQ_OK) return rc;
+    st->row = -1;
+  }
+  st->row++;
+  return st->row < PQntuples(st->res) ? SQLQ__ROW : SQLQ__DONE;
+}
+
+static int pg_column_is_null(sqlq__stmt *st, int i) {
+  return PQgetisnull(st->res, st->row, i);
+}
+
+static int64_t pg_column_int64(sqlq__stmt *st, int i) {
+  if (PQgetisnull(st->res, st->row, i)) return 0;
+  const unsigned char *v = (const unsigned char *)PQgetvalue(st->res, st->row, i);
+  int len = PQgetlength(st->res, st->row, i);
+  uint64_t u = 0;
+  for (int k = 0; k < len; k++) u = (u << 8) | v[k];
+  switch (len) { /* sign-extend the narrower integer types */
+  case 1: return u != 0; /* boolean */
+  case 2: return (int16_t)u;
+  case 4: return (int32_t)u;
+  default: return (int64_t)u;
+  }
+}
+
+static const void *pg_column_blob(sqlq__stmt *st, int i, size_t *len) {
+  if (PQgetisnull(st->res, st->row, i)) {
+    *len = 0;
+    return NULL;
+  }
+  *len = (size_t)PQgetlength(st->res, st->row, i);
+  return PQgetvalue(st->res, st->row, i);
+}
+
+static int64_t pg_changes(sqlq_db *db, sqlq__stmt *st) {
+  (void)db;
+  return st->res ? atoll(PQcmdTuples(st->res)) : 0;
+}
+
+static void pg_reset(sqlq__stmt *st) {
+  PQclear(st->res);
+  st->res = NULL;
+  for (int k = 0; k < st->n_params; k++) {
+    free(st->owned[k]);
+    st->owned[k] = NULL;
+    st->values[k] = NULL;
+  }
+  st->n_params = 0;
+}
+
+PGresult *sqlq__pg_exec_own(sqlq_db *db, int id, int n, const char *const *params) {
+  postgres_db *p = PG(db);
+  sqlq__stmt *st = &p->stmts[id];
+  for (int k = 0; k < n; k++) pg_bind_text(st, k + 1, params[k]);
+  int rc = pg_step(db, st);
+  PGresult *r = st->res;
+  st->res = NULL;
+  pg_reset(st);
+  if (rc != SQLQ__ROW && rc != SQLQ__DONE) {
+    PQclear(r);
+    return NULL;
+  }
+  return r;
+}
+
+/* ---------------------------------------------------------------------
+** Scripts and transactions.
+*/
+
+static int simple(sqlq_db *db, PGconn *conn, const char *sql, const char *what) {
+  PGresult *r = PQexec(conn, sql);
+  ExecStatusType s = PQresultStatus(r);
+  int rc = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, what);
+  PQclear(r);
+  return rc;
+}
+
+static int pg_exec(sqlq_db *db, const char *script) {
+  postgres_db *p = PG(db);
+  int rc = p->in_tx ? SQLQ_OK : sqlq__pg_ready(db);
+  if (rc != SQLQ_OK) return rc;
+  if (p->begin_pending) {
+    p->begin_pending = 0;
+    if ((rc = simple(db, p->conn, "BEGIN", "BEGIN")) != SQLQ_OK) return rc;
+  }
+  return simple(db, p->conn, script, "script");
+}
+
+/* Read-only work is single statements in autocommit; only writes open a
+** transaction, whose BEGIN waits for its first statement. */
+static int pg_begin(sqlq_db *db, int write) {
+  postgres_db *p = PG(db);
+  if (!write) return SQLQ_OK;
+  int rc = sqlq__pg_ready(db);
+  if (rc != SQLQ_OK) return rc;
+  p->in_tx = 1;
+  p->begin_pending = 1;
+  return SQLQ_OK;
+}
+
+static int pg_commit(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  if (!p->in_tx) return SQLQ_OK;
+  p->in_tx = 0;
+  if (p->begin_pending) { /* nothing was sent */
+    p->begin_pending = 0;
+    free_notices(p);
+    return SQLQ_OK;
+  }
+  PGconn *conn = p->conn;
+  int count = 0, sent = PQenterPipelineMode(conn);
+  char name[16];
+  snprintf(name, sizeof name, "sqlq_%d", PG_SQL_NOTIFY);
+  for (pg_notice *n = p->notices; sent && n; n = n->next, count++) {
+    const char *params[2] = {n->queue, n->count};
+    sent = PQsendQueryParams(conn, p->sql[PG_SQL_NOTIFY], 2, NULL, params, NULL, NULL, 0);
+  }
+  sent = sent && PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) && PQpipelineSync(conn);
+  count++;
+  free_notices(p);
+  if (!sent) {
+    PQexitPipelineMode(conn);
+    return sqlq__pg_error(db, conn, NULL, "COMMIT");
+  }
+  PGresult **results = calloc((size_t)count, sizeof *results);
+  if (results == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  int rc = pipeline_results(db, conn, count, results, "COMMIT");
+  /* A COMMIT of a transaction that had failed answers ROLLBACK. */
+  if (rc == SQLQ_OK && strcmp(PQcmdStatus(results[count - 1]), "COMMIT") != 0)
+    rc = sqlq__error(db, SQLQ_ERROR, "postgres: the transaction was rolled back");
+  for (int k = 0; k < count; k++) PQclear(results[k]);
+  free(results);
+  return rc;
+}
+
+static int pg_rollback(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  free_notices(p);
+  int was_open = p->in_tx && !p->begin_pending;
+  p->in_tx = 0;
+  p->begin_pending = 0;
+  if (!was_open || PQstatus(p->conn) != CONNECTION_OK) return SQLQ_OK;
+  return simple(db, p->conn, "ROLLBACK", "ROLLBACK");
+}
+
+int sqlq__pg_notify(sqlq_db *db, const char *queue, int n) {
+  postgres_db *p = PG(db);
+  if (!p->notify) return SQLQ_OK;
+  pg_notice *no = calloc(1, sizeof *no);
+  if (no == NULL || (no->queue = strdup(queue)) == NULL) {
+    free(no);
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  }
+  snprintf(no->count, sizeof no->count, "%d", n);
+  no->next = p->notices;
+  p->notices = no;
+  return SQLQ_OK;
+}
+
+static const char *const schemes[] = {"postgres", "postgresql", NULL};
+
+const sqlq_driver sqlq__driver_postgres = {
+  .name = "postgres",
+  .schemes = schemes,
+  .options = options,
+  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_IN_TX,
+  .sql = sqlq__postgres_sql,
+  .migrations = sqlq__postgres_migrations,
+  .open = pg_open,
+  .close = pg_close,
+  .exec = pg_exec,
+  .begin = pg_begin,
+  .commit = pg_commit,
+  .rollback = pg_rollback,
+  .prepare = pg_prepare,
+  .bind_int64 = pg_bind_int64,
+  .bind_text = pg_bind_text,
+  .bind_blob = pg_bind_blob,
+  .bind_int64_array = pg_bind_int64_array,
+  .bind_text_array = pg_bind_text_array,
+  .bind_blob_array = pg_bind_blob_array,
+  .step = pg_step,
+  .column_is_null = pg_column_is_null,
+  .column_int64 = pg_column_int64,
+  .column_blob = pg_column_blob,
+  .changes = pg_changes,
+  .last_insert_id = NULL,
+  .reset = pg_reset,
+  .wait_prepare = sqlq__pg_wait_prepare,
+  .wait = sqlq__pg_wait,
+  .notify = sqlq__pg_notify,
+  .lock = sqlq__pg_lock,
+  .unlock = sqlq__pg_unlock,
+  .native = pg_native,
+};

@@ -1,0 +1,96 @@
+/*
+** postgres_int.h -- declarations shared by the files of the PostgreSQL
+** driver (postgres.c: connection, statements, transactions; postgres_sql.c:
+** the dialect; postgres_wait.c: LISTEN/NOTIFY; postgres_lock.c: advisory
+** locks).
+*/
+#ifndef SQLQ_POSTGRES_INT_H
+#define SQLQ_POSTGRES_INT_H
+
+#include <libpq-fe.h>
+
+#include "sqlq_int.h"
+
+/* The driver's own statements, numbered after the core's. */
+enum {
+  PG_SQL_NOTIFY = SQLQ__SQL_COUNT, /* $1 queue $2 payload */
+  PG_SQL_CHANNEL,                  /* $1 queue -> channel name */
+  PG_SQL_COUNT
+};
+
+#define PG_MAX_PARAMS 8
+
+/* A statement of one connection: prepared once under the name "sqlq_ID",
+** bound, executed at its first step, its rows read from res. */
+struct sqlq__stmt {
+  int id;
+  int prepared;                      /* on the current connection */
+  int n_params;                      /* highest parameter bound */
+  const char *values[PG_MAX_PARAMS];
+  int lengths[PG_MAX_PARAMS];
+  int formats[PG_MAX_PARAMS];        /* 0 text, 1 binary */
+  char ints[PG_MAX_PARAMS][24];      /* integers, as text */
+  char *owned[PG_MAX_PARAMS];        /* arrays built by bind_*_array */
+  PGresult *res;
+  int row;                           /* the current row; -1 before the first */
+};
+
+/* A NOTIFY owed by the open transaction, sent just before its COMMIT. */
+typedef struct pg_notice {
+  char *queue;
+  char count[24];
+  struct pg_notice *next;
+} pg_notice;
+
+typedef struct postgres_db {
+  PGconn *conn;
+  /* The connection's parameters (NULL-terminated keyword and value arrays),
+  ** kept to reconnect and to open the lock connection. */
+  const char **keys;
+  const char **values;
+  sqlq__stmt stmts[PG_SQL_COUNT];
+  const char *const *sql;            /* PG_SQL_COUNT statements */
+  int in_tx;                         /* a write transaction is open */
+  int begin_pending;                 /* BEGIN is sent with the next statement */
+  pg_notice *notices;
+  /* Reconnecting: the earliest time of the next attempt and the pause
+  ** after a failed one (doubling, capped). */
+  int64_t retry_at_ns;
+  int64_t retry_pause_ns;
+  /* Wake-ups. */
+  int notify;                        /* LISTEN/NOTIFY on (URL option notify) */
+  double poll_interval;              /* seconds between looks when off */
+  char *listen_queue;                /* the queue listened for, or NULL */
+  char channel[64];                  /* its channel */
+  /* Named locks: a second session, so that a lock's wait never runs in,
+  ** or aborts, the caller's transaction. */
+  PGconn *lock_conn;
+} postgres_db;
+
+#define PG(db) ((postgres_db *)(db)->drv)
+
+extern const char *const sqlq__postgres_sql[PG_SQL_COUNT];
+extern const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION];
+
+/* Record the error of res (or of the connection when res is NULL) on db,
+** mapped to a status, and return that status.  what says what failed. */
+int sqlq__pg_error(sqlq_db *db, PGconn *conn, const PGresult *res, const char *what);
+/* Make sure db's connection is up, reconnecting (with a capped pause
+** between attempts) when it was lost outside a transaction. */
+int sqlq__pg_ready(sqlq_db *db);
+/* Open a new session with db's parameters; NULL with an error recorded. */
+PGconn *sqlq__pg_connect(sqlq_db *db);
+/* Run a statement of the driver's own with text parameters, returning
+** its result (which the caller clears) or NULL with an error recorded. */
+PGresult *sqlq__pg_exec_own(sqlq_db *db, int id, int n, const char *const *params);
+
+int sqlq__pg_wait_prepare(sqlq_db *db, const char *queue);
+int sqlq__pg_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
+int sqlq__pg_notify(sqlq_db *db, const char *queue, int n);
+void sqlq__pg_forget_listen(postgres_db *p);
+
+int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
+                  sqlq__lockstate **out);
+void sqlq__pg_unlock(sqlq_db *db, sqlq__lockstate *ls);
+
+#endif /* SQLQ_POSTGRES_INT_H */

@@ -1,0 +1,246 @@
+/*
+** postgres_sql.c -- the SQL text of the PostgreSQL dialect and its
+** migrations.
+**
+** sqlq_now() is the server's clock in microseconds since the epoch, fixed
+** for the length of a statement (statement_timestamp(), so that it can
+** bound an index scan).  Parameters carry explicit casts: the driver
+** prepares every statement without declaring types.  Every ordering ends
+** with the unique id, so claims are deterministic.
+**
+** Wake-ups: sqlq_channel(queue) names the channel a queue's waiters LISTEN
+** on.  The library sends one NOTIFY per queue per transaction, just before
+** its COMMIT, with the number of jobs made ready as its payload.  A trigger
+** does the same for rows other clients INSERT with plain SQL: one NOTIFY
+** per queue per statement.  The library's own INSERTs set sqlq.library for
+** their transaction, which keeps the trigger quiet, so that they are not
+** announced twice.  Two more triggers announce that a FIFO group may run
+** its next job (its head was deleted, or went dead).
+*/
+#include "postgres_int.h"
+
+#define GROUP_HEAD \
+  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
+  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id))"
+
+/* A FROM item that marks the transaction as the library's (see above). */
+#define LIBRARY_TX "(SELECT set_config('sqlq.library', 'on', true)) AS library_tx"
+
+#define HELD "id = $1::int8 AND token = $2::int8 AND state = 'running'"
+
+#define DEDUPE_FREE(j) \
+  "(" j ".dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \
+  " WHERE o.queue = " j ".queue AND o.dedupe_key = " j ".dedupe_key" \
+  " AND o.state IN ('ready','running') AND o.id <> " j ".id))"
+
+#define RETRY_SET \
+  "UPDATE sqlq_jobs j SET state = 'ready', attempts = 0, run_at = sqlq_now()," \
+  " token = NULL, lease_until = NULL"
+
+#define ACK_ARRAY_DELETE \
+  "DELETE FROM sqlq_jobs WHERE id = ANY($1::int8[]) AND state = 'running'" \
+  " AND (id, token) IN (SELECT * FROM unnest($1::int8[], $2::int8[]))"
+
+const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
+  /* Concurrent `sqlq init`s take turns: the first creates, the others see. */
+  [SQLQ__SQL_SCHEMA_TABLE] =
+    "SELECT pg_advisory_xact_lock(7451983142365528113);"
+    "CREATE TABLE IF NOT EXISTS sqlq_schema ("
+    " version integer PRIMARY KEY, applied_at bigint NOT NULL)",
+  [SQLQ__SQL_SCHEMA_VERSION] = "SELECT max(version) FROM sqlq_schema",
+  [SQLQ__SQL_SCHEMA_RECORD] =
+    "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1::int, sqlq_now())",
+
+  [SQLQ__SQL_ENQUEUE] =
+    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
+    " group_key, payload, created_at)"
+    " SELECT $1::text, $2::int, sqlq_now() + $3::int8, $4::int, $5::text, $6::text,"
+    " $7::bytea, sqlq_now() FROM " LIBRARY_TX
+    " ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
+    " AND state IN ('ready','running') DO NOTHING RETURNING id",
+  [SQLQ__SQL_DEDUPE_LOOKUP] =
+    "SELECT id FROM sqlq_jobs WHERE queue = $1::text AND dedupe_key = $2::text"
+    " AND state IN ('ready','running')",
+
+  [SQLQ__SQL_QUEUE_REGISTER] =
+    "INSERT INTO sqlq_queues (queue) VALUES ($1::text) ON CONFLICT (queue) DO NOTHING",
+
+  /* Expired leases: rows another claimer is reaping are skipped, not waited for. */
+  [SQLQ__SQL_REAP] =
+    "UPDATE sqlq_jobs SET"
+    " state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,"
+    " last_error = 'lease expired during attempt ' || attempts,"
+    " token = NULL, lease_until = NULL"
+    " WHERE id IN (SELECT id FROM sqlq_jobs WHERE queue = $1::text AND state = 'running'"
+    "  AND lease_until <= sqlq_now() FOR UPDATE SKIP LOCKED)",
+  [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1::text",
+  /* One statement: lock the first due jobs no other claimer holds, then
+  ** mark them running.  A job locked by a concurrent claim is skipped, so
+  ** two workers never get the same job. */
+  [SQLQ__SQL_CLAIM] =
+    "WITH picked AS (SELECT j.id FROM sqlq_jobs j"
+    "  WHERE j.queue = $1::text AND j.state = 'ready' AND j.run_at <= sqlq_now()"
+    "  AND " GROUP_HEAD
+    "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8"
+    "  FOR UPDATE SKIP LOCKED)"
+    " UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1,"
+    " token = $2::int8, lease_until = sqlq_now() + $3::int8"
+    " FROM picked WHERE j.id = picked.id"
+    " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at,"
+    " j.lease_until, j.group_key, j.dedupe_key, j.payload",
+
+  [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_HISTORY_COPY] =
+    "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
+    " dedupe_key, group_key, payload, created_at, finished_at)"
+    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
+    " payload, created_at, sqlq_now() FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIL_PEEK] =
+    "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIL] =
+    "UPDATE sqlq_jobs SET"
+    " state = CASE WHEN $3::int <> 0 THEN 'dead' ELSE 'ready' END,"
+    " run_at = CASE WHEN $3::int <> 0 THEN run_at ELSE sqlq_now() + $4::int8 END,"
+    " last_error = $5::text, token = NULL, lease_until = NULL WHERE " HELD,
+  [SQLQ__SQL_RELEASE] =
+    "UPDATE sqlq_jobs SET state = 'ready', attempts = greatest(attempts - 1, 0),"
+    " run_at = sqlq_now() + $3::int8, token = NULL, lease_until = NULL"
+    " WHERE " HELD " RETURNING queue",
+  [SQLQ__SQL_TOUCH] =
+    "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3::int8 WHERE " HELD
+    " RETURNING lease_until",
+
+  [SQLQ__SQL_NEXT_DUE] =
+    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text),"
+    " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'"
+    "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
+    " (SELECT min(lease_until) FROM sqlq_jobs"
+    "  WHERE queue = $1::text AND state = 'running') - sqlq_now()",
+  [SQLQ__SQL_PAUSE_SET] =
+    "INSERT INTO sqlq_queues (queue, paused) VALUES ($1::text, $2::int <> 0)"
+    " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
+  [SQLQ__SQL_STATS] =
+    "WITH clock(now) AS (SELECT sqlq_now())"
+    " SELECT queue, sum(ready), sum(scheduled), sum(running), sum(dead), bool_or(paused)"
+    " FROM (SELECT queue, (state = 'ready' AND run_at <= now)::int AS ready,"
+    "  (state = 'ready' AND run_at > now)::int AS scheduled,"
+    "  (state = 'running')::int AS running, (state = 'dead')::int AS dead,"
+    "  false AS paused FROM sqlq_jobs, clock"
+    "  WHERE $1::text IS NULL OR queue = $1::text"
+    "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
+    "  WHERE $1::text IS NULL OR queue = $1::text) AS counts"
+    " GROUP BY queue ORDER BY queue COLLATE \"C\"",
+  [SQLQ__SQL_LIST] =
+    "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
+    "  ELSE CASE WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
+    " priority, attempts, max_attempts, run_at, created_at, lease_until,"
+    " dedupe_key, group_key, last_error, payload"
+    " FROM sqlq_jobs WHERE queue = $1::text) AS jobs"
+    " WHERE $2::int = 0 OR st = $2::int"
+    " ORDER BY priority DESC, run_at, id LIMIT nullif($3::int8, -1)",
+  /* A job whose dedupe key an unfinished job holds stays where it is; of
+  ** several dead jobs with one key, the oldest is retried. */
+  [SQLQ__SQL_RETRY_ID] =
+    RETRY_SET " WHERE j.queue = $1::text AND j.id = $2::int8"
+    " AND j.state IN ('dead','ready') AND " DEDUPE_FREE("j"),
+  [SQLQ__SQL_RETRY_DEAD] =
+    RETRY_SET " WHERE j.queue = $1::text AND j.state = 'dead' AND " DEDUPE_FREE("j")
+    " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
+    "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
+  [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1::text",
+
+  [SQLQ__SQL_ENQUEUE_ARRAY] =
+    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key,"
+    " payload, created_at)"
+    " SELECT $1::text, t.p, sqlq_now() + t.d, t.m, t.g, t.b, sqlq_now()"
+    " FROM " LIBRARY_TX ", unnest($2::int8[], $3::int8[], $4::int8[], $5::text[],"
+    " $6::bytea[]) WITH ORDINALITY AS t(p, d, m, g, b, ord)"
+    " ORDER BY t.ord RETURNING id",
+  [SQLQ__SQL_ACK_ARRAY] = ACK_ARRAY_DELETE " RETURNING id",
+  [SQLQ__SQL_ACK_HISTORY_ARRAY] =
+    "WITH done AS (" ACK_ARRAY_DELETE " RETURNING id, queue, priority, attempts,"
+    " max_attempts, dedupe_key, group_key, payload, created_at)"
+    " INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
+    " dedupe_key, group_key, payload, created_at, finished_at)"
+    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
+    " payload, created_at, sqlq_now() FROM done RETURNING id",
+
+  [PG_SQL_NOTIFY] = "SELECT pg_notify(sqlq_channel($1::text), $2::text)",
+  [PG_SQL_CHANNEL] = "SELECT sqlq_channel($1::text)",
+};
+
+/* Version 1: jobs, queues, history, the clock, the wake-up triggers.
+** docs/schema.md documents each column. */
+static const char migration_1[] =
+  "CREATE FUNCTION sqlq_now() RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE AS"
+  " $$SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::bigint$$;"
+  "CREATE FUNCTION sqlq_channel(queue text) RETURNS text LANGUAGE sql IMMUTABLE"
+  " PARALLEL SAFE AS $$SELECT 'sqlq_' || md5(queue)$$;"
+  "CREATE TABLE sqlq_jobs ("
+  " id           bigint   GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+  " queue        text     NOT NULL CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+  " state        text     NOT NULL DEFAULT 'ready'"
+  "                       CHECK (state IN ('ready', 'running', 'dead')),"
+  " priority     integer  NOT NULL DEFAULT 0,"
+  " run_at       bigint   NOT NULL DEFAULT sqlq_now(),"
+  " attempts     integer  NOT NULL DEFAULT 0,"
+  " max_attempts integer  NOT NULL DEFAULT 25 CHECK (max_attempts >= 0),"
+  " lease_until  bigint,"
+  " token        bigint,"
+  " dedupe_key   text,"
+  " group_key    text,"
+  " payload      bytea    NOT NULL DEFAULT '\\x',"
+  " last_error   text,"
+  " created_at   bigint   NOT NULL DEFAULT sqlq_now());"
+  "CREATE INDEX sqlq_jobs_claim ON sqlq_jobs (queue, priority DESC, run_at, id)"
+  " WHERE state = 'ready';"
+  "CREATE INDEX sqlq_jobs_due ON sqlq_jobs (queue, run_at) WHERE state = 'ready';"
+  "CREATE INDEX sqlq_jobs_lease ON sqlq_jobs (queue, lease_until) WHERE state = 'running';"
+  "CREATE UNIQUE INDEX sqlq_jobs_dedupe ON sqlq_jobs (queue, dedupe_key)"
+  " WHERE dedupe_key IS NOT NULL AND state IN ('ready', 'running');"
+  "CREATE INDEX sqlq_jobs_group ON sqlq_jobs (queue, group_key, id)"
+  " WHERE group_key IS NOT NULL AND state IN ('ready', 'running');"
+  "CREATE TABLE sqlq_queues ("
+  " queue  text    PRIMARY KEY CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+  " paused boolean NOT NULL DEFAULT false);"
+  "CREATE TABLE sqlq_jobs_history ("
+  " id           bigint  PRIMARY KEY,"
+  " queue        text    NOT NULL,"
+  " priority     integer NOT NULL,"
+  " attempts     integer NOT NULL,"
+  " max_attempts integer NOT NULL,"
+  " dedupe_key   text,"
+  " group_key    text,"
+  " payload      bytea   NOT NULL,"
+  " created_at   bigint  NOT NULL,"
+  " finished_at  bigint  NOT NULL);"
+  /* Plain-SQL producers: one NOTIFY per queue per INSERT statement. */
+  "CREATE FUNCTION sqlq_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$"
+  "BEGIN"
+  "  IF coalesce(current_setting('sqlq.library', true), '') <> 'on' THEN"
+  "    PERFORM pg_notify(sqlq_channel(n.queue), count(*)::text)"
+  "      FROM sqlq_inserted n GROUP BY n.queue;"
+  "  END IF;"
+  "  RETURN NULL;"
+  "END$$;"
+  "CREATE TRIGGER sqlq_jobs_inserted AFTER INSERT ON sqlq_jobs"
+  " REFERENCING NEW TABLE AS sqlq_inserted"
+  " FOR EACH STATEMENT EXECUTE FUNCTION sqlq_jobs_inserted();"
+  /* The head of a FIFO group finished: its next job may run. */
+  "CREATE FUNCTION sqlq_jobs_group_moved() RETURNS trigger LANGUAGE plpgsql AS $$"
+  "BEGIN"
+  "  PERFORM pg_notify(sqlq_channel(OLD.queue), '1');"
+  "  RETURN NULL;"
+  "END$$;"
+  "CREATE TRIGGER sqlq_jobs_group_deleted AFTER DELETE ON sqlq_jobs"
+  " FOR EACH ROW WHEN (OLD.group_key IS NOT NULL)"
+  " EXECUTE FUNCTION sqlq_jobs_group_moved();"
+  "CREATE TRIGGER sqlq_jobs_group_dead AFTER UPDATE OF state ON sqlq_jobs"
+  " FOR EACH ROW WHEN (OLD.group_key IS NOT NULL AND NEW.state = 'dead'"
+  " AND OLD.state <> 'dead')"
+  " EXECUTE FUNCTION sqlq_jobs_group_moved();";
+
+const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
+  migration_1,
+};

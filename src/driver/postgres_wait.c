@@ -1,0 +1,112 @@
+/*
+** postgres_wait.c -- waiting for jobs with LISTEN/NOTIFY.
+**
+** A waiting handle LISTENs on its queue's channel (sqlq_channel(queue),
+** asked of the server once per queue and session) before the core checks
+** whether a job is due, so a commit after that check always reaches it as a
+** notification.  It then sleeps in poll() on the session's socket and the
+** handle's eventfd until a notification for its channel, the eventfd, or
+** the deadline (the next due run_at or lease end, or the caller's timeout).
+** An idle waiter sends nothing to the server.
+**
+** With the URL option notify=off (for PgBouncer in transaction pooling,
+** which does not carry LISTEN), nothing is LISTENed or NOTIFYed: a waiter
+** looks again every poll_interval seconds (1 by default).
+*/
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "postgres_int.h"
+
+void sqlq__pg_forget_listen(postgres_db *p) {
+  free(p->listen_queue);
+  p->listen_queue = NULL;
+  p->channel[0] = '\0';
+}
+
+/* LISTEN on queue's channel instead of the one listened on before. */
+static int listen_to(sqlq_db *db, postgres_db *p, const char *queue) {
+  const char *params[1] = {queue};
+  PGresult *r = sqlq__pg_exec_own(db, PG_SQL_CHANNEL, 1, params);
+  if (r == NULL) return db->errcode;
+  char channel[64];
+  snprintf(channel, sizeof channel, "%s", PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "");
+  PQclear(r);
+  /* The channel is 'sqlq_' and 32 hex digits, so it needs no quoting. */
+  if (strspn(channel, "sqlq_0123456789abcdef") != strlen(channel) || strlen(channel) != 37)
+    return sqlq__error(db, SQLQ_SCHEMA, "postgres: sqlq_channel() gave an unexpected name");
+  char sql[128];
+  if (p->channel[0]) snprintf(sql, sizeof sql, "UNLISTEN %s; LISTEN %s", p->channel, channel);
+  else snprintf(sql, sizeof sql, "LISTEN %s", channel);
+  r = PQexec(p->conn, sql);
+  int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  int rc = ok ? SQLQ_OK : sqlq__pg_error(db, p->conn, r, "LISTEN");
+  PQclear(r);
+  if (!ok) return rc;
+  char *copy = strdup(queue);
+  if (copy == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  free(p->listen_queue);
+  p->listen_queue = copy;
+  memcpy(p->channel, channel, sizeof channel);
+  return SQLQ_OK;
+}
+
+int sqlq__pg_wait_prepare(sqlq_db *db, const char *queue) {
+  postgres_db *p = PG(db);
+  int rc = sqlq__pg_ready(db);
+  if (rc != SQLQ_OK || !p->notify) return rc;
+  if (p->listen_queue && strcmp(p->listen_queue, queue) == 0) return SQLQ_OK;
+  return listen_to(db, p, queue);
+}
+
+/* Take the notifications libpq has read; is one of them for our channel? */
+static int take_notifications(postgres_db *p) {
+  int hit = 0;
+  PGnotify *n;
+  while ((n = PQnotifies(p->conn)) != NULL) {
+    if (strcmp(n->relname, p->channel) == 0) hit = 1;
+    PQfreemem(n);
+  }
+  return hit;
+}
+
+/* Milliseconds from now to deadline_ns (-1: none), capped at cap_ms
+** (-1: no cap). */
+static int ms_until(int64_t deadline_ns, int cap_ms) {
+  if (deadline_ns < 0) return cap_ms;
+  int64_t left = deadline_ns - sqlq__monotonic_ns();
+  if (left <= 0) return 0;
+  int64_t ms = (left + 999999) / 1000000;
+  if (cap_ms >= 0 && ms > cap_ms) ms = cap_ms;
+  return ms > 86400000 ? 86400000 : (int)ms;
+}
+
+int sqlq__pg_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns) {
+  (void)queue;
+  postgres_db *p = PG(db);
+  int listening = p->notify && p->conn && PQstatus(p->conn) == CONNECTION_OK && p->channel[0];
+  if (!listening) {
+    /* Polling: sleep one interval (or until the deadline) on the eventfd. */
+    int cap = (int)(p->poll_interval * 1000);
+    struct pollfd fd = {wake_fd, POLLIN, 0};
+    int r = poll(&fd, 1, ms_until(deadline_ns, cap));
+    if (r > 0) return SQLQ_OK;
+    return deadline_ns >= 0 && sqlq__monotonic_ns() >= deadline_ns ? SQLQ_TIMEOUT : SQLQ_OK;
+  }
+  for (;;) {
+    if (take_notifications(p)) return SQLQ_OK;
+    struct pollfd fds[2] = {{PQsocket(p->conn), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    int timeout = ms_until(deadline_ns, -1);
+    int r = poll(fds, 2, timeout);
+    if (r < 0 && errno != EINTR)
+      return sqlq__error(db, SQLQ_ERROR, "postgres: poll failed: %s", strerror(errno));
+    if (r == 0) return SQLQ_TIMEOUT;
+    if (fds[1].revents) return SQLQ_OK;
+    /* A lost session reads as a change: the core's next look reconnects. */
+    if (fds[0].revents && (!PQconsumeInput(p->conn) || PQstatus(p->conn) != CONNECTION_OK))
+      return SQLQ_OK;
+  }
+}
