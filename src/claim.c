@@ -104,10 +104,10 @@ static int job_order(const void *a, const void *b) {
 static int claim_tx(sqlq_db *db, void *arg) {
   struct claim *c = arg;
   const sqlq_driver *d = db->drv_methods;
-  int paused, rc = is_paused(db, c->queue, &paused);
-  if (rc != SQLQ_OK) return rc;
-  if (paused) return sqlq__error(db, SQLQ_PAUSED, "queue '%s' is paused", c->queue);
-  if ((rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK) return rc;
+  int rc;
+  if (d->sql[SQLQ__SQL_REAP] &&
+      (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
+    return rc;
 
   sqlq__stmt *st;
   if ((rc = sqlq__prepare(db, SQLQ__SQL_CLAIM, &st)) != SQLQ_OK) return rc;
@@ -131,6 +131,10 @@ static int claim_tx(sqlq_db *db, void *arg) {
   d->reset(st);
   if (rc != SQLQ__DONE) return rc;
   if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
+  /* A paused queue gives no jobs; say why. */
+  int paused = 0;
+  if (c->n == 0 && (rc = is_paused(db, c->queue, &paused)) != SQLQ_OK) return rc;
+  if (paused) return sqlq__error(db, SQLQ_PAUSED, "queue '%s' is paused", c->queue);
   return SQLQ_OK;
 }
 

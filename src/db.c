@@ -215,9 +215,10 @@ static int notify_in_tx(sqlq_db *db) {
 static void pay_wakes(sqlq_db *db) {
   const sqlq_driver *d = db->drv_methods;
   int after = d->notify && !(d->caps & SQLQ__CAP_NOTIFY_IN_TX);
-  if (db->pending_local || db->pending_all) sqlq__wake_local(db->ident, NULL);
+  int all = db->pending_local || db->pending_all;
+  if (all) sqlq__wake_local(db->ident, NULL, 0);
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
-    if (!db->pending_local && !db->pending_all) sqlq__wake_local(db->ident, w->queue);
+    if (!all) sqlq__wake_local(db->ident, w->queue, w->jobs);
     if (after) d->notify(db, w->queue, w->jobs);
   }
   forget_wakes(db);

@@ -145,8 +145,10 @@ static int insert_batch(sqlq_db *db, void *arg) {
   struct batch *b = arg;
   size_t fresh = 0;
   /* Record the queue's name, so that stats list it even when it is empty. */
-  int rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, b->queue, NULL, NULL);
-  if (rc != SQLQ_OK) return rc;
+  int rc = SQLQ_OK;
+  if (db->drv_methods->sql[SQLQ__SQL_QUEUE_REGISTER] &&
+      (rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, b->queue, NULL, NULL)) != SQLQ_OK)
+    return rc;
   if (fits_array(db, b->specs, b->n)) {
     for (size_t at = 0; at < b->n; at += ARRAY_CHUNK) {
       size_t k = b->n - at < ARRAY_CHUNK ? b->n - at : ARRAY_CHUNK;

@@ -78,13 +78,16 @@ enum sqlq__sql_id {
                                 the dedupe key is taken, else the driver's
                                 last_insert_id() gives the id */
   SQLQ__SQL_DEDUPE_LOOKUP,   /* $1 queue $2 dedupe_key -> id */
-  SQLQ__SQL_QUEUE_REGISTER,  /* $1 queue: known from now on (stats list it) */
-  SQLQ__SQL_REAP,            /* $1 queue: expired leases back to ready, or dead */
+  SQLQ__SQL_QUEUE_REGISTER,  /* $1 queue: known from now on (stats list it);
+                                NULL when the ENQUEUE statements do it */
+  SQLQ__SQL_REAP,            /* $1 queue: expired leases back to ready, or
+                                dead; NULL when CLAIM does it */
   SQLQ__SQL_PAUSED,          /* $1 queue -> paused (no row: not paused) */
   SQLQ__SQL_CLAIM,           /* $1 queue $2 token $3 lease_us $4 limit
                                 -> id, priority, run_at, attempts, max_attempts,
                                    created_at, lease_until, group_key,
-                                   dedupe_key, payload */
+                                   dedupe_key, payload; no rows when the
+                                   queue is paused */
   SQLQ__SQL_ACK,             /* $1 id $2 token; deletes when held */
   SQLQ__SQL_HISTORY_COPY,    /* $1 id $2 token; copies to history when held */
   SQLQ__SQL_FAIL_PEEK,       /* $1 id $2 token -> attempts, max_attempts, queue */
@@ -313,9 +316,10 @@ void sqlq__owe_wake(sqlq_db *db, const char *queue, int n);
 ** (Other processes see the commit itself.) */
 void sqlq__owe_local_wake(sqlq_db *db);
 
-/* Wake every handle of this process that waits on the database named
-** ident for queue (NULL: for any queue). */
-void sqlq__wake_local(const char *ident, const char *queue);
+/* Wake handles of this process that wait on the database named ident:
+** every one when queue is NULL, else at most max(n, 1) of those waiting
+** for queue (n: the jobs it got). */
+void sqlq__wake_local(const char *ident, const char *queue, int n);
 
 
 /* Prepare sql[id] of db's driver (cached per connection). */

@@ -24,6 +24,7 @@
 struct waiter {
   sqlq_db *db;
   const char *queue;  /* the caller's string, valid while it waits */
+  int woken;          /* signalled since it last went to sleep */
   struct waiter *next;
 };
 
@@ -42,11 +43,17 @@ static void drain_fd(int fd) {
   while (read(fd, &v, sizeof v) > 0) {}
 }
 
-void sqlq__wake_local(const char *ident, const char *queue) {
+void sqlq__wake_local(const char *ident, const char *queue, int n) {
+  int left = n > 1 ? n : 1;
   pthread_mutex_lock(&waiters_lock);
-  for (struct waiter *w = waiters; w; w = w->next)
-    if (strcmp(w->db->ident, ident) == 0 && (queue == NULL || strcmp(w->queue, queue) == 0))
-      signal_fd(w->db->wake_fd);
+  for (struct waiter *w = waiters; w && (queue == NULL || left > 0); w = w->next) {
+    if (strcmp(w->db->ident, ident) != 0 || (queue && strcmp(w->queue, queue) != 0)) continue;
+    /* A waiter already woken and not yet back to sleep takes no wake-up. */
+    if (queue && w->woken) continue;
+    w->woken = 1;
+    signal_fd(w->db->wake_fd);
+    left--;
+  }
   pthread_mutex_unlock(&waiters_lock);
 }
 
@@ -117,9 +124,13 @@ static int64_t due_at_ns(const struct due *u, int64_t now) {
   return at;
 }
 
-static int wait_loop(sqlq_db *db, const char *queue, int64_t deadline) {
+static int wait_loop(sqlq_db *db, struct waiter *w, int64_t deadline) {
   const sqlq_driver *d = db->drv_methods;
+  const char *queue = w->queue;
   for (;;) {
+    pthread_mutex_lock(&waiters_lock);
+    w->woken = 0;
+    pthread_mutex_unlock(&waiters_lock);
     drain_fd(db->wake_fd);
     if (atomic_exchange(&db->interrupted, 0))
       return sqlq__error(db, SQLQ_INTERRUPTED, "the wait was interrupted");
@@ -153,9 +164,9 @@ SQLQ__API int sqlq_wait(sqlq_db *db, const char *queue, double timeout) {
   if (timeout != timeout) return sqlq__error(db, SQLQ_MISUSE, "timeout is not a number");
   int64_t deadline = -1;
   if (timeout >= 0) deadline = sqlq__monotonic_ns() + (timeout > 3.2e9 ? (int64_t)3.2e18 : (int64_t)(timeout * 1e9));
-  struct waiter w = {db, queue, NULL};
+  struct waiter w = {db, queue, 0, NULL};
   waiter_add(&w);
-  rc = wait_loop(db, queue, deadline);
+  rc = wait_loop(db, &w, deadline);
   waiter_remove(&w);
   if (rc == SQLQ_OK) sqlq__clear_error(db);
   return rc;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "postgres_int.h"
 
@@ -567,7 +568,7 @@ static int pg_commit(sqlq_db *db) {
   char name[16];
   snprintf(name, sizeof name, "sqlq_%d", PG_SQL_NOTIFY);
   for (pg_notice *n = p->notices; sent && n; n = n->next, count++) {
-    const char *params[2] = {n->queue, n->count};
+    const char *params[2] = {n->queue, n->payload};
     sent = PQsendQueryParams(conn, p->sql[PG_SQL_NOTIFY], 2, NULL, params, NULL, NULL, 0);
   }
   sent = sent && PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) && PQpipelineSync(conn);
@@ -606,7 +607,12 @@ int sqlq__pg_notify(sqlq_db *db, const char *queue, int n) {
     free(no);
     return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   }
-  snprintf(no->count, sizeof no->count, "%d", n);
+  uint64_t token = 0;
+  if (getrandom(&token, sizeof token, 0) != (ssize_t)sizeof token) token = (uint64_t)sqlq__monotonic_ns();
+  char hex[20];
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)token);
+  snprintf(no->payload, sizeof no->payload, "%d %s", n, hex);
+  sqlq__pg_ticket_sent(hex);
   no->next = p->notices;
   p->notices = no;
   return SQLQ_OK;

@@ -38,7 +38,7 @@ struct sqlq__stmt {
 /* A NOTIFY owed by the open transaction, sent just before its COMMIT. */
 typedef struct pg_notice {
   char *queue;
-  char count[24];
+  char payload[48];                  /* "N TOKEN" */
   struct pg_notice *next;
 } pg_notice;
 
@@ -88,6 +88,9 @@ int sqlq__pg_wait_prepare(sqlq_db *db, const char *queue);
 int sqlq__pg_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
 int sqlq__pg_notify(sqlq_db *db, const char *queue, int n);
 void sqlq__pg_forget_listen(postgres_db *p);
+/* Note that this process sent a notification with this token: its own
+** waiters are woken by the core, so the notification wakes none here. */
+void sqlq__pg_ticket_sent(const char *token);
 
 int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out);

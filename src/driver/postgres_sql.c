@@ -27,6 +27,14 @@
 /* A FROM item that marks the transaction as the library's (see above). */
 #define LIBRARY_TX "(SELECT set_config('sqlq.library', 'on', true)) AS library_tx"
 
+/* A CTE that records the queue's name, so that stats list it even when
+** it is empty. */
+#define REGISTER \
+  "WITH registered AS (INSERT INTO sqlq_queues (queue) VALUES ($1::text)" \
+  " ON CONFLICT (queue) DO NOTHING) "
+
+#define PAUSED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text AND paused)"
+
 #define HELD "id = $1::int8 AND token = $2::int8 AND state = 'running'"
 
 #define DEDUPE_FREE(j) \
@@ -53,7 +61,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1::int, sqlq_now())",
 
   [SQLQ__SQL_ENQUEUE] =
-    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
+    REGISTER "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
     " group_key, payload, created_at)"
     " SELECT $1::text, $2::int, sqlq_now() + $3::int8, $4::int, $5::text, $6::text,"
     " $7::bytea, sqlq_now() FROM " LIBRARY_TX
@@ -63,29 +71,34 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "SELECT id FROM sqlq_jobs WHERE queue = $1::text AND dedupe_key = $2::text"
     " AND state IN ('ready','running')",
 
-  [SQLQ__SQL_QUEUE_REGISTER] =
-    "INSERT INTO sqlq_queues (queue) VALUES ($1::text) ON CONFLICT (queue) DO NOTHING",
-
-  /* Expired leases: rows another claimer is reaping are skipped, not waited for. */
-  [SQLQ__SQL_REAP] =
-    "UPDATE sqlq_jobs SET"
-    " state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,"
-    " last_error = 'lease expired during attempt ' || attempts,"
-    " token = NULL, lease_until = NULL"
-    " WHERE id IN (SELECT id FROM sqlq_jobs WHERE queue = $1::text AND state = 'running'"
-    "  AND lease_until <= sqlq_now() FOR UPDATE SKIP LOCKED)",
+  /* No QUEUE_REGISTER: the ENQUEUE statements register their queue. */
+  /* No REAP: the claim does it (below). */
   [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1::text",
   /* One statement: lock the first due jobs no other claimer holds, then
   ** mark them running.  A job locked by a concurrent claim is skipped, so
-  ** two workers never get the same job. */
+  ** two workers never get the same job.  A job whose lease expired is
+  ** taken again like a due one (with its error saying so) while it has
+  ** attempts left, and buried as dead when it has none. */
   [SQLQ__SQL_CLAIM] =
-    "WITH picked AS (SELECT j.id FROM sqlq_jobs j"
+    "WITH buried AS (UPDATE sqlq_jobs SET state = 'dead',"
+    "  last_error = 'lease expired during attempt ' || attempts,"
+    "  token = NULL, lease_until = NULL"
+    "  WHERE id IN (SELECT id FROM sqlq_jobs WHERE queue = $1::text AND state = 'running'"
+    "   AND lease_until <= sqlq_now() AND attempts >= max_attempts FOR UPDATE SKIP LOCKED)),"
+    " ready AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j"
     "  WHERE j.queue = $1::text AND j.state = 'ready' AND j.run_at <= sqlq_now()"
-    "  AND " GROUP_HEAD
-    "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8"
-    "  FOR UPDATE SKIP LOCKED)"
+    "  AND " GROUP_HEAD " AND NOT " PAUSED
+    "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED),"
+    " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j"
+    "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()"
+    "  AND j.attempts < j.max_attempts AND NOT " PAUSED
+    "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED),"
+    " picked AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) AS due"
+    "  ORDER BY priority DESC, run_at, id LIMIT $4::int8)"
     " UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1,"
-    " token = $2::int8, lease_until = sqlq_now() + $3::int8"
+    " token = $2::int8, lease_until = sqlq_now() + $3::int8,"
+    " last_error = CASE WHEN j.state = 'running'"
+    "  THEN 'lease expired during attempt ' || j.attempts ELSE j.last_error END"
     " FROM picked WHERE j.id = picked.id"
     " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at,"
     " j.lease_until, j.group_key, j.dedupe_key, j.payload",
@@ -151,7 +164,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1::text",
 
   [SQLQ__SQL_ENQUEUE_ARRAY] =
-    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key,"
+    REGISTER "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key,"
     " payload, created_at)"
     " SELECT $1::text, t.p, sqlq_now() + t.d, t.m, t.g, t.b, sqlq_now()"
     " FROM " LIBRARY_TX ", unnest($2::int8[], $3::int8[], $4::int8[], $5::text[],"

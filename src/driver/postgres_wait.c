@@ -15,6 +15,7 @@
 */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,12 +63,64 @@ int sqlq__pg_wait_prepare(sqlq_db *db, const char *queue) {
   return listen_to(db, p, queue);
 }
 
-/* Take the notifications libpq has read; is one of them for our channel? */
+/*
+** Wake-up tickets.  Every listening session of every process receives
+** each notification, but a notification for n jobs should start only n
+** waiters.  Within a process that is kept exact: the library's payload is
+** "N TOKEN" with a random token, and the first of this process's sessions
+** to read it opens a ticket with N uses; each waiter that reads it takes a
+** use, or, when none are left, goes on sleeping.  The sender's own process
+** opens the ticket with no uses: its core wakes local waiters directly.
+** Payloads without a token (the trigger's, for plain-SQL producers) wake
+** every waiter.  The ring forgets old tickets; a late reader of a
+** forgotten one wakes once more than needed, never less.
+*/
+#define TICKETS 128
+
+static struct {
+  char token[20];
+  int uses;
+} tickets[TICKETS];
+static int ticket_next;
+static pthread_mutex_t tickets_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Find token's ticket or open one with `uses` uses; then take a use when
+** take is set.  Returns whether a use was had (or opened). */
+static int ticket(const char *token, int uses, int take) {
+  pthread_mutex_lock(&tickets_lock);
+  int i;
+  for (i = 0; i < TICKETS; i++)
+    if (strcmp(tickets[i].token, token) == 0) break;
+  if (i == TICKETS) {
+    i = ticket_next;
+    ticket_next = (ticket_next + 1) % TICKETS;
+    snprintf(tickets[i].token, sizeof tickets[i].token, "%s", token);
+    tickets[i].uses = uses;
+  }
+  int had = !take || tickets[i].uses > 0;
+  if (take && had) tickets[i].uses--;
+  pthread_mutex_unlock(&tickets_lock);
+  return had;
+}
+
+void sqlq__pg_ticket_sent(const char *token) {
+  ticket(token, 0, 0);
+}
+
+/* Should a notification with this payload wake this waiter? */
+static int wakes(const char *payload) {
+  char *end;
+  long n = strtol(payload, &end, 10);
+  if (end == payload || *end != ' ' || strlen(end + 1) == 0 || strlen(end + 1) >= 20) return 1;
+  return ticket(end + 1, n > 1 ? (int)n : 1, 1);
+}
+
+/* Take the notifications libpq has read; does one of them wake us? */
 static int take_notifications(postgres_db *p) {
   int hit = 0;
   PGnotify *n;
   while ((n = PQnotifies(p->conn)) != NULL) {
-    if (strcmp(n->relname, p->channel) == 0) hit = 1;
+    if (!hit && strcmp(n->relname, p->channel) == 0) hit = wakes(n->extra);
     PQfreemem(n);
   }
   return hit;

@@ -58,6 +58,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " WHERE id IN (SELECT j.id FROM sqlq_jobs j INDEXED BY sqlq_jobs_claim"
     "  WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= sqlq_now()"
     "  AND " GROUP_HEAD
+    "  AND NOT EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
     "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)"
     " RETURNING id, priority, run_at, attempts, max_attempts, created_at,"
     " lease_until, group_key, dedupe_key, payload",
