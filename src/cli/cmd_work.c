@@ -87,6 +87,7 @@ typedef struct worker {
   int running;
   int code;          /* non-zero: stop on an error and exit with this */
   int expect_job;    /* the last sqlq_wait() said a job was due */
+  int away;          /* the database is unreachable (said once) */
   double idle;       /* current pause after a claim found nothing */
 } worker;
 
@@ -228,6 +229,54 @@ static slot *free_slot(worker *w) {
   return NULL;
 }
 
+/* Whether rc says the database is unreachable for now (a server that
+** restarts): the worker says so once and carries on; the library
+** reconnects at the next call. */
+static int database_away(worker *w, int rc, const char *action) {
+  if (rc != SQLQ_UNAVAILABLE) {
+    return 0;
+  }
+  if (!w->away) {
+    cli_error("work: %s: %s; retrying", action, sqlq_errmsg(w->db));
+    w->away = 1;
+  }
+  return 1;
+}
+
+/* The longest pause between two tries of a call that finishes a job while
+** the database is away, in seconds. */
+#define AWAY_PAUSE_MAX 1.0
+
+/* Call finish_call(w, s) until the database answers, for at most one
+** lease: after that the job's lease has run out, and the answer can only
+** be SQLQ_STALE, which another try after reconnecting gives. */
+static int finish_retrying(worker *w, const slot *s, const char *action,
+                           int (*finish_call)(worker *w, const slot *s)) {
+  double give_up = now() + w->lease, pause = 0.05;
+  int rc;
+  while (database_away(w, rc = finish_call(w, s), action) && now() < give_up) {
+    sleep_for_event(pause);
+    pause = fmin(pause * 2, AWAY_PAUSE_MAX);
+  }
+  return rc;
+}
+
+static int call_ack(worker *w, const slot *s) {
+  return sqlq_ack(w->db, s->id, s->token);
+}
+
+static int call_release(worker *w, const slot *s) {
+  return sqlq_release(w->db, s->id, s->token, w->backoff);
+}
+
+/* The reason of the last failed attempt, for call_fail. */
+static char fail_reason[48];
+
+static int call_fail(worker *w, const slot *s) {
+  sqlq_fail_options fo = {.backoff = w->backoff, .dead = 0};
+  return sqlq_fail(w->db, s->id, s->token, fail_reason, &fo);
+}
+
 /* Report the outcome of finishing the job of s (action names the call). */
 static void report_finish(worker *w, const slot *s, int rc, const char *action) {
   if (rc == SQLQ_STALE) {
@@ -240,19 +289,17 @@ static void report_finish(worker *w, const slot *s, int rc, const char *action) 
 /* Record the end of the command of s, whose wait status is status. */
 static void finish(worker *w, const slot *s, int status) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    report_finish(w, s, sqlq_ack(w->db, s->id, s->token), "ack");
+    report_finish(w, s, finish_retrying(w, s, "ack", call_ack), "ack");
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RELEASE) {
-    report_finish(w, s, sqlq_release(w->db, s->id, s->token, w->backoff), "release");
+    report_finish(w, s, finish_retrying(w, s, "release", call_release), "release");
   } else {
-    sqlq_fail_options fo = {.backoff = w->backoff, .dead = 0};
-    char why[48];
     if (WIFEXITED(status)) {
-      snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(status));
+      snprintf(fail_reason, sizeof fail_reason, "exit status %d", WEXITSTATUS(status));
     } else {
-      snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
+      snprintf(fail_reason, sizeof fail_reason, "killed by signal %d", WTERMSIG(status));
     }
-    cli_error("work: job %" PRId64 ": %s", s->id, why);
-    report_finish(w, s, sqlq_fail(w->db, s->id, s->token, why, &fo), "fail");
+    cli_error("work: job %" PRId64 ": %s", s->id, fail_reason);
+    report_finish(w, s, finish_retrying(w, s, "fail", call_fail), "fail");
   }
 }
 
@@ -286,7 +333,7 @@ static void touch_due(worker *w) {
     if (rc == SQLQ_STALE) {
       cli_error("work: job %" PRId64 ": lease lost, its result will be refused", s->id);
       s->lost = 1;
-    } else if (rc != SQLQ_OK) {
+    } else if (rc != SQLQ_OK && !database_away(w, rc, "touch")) {
       cli_fail(w->db, rc, "touch");
     }
     s->next_touch = t + w->lease / 3;
@@ -334,6 +381,13 @@ static enum claim_outcome claim_and_spawn(worker *w) {
     cli_fail(w->db, rc, "claim");
     return CLAIM_RECHECK;
   }
+  if (database_away(w, rc, "claim")) {
+    return CLAIM_RECHECK;
+  }
+  if (rc == SQLQ_OK && w->away) {
+    cli_error("work: the database answers again");
+    w->away = 0;
+  }
   if (rc != SQLQ_OK) {
     stop_with(w, cli_fail(w->db, rc, "claim"));
     return CLAIM_ERROR;
@@ -356,6 +410,9 @@ static int queue_is_empty(worker *w) {
   sqlq_queue_stats *st = NULL;
   size_t n = 0, i;
   int empty = 1, rc = sqlq_stats(w->db, w->queue, &st, &n);
+  if (database_away(w, rc, "stats")) {
+    return 0;
+  }
   if (rc != SQLQ_OK) {
     stop_with(w, cli_fail(w->db, rc, "stats"));
     return 0;
@@ -373,7 +430,7 @@ static void wait_for_job(worker *w, double timeout) {
   w->expect_job = rc == SQLQ_OK;
   if (rc == SQLQ_TIMEOUT) {
     w->idle = 0;
-  } else if (rc != SQLQ_OK && rc != SQLQ_INTERRUPTED) {
+  } else if (rc != SQLQ_OK && rc != SQLQ_INTERRUPTED && !database_away(w, rc, "wait")) {
     stop_with(w, cli_fail(w->db, rc, "wait"));
   }
 }

@@ -147,6 +147,11 @@ static int read_options(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   return SQLQ_OK;
 }
 
+static void ignore_notice(void *arg, const char *message) {
+  (void)arg;
+  (void)message;
+}
+
 PGconn *sqlq__pg_connect(sqlq_db *db) {
   postgres_db *p = PG(db);
   PGconn *conn = PQconnectdbParams(p->keys, p->values, 0);
@@ -161,6 +166,10 @@ PGconn *sqlq__pg_connect(sqlq_db *db) {
     PQfinish(conn);
     return NULL;
   }
+  /* Errors reach the caller through sqlq_errmsg(); libpq's own printing
+  ** of notices (such as the FATAL a server sends as it shuts down) would
+  ** put a second, unasked-for line on the application's stderr. */
+  PQsetNoticeProcessor(conn, ignore_notice, NULL);
   PGresult *r = PQexec(conn, "SET client_min_messages = warning");
   PQclear(r);
   return conn;
