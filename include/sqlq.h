@@ -446,6 +446,19 @@ typedef struct sqlq_lock sqlq_lock;
 int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len,
                       double timeout, sqlq_lock **lock_out);
 
+/*
+** Take the lock called name until the transaction open on db (sqlq_begin())
+** ends: it is released when the transaction commits or rolls back, and not
+** before.  name, name_len and timeout are as for sqlq_lock_acquire(); a
+** lock not had in time is SQLQ_BUSY and leaves the transaction usable.
+** SQLQ_MISUSE when no transaction is open.  On PostgreSQL this is
+** pg_advisory_xact_lock() in the transaction's own session, which works
+** through PgBouncer's transaction pooling (session locks do not); there a
+** handle's session lock and its transaction lock on one name exclude each
+** other, as they live in two sessions.
+*/
+int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, double timeout);
+
 /* Release a lock and free the handle.  Accepts NULL.  sqlq_close() on the
 ** db a lock was taken through releases and frees the locks still held, so
 ** after it their handles must not be used. */

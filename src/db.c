@@ -118,6 +118,7 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
 SQLQ__API void sqlq_close(sqlq_db *db) {
   if (db == NULL) return;
   while (db->locks) sqlq_unlock(db->locks);
+  sqlq__release_xact_locks(db);
   if (db->drv_methods) {
     if (db->in_user_tx) db->drv_methods->rollback(db);
     db->drv_methods->close(db);
@@ -295,6 +296,7 @@ SQLQ__API int sqlq_commit(sqlq_db *db) {
   sqlq__clear_error(db);
   rc = commit_and_wake(db);
   db->in_user_tx = 0;
+  sqlq__release_xact_locks(db);
   return rc;
 }
 
@@ -306,6 +308,7 @@ SQLQ__API int sqlq_rollback(sqlq_db *db) {
   rc = db->drv_methods->rollback(db);
   forget_wakes(db);
   db->in_user_tx = 0;
+  sqlq__release_xact_locks(db);
   return rc;
 }
 

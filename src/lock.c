@@ -6,11 +6,8 @@
 
 #include "sqlq_int.h"
 
-SQLQ__API int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, double timeout,
-                                sqlq_lock **lock_out) {
-  if (db == NULL || lock_out == NULL) return SQLQ_MISUSE;
-  *lock_out = NULL;
-  sqlq__clear_error(db);
+/* Check the arguments of a lock call. */
+static int check_lock(sqlq_db *db, const void *name, size_t name_len, double timeout) {
   if (db->drv_methods == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
   if (!(db->drv_methods->caps & SQLQ__CAP_LOCKS))
     return sqlq__error(db, SQLQ_MISUSE, "the %s backend has no named locks", db->drv_methods->name);
@@ -19,6 +16,12 @@ SQLQ__API int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, 
     return sqlq__error(db, SQLQ_TOOBIG, "lock name of %zu bytes is longer than %d bytes", name_len,
                        SQLQ_LOCK_NAME_MAX);
   if (timeout != timeout) return sqlq__error(db, SQLQ_MISUSE, "lock timeout is not a number");
+  return SQLQ_OK;
+}
+
+/* Take a lock with the driver's lock method and put it on *list. */
+static int take(sqlq_db *db, const void *name, size_t name_len, double timeout,
+                sqlq_lock **list, sqlq_lock **lock_out) {
   sqlq_lock *lk = calloc(1, sizeof *lk);
   if (lk == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   int rc = db->drv_methods->lock(db, sqlq__hash64(name, name_len), name, name_len, timeout, &lk->ls);
@@ -27,11 +30,37 @@ SQLQ__API int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, 
     return rc;
   }
   lk->db = db;
-  lk->next = db->locks;
-  if (db->locks) db->locks->prev = lk;
-  db->locks = lk;
-  *lock_out = lk;
+  lk->list = list;
+  lk->next = *list;
+  if (*list) (*list)->prev = lk;
+  *list = lk;
+  if (lock_out) *lock_out = lk;
   return SQLQ_OK;
+}
+
+SQLQ__API int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, double timeout,
+                                sqlq_lock **lock_out) {
+  if (db == NULL || lock_out == NULL) return SQLQ_MISUSE;
+  *lock_out = NULL;
+  sqlq__clear_error(db);
+  int rc = check_lock(db, name, name_len, timeout);
+  return rc == SQLQ_OK ? take(db, name, name_len, timeout, &db->locks, lock_out) : rc;
+}
+
+SQLQ__API int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, double timeout) {
+  if (db == NULL) return SQLQ_MISUSE;
+  sqlq__clear_error(db);
+  int rc = check_lock(db, name, name_len, timeout);
+  if (rc != SQLQ_OK) return rc;
+  if (!db->in_user_tx)
+    return sqlq__error(db, SQLQ_MISUSE, "sqlq_lock_xact needs a transaction: call sqlq_begin first");
+  const sqlq_driver *d = db->drv_methods;
+  if (d->lock_xact) return d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
+  return take(db, name, name_len, timeout, &db->xact_locks, NULL);
+}
+
+void sqlq__release_xact_locks(sqlq_db *db) {
+  while (db->xact_locks) sqlq_unlock(db->xact_locks);
 }
 
 SQLQ__API void sqlq_unlock(sqlq_lock *lk) {
@@ -39,7 +68,7 @@ SQLQ__API void sqlq_unlock(sqlq_lock *lk) {
   sqlq_db *db = lk->db;
   db->drv_methods->unlock(db, lk->ls);
   if (lk->prev) lk->prev->next = lk->next;
-  else db->locks = lk->next;
+  else *lk->list = lk->next;
   if (lk->next) lk->next->prev = lk->prev;
   free(lk);
 }

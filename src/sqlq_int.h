@@ -222,6 +222,11 @@ typedef struct sqlq_driver {
               double timeout_s, sqlq__lockstate **out);
   /* Release and free a lock taken by lock. */
   void (*unlock)(sqlq_db *db, sqlq__lockstate *ls);
+  /* Take the named lock until the open write transaction ends, as lock
+  ** does otherwise; a timeout must leave the transaction usable.  May be
+  ** NULL: the core then holds a lock from lock until the transaction ends. */
+  int (*lock_xact)(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
+                   double timeout_s);
 
   /* The client library's own connection handle (sqlite3 *, PGconn *, ...). */
   void *(*native)(sqlq_db *db);
@@ -246,6 +251,7 @@ struct sqlq__wake {
 struct sqlq_lock {
   sqlq_db *db;
   sqlq__lockstate *ls;
+  struct sqlq_lock **list;  /* the db's list it is on */
   struct sqlq_lock *next;   /* the db's list of held locks */
   struct sqlq_lock *prev;
 };
@@ -270,6 +276,8 @@ struct sqlq_db {
   int wake_fd;
   atomic_int interrupted;
   struct sqlq_lock *locks;  /* locks held through this handle */
+  struct sqlq_lock *xact_locks; /* held until the transaction ends (for
+                                   drivers without lock_xact) */
   int errcode;
   char errmsg[512];
 };
@@ -321,6 +329,10 @@ void sqlq__owe_local_wake(sqlq_db *db);
 ** for queue (n: the jobs it got). */
 void sqlq__wake_local(const char *ident, const char *queue, int n);
 
+
+/* Release the locks held until the end of the transaction that just
+** ended on db. */
+void sqlq__release_xact_locks(sqlq_db *db);
 
 /* Prepare sql[id] of db's driver (cached per connection). */
 int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out);

@@ -551,6 +551,13 @@ static int pg_exec(sqlq_db *db, const char *script) {
   return simple(db, p->conn, script, "script");
 }
 
+int sqlq__pg_begin_now(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  if (!p->begin_pending) return SQLQ_OK;
+  p->begin_pending = 0;
+  return simple(db, p->conn, "BEGIN", "BEGIN");
+}
+
 /* Read-only work is single statements in autocommit; only writes open a
 ** transaction, whose BEGIN waits for its first statement. */
 static int pg_begin(sqlq_db *db, int write) {
@@ -661,5 +668,6 @@ const sqlq_driver sqlq__driver_postgres = {
   .notify = sqlq__pg_notify,
   .lock = sqlq__pg_lock,
   .unlock = sqlq__pg_unlock,
+  .lock_xact = sqlq__pg_lock_xact,
   .native = pg_native,
 };

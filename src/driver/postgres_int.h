@@ -95,5 +95,10 @@ void sqlq__pg_ticket_sent(const char *token);
 int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out);
 void sqlq__pg_unlock(sqlq_db *db, sqlq__lockstate *ls);
+int sqlq__pg_lock_xact(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
+                       double timeout_s);
+/* Send the open transaction's BEGIN now if it is still waiting for its
+** first statement. */
+int sqlq__pg_begin_now(sqlq_db *db);
 
 #endif /* SQLQ_POSTGRES_INT_H */

@@ -9,6 +9,12 @@
 ** never aborts the caller's work.  The server releases every lock of a
 ** session when the session ends, so a holder that dies loses its locks.
 ** Session locks do not survive PgBouncer's transaction pooling.
+**
+** Transaction locks (sqlq_lock_xact) are pg_advisory_xact_lock() in the
+** caller's transaction, so they work through transaction pooling.  A timed
+** wait runs inside a savepoint with a local lock_timeout: a timeout rolls
+** back to the savepoint (undoing the setting too) and leaves the
+** transaction usable.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,4 +105,82 @@ void sqlq__pg_unlock(sqlq_db *db, sqlq__lockstate *ls) {
     memcpy(db->errmsg, errmsg, sizeof errmsg);
   }
   free(ls);
+}
+
+/* Run sql on the main session, in the open transaction; *got receives a
+** boolean result when got is not NULL.  A failure is recorded on db. */
+static int run_in_tx(sqlq_db *db, const char *sql, int64_t key, int *got) {
+  PGconn *conn = PG(db)->conn;
+  char text[24];
+  snprintf(text, sizeof text, "%lld", (long long)key);
+  const char *params[1] = {text};
+  PGresult *r = PQexecParams(conn, sql, key ? 1 : 0, NULL, key ? params : NULL, NULL, NULL, 0);
+  ExecStatusType s = PQresultStatus(r);
+  int rc = s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
+  if (rc == SQLQ_OK && got) *got = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+  PQclear(r);
+  return rc;
+}
+
+/* The transaction's lock_timeout setting, as text. */
+static int read_timeout(sqlq_db *db, char *out, size_t size) {
+  PGconn *conn = PG(db)->conn;
+  PGresult *r = PQexec(conn, "SELECT current_setting('lock_timeout')");
+  int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+  int rc = ok ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
+  if (ok) snprintf(out, size, "%s", PQgetvalue(r, 0, 0));
+  PQclear(r);
+  return rc;
+}
+
+/* Set lock_timeout back to old for the rest of the transaction. */
+static int restore_timeout(sqlq_db *db, const char *old) {
+  PGconn *conn = PG(db)->conn;
+  const char *params[1] = {old};
+  PGresult *r = PQexecParams(conn, "SELECT set_config('lock_timeout', $1, true)", 1, NULL, params,
+                             NULL, NULL, 0);
+  int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
+  PQclear(r);
+  return rc;
+}
+
+int sqlq__pg_lock_xact(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
+                       double timeout_s) {
+  (void)name;
+  (void)name_len;
+  int64_t k = (int64_t)key;
+  int got = 0, rc = sqlq__pg_begin_now(db);
+  if (rc != SQLQ_OK) return rc;
+  if (timeout_s == 0) {
+    rc = run_in_tx(db, "SELECT pg_try_advisory_xact_lock($1::int8)", k, &got);
+  } else {
+    char set[96];
+    long long ms = timeout_s > 0 ? (long long)(timeout_s * 1000 + 0.5) : 0;
+    if (timeout_s > 0 && ms < 1) ms = 1;
+    if (ms > 2147483647LL) ms = 0;
+    snprintf(set, sizeof set, "SELECT set_config('lock_timeout', '%lld', true)", ms);
+    char old[64] = "0";
+    rc = read_timeout(db, old, sizeof old);
+    if (rc == SQLQ_OK) rc = run_in_tx(db, "SAVEPOINT sqlq_lock", 0, NULL);
+    if (rc == SQLQ_OK) rc = run_in_tx(db, set, 0, NULL);
+    if (rc == SQLQ_OK) rc = run_in_tx(db, "SELECT pg_advisory_xact_lock($1::int8)", k, NULL);
+    got = rc == SQLQ_OK;
+    /* Keep the lock, drop the setting: roll back to the savepoint only
+    ** when the lock was not had, else reset the setting and release it. */
+    int errcode = db->errcode;
+    char errmsg[sizeof db->errmsg];
+    memcpy(errmsg, db->errmsg, sizeof errmsg);
+    int undo = got ? restore_timeout(db, old) : run_in_tx(db, "ROLLBACK TO SAVEPOINT sqlq_lock", 0, NULL);
+    if (undo == SQLQ_OK) undo = run_in_tx(db, "RELEASE SAVEPOINT sqlq_lock", 0, NULL);
+    if (!got) {
+      db->errcode = errcode;
+      memcpy(db->errmsg, errmsg, sizeof errmsg);
+    }
+    if (rc == SQLQ_BUSY) rc = SQLQ_OK;
+    if (rc == SQLQ_OK && undo != SQLQ_OK) rc = undo;
+  }
+  if (rc == SQLQ_OK && !got)
+    rc = sqlq__error(db, SQLQ_BUSY, "the lock is held by another session%s",
+                     timeout_s > 0 ? " (timed out)" : "");
+  return rc;
 }

@@ -221,6 +221,55 @@ static void close_with_held_lock_releases_it(void **state) {
   assert_ok(f->db, try_once(f->db, name, len));
 }
 
+/* A transaction lock is held until the transaction commits, and a
+** handle's lock call outside a transaction is refused. */
+static void xact_lock_held_until_commit(void **state) {
+  fixture *f = *state;
+  sqlq_db *other = fx_open(f);
+  char name[128];
+  size_t len = strlen(fx_name(f, "xact", name, sizeof name));
+  assert_status(f->db, sqlq_lock_xact(f->db, name, len, 0), SQLQ_MISUSE);
+  assert_ok(f->db, sqlq_begin(f->db));
+  assert_ok(f->db, sqlq_lock_xact(f->db, name, len, 0));
+  assert_status(other, try_once(other, name, len), SQLQ_BUSY);
+  fx_push(f->db, f, "in the locked transaction", 0);
+  assert_ok(f->db, sqlq_commit(f->db));
+  assert_ok(other, try_once(other, name, len));
+  assert_int_equal(fx_count(f->db, f, 0), 1);
+  /* Rolled back: released too, and the job is gone with it. */
+  assert_ok(f->db, sqlq_begin(f->db));
+  assert_ok(f->db, sqlq_lock_xact(f->db, name, len, -1));
+  fx_push(f->db, f, "rolled back", 0);
+  assert_status(other, try_once(other, name, len), SQLQ_BUSY);
+  assert_ok(f->db, sqlq_rollback(f->db));
+  assert_ok(other, try_once(other, name, len));
+  assert_int_equal(fx_count(f->db, f, 0), 1);
+  sqlq_close(other);
+}
+
+/* A transaction lock not had in time is SQLQ_BUSY, and the transaction
+** goes on: what it wrote before and after commits. */
+static void xact_lock_timeout_keeps_transaction(void **state) {
+  fixture *f = *state;
+  sqlq_db *other = fx_open(f);
+  sqlq_lock *held = NULL;
+  char name[128];
+  size_t len = strlen(fx_name(f, "xact-busy", name, sizeof name));
+  double t0;
+  assert_ok(other, sqlq_lock_acquire(other, name, len, 0, &held));
+  assert_ok(f->db, sqlq_begin(f->db));
+  fx_push(f->db, f, "before", 0);
+  assert_status(f->db, sqlq_lock_xact(f->db, name, len, 0), SQLQ_BUSY);
+  t0 = fx_now();
+  assert_status(f->db, sqlq_lock_xact(f->db, name, len, 0.2), SQLQ_BUSY);
+  assert_true(fx_now() - t0 >= 0.19);
+  fx_push(f->db, f, "after", 0);
+  assert_ok(f->db, sqlq_commit(f->db));
+  assert_int_equal(fx_count(f->db, f, 0), 2);
+  sqlq_unlock(held);
+  sqlq_close(other);
+}
+
 int run_lock_tests(void) {
   const struct CMUnitTest tests[] = {
       FX_TEST(lock_excludes_other_handle),
@@ -232,6 +281,8 @@ int run_lock_tests(void) {
       FX_TEST(lock_released_when_holder_killed),
       FX_TEST(lock_kept_when_forked_child_exits),
       FX_TEST(close_with_held_lock_releases_it),
+      FX_TEST(xact_lock_held_until_commit),
+      FX_TEST(xact_lock_timeout_keeps_transaction),
   };
   return FX_RUN_GROUP("locks", tests);
 }
