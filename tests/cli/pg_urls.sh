@@ -1,0 +1,60 @@
+# tests/cli/pg_urls.sh -- PostgreSQL URLs: the socket-directory forms, a
+# wrong password, a server that is not there, and bad driver options.  Each
+# failure is one line on stderr with exit 69 (unavailable) or 64 (usage),
+# and no message shows a password.
+#
+# Needs SQLQ_TEST_PG_URL and SQLQ_TEST_PG_PORT (set by tests/CMakeLists.txt
+# for the postgres fixture); the server's socket directory is its data
+# directory, /tmp/sqlq-test-pg-PORT (tests/servers/postgres.sh).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[ -n "${SQLQ_TEST_PG_URL:-}" ] || { echo "FAIL: SQLQ_TEST_PG_URL is not set"; exit 1; }
+port=$SQLQ_TEST_PG_PORT
+socket_dir=/tmp/sqlq-test-pg-$port
+q="urls-$$"
+
+run "init over TCP" 0 "$SQLQ" --url "$SQLQ_TEST_PG_URL" init
+
+# libpq's socket-directory forms: the directory as the host, percent-encoded,
+# or as the host option.
+run "push over the socket" 0 "$SQLQ" --url "postgres://sqlq@${socket_dir//\//%2F}:$port/sqlq" push "$q" one
+run "push, host option" 0 "$SQLQ" --url "postgresql:///sqlq?host=$socket_dir&port=$port&user=sqlq" push "$q" two
+run "stats over TCP" 0 "$SQLQ" --url "$SQLQ_TEST_PG_URL" stats --json "$q"
+case "$(cat "$tmp/out")" in
+  *'"ready":2,'*) checks=$((checks + 1)) ;;
+  *) fail "both pushes are not there: $(cat "$tmp/out")" ;;
+esac
+
+# A wrong password: the server's reason, the password hidden.
+run "wrong password" 69 "$SQLQ" --url "postgres://sqlq_pw:not-the-secret@127.0.0.1:$port/sqlq" stats
+expect_error_line "wrong password"
+expect_err_has "wrong password" "password authentication failed"
+expect_err_has "wrong password" "postgres://sqlq_pw:***@127.0.0.1:$port/sqlq"
+expect_err_lacks "wrong password" "not-the-secret"
+run "right password" 0 "$SQLQ" --url "postgres://sqlq_pw:sqlq-secret@127.0.0.1:$port/sqlq" stats "$q"
+
+# Nobody listening.
+run "no server" 69 "$SQLQ" --url "postgres://sqlq:pw-123@127.0.0.1:1/sqlq?connect_timeout=2" push "$q" x
+expect_error_line "no server"
+expect_err_lacks "no server" "pw-123"
+
+# Bad options of the driver's own are usage errors.
+run "bad notify" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?notify=maybe" stats
+expect_error_line "bad notify"
+expect_err_has "bad notify" "notify must be on or off"
+run "bad poll_interval" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?notify=off&poll_interval=0" stats
+expect_error_line "bad poll_interval"
+run "unknown option" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?colour=blue" stats
+expect_error_line "unknown option"
+expect_err_has "unknown option" "unknown URL option 'colour'"
+
+# notify=off still works: a worker polls and drains the queue.
+run "drain with polling" 0 timeout 30 "$SQLQ" --url "$SQLQ_TEST_PG_URL?notify=off&poll_interval=0.05" \
+  work --drain "$q" -- sh -c 'cat >/dev/null'
+run "stats after drain" 0 "$SQLQ" --url "$SQLQ_TEST_PG_URL" stats --json "$q"
+case "$(cat "$tmp/out")" in
+  *'"ready":0,"scheduled":0,"running":0,"dead":0'*) checks=$((checks + 1)) ;;
+  *) fail "the queue is not drained: $(cat "$tmp/out")" ;;
+esac
+"$SQLQ" --url "$SQLQ_TEST_PG_URL" purge "$q" >/dev/null
+finish
