@@ -24,6 +24,7 @@ typedef struct bench_config {
   const char *queue;      /* the dedicated queue, purged before and after */
   long long jobs;         /* N: jobs of the throughput phase */
   long long workers;      /* W */
+  long long producers;    /* P: threads enqueueing the throughput phase */
   long long batch;        /* B: enqueue and claim batch size */
   long long payload;      /* payload size in bytes, >= BENCH_STAMP_BYTES */
   long long backlog;      /* M: low-priority jobs left queued meanwhile */
@@ -78,7 +79,8 @@ void bench_sleep_us(long us);
 ** Enqueue total jobs of cfg's payload size at the given priority on cfg's
 ** queue, in batches of batch jobs, each batch stamped with the time it was
 ** built.  When sh is not NULL, add each committed batch to sh->enqueued and
-** stop early once a worker has failed.  label names the progress bar.
+** stop early once a worker has failed.  label names the progress bar
+** (NULL: draw none; with sh, the bar counts every producer's jobs).
 ** Returns SQLQ_OK or the failing status (one line printed).
 */
 int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,

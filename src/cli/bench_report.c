@@ -51,6 +51,7 @@ int bench_print_text(const bench_config *cfg, const bench_result *res) {
          cfg->jobs, cfg->batch, cfg->payload, cfg->backlog);
   printf("workers      %lld %s\n", cfg->workers,
          cfg->processes ? "processes" : "threads");
+  printf("producers    %lld\n", cfg->producers);
   printf("enqueue      %.0f jobs/s\n", bench_rate(cfg->jobs, res->enqueue_s));
   printf("end to end   %.0f jobs/s (wall %.3f s)\n",
          bench_rate(cfg->jobs, res->total_s), res->total_s);
@@ -77,13 +78,14 @@ static json_t *bench_json(const bench_config *cfg, const bench_result *res) {
   if (!lat)
     return NULL;
   return json_pack(
-      "{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b}", "backend",
+      "{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I}", "backend",
       res->backend, "jobs", (json_int_t)cfg->jobs, "workers",
       (json_int_t)cfg->workers, "batch", (json_int_t)cfg->batch,
       "enqueue_per_s", (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)),
       "jobs_per_s", (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)),
       "latency_ms", lat, "payload", (json_int_t)cfg->payload, "backlog",
-      (json_int_t)cfg->backlog, "processes", cfg->processes);
+      (json_int_t)cfg->backlog, "processes", cfg->processes, "producers",
+      (json_int_t)cfg->producers);
 }
 
 int bench_print_json(const bench_config *cfg, const bench_result *res) {

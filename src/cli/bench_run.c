@@ -129,7 +129,9 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
     sent += k;
     if (sh)
       atomic_fetch_add(&sh->enqueued, k);
-    bench_progress(label, sh ? atomic_load(&sh->done) : sent, total);
+    if (label)
+      bench_progress(label, sh ? atomic_load(&sh->done) : sent,
+                     sh ? cfg->jobs : total);
   }
   free(specs);
   free(payload);
@@ -395,12 +397,73 @@ static int bench_await_ready(bench_shared *sh, int workers) {
   return SQLQ_OK;
 }
 
+/* One of the producer threads of the throughput phase: enqueues its share
+** of the jobs through its own handle (the first producer uses the main
+** one). */
+typedef struct bench_producer {
+  const bench_config *cfg;
+  bench_shared *sh;
+  sqlq_db *db;         /* NULL: open one */
+  long long jobs;
+  int rc;
+  pthread_t thread;
+} bench_producer;
+
+static void *bench_producer_main(void *arg) {
+  bench_producer *p = arg;
+  sqlq_db *db = p->db;
+  p->rc = SQLQ_OK;
+  if (db == NULL && (p->rc = sqlq_open(p->cfg->url, NULL, &db)) != SQLQ_OK)
+    cli_fail(db, p->rc, "bench: open");
+  if (p->rc == SQLQ_OK)
+    p->rc = bench_fill(p->cfg, db, p->jobs, p->cfg->batch, 0, p->sh,
+                       p->db ? "jobs" : NULL);
+  if (p->rc != SQLQ_OK)
+    bench_fail(p->sh, p->rc);
+  if (p->db == NULL)
+    sqlq_close(db);
+  return NULL;
+}
+
+/* Enqueue the N jobs of the throughput phase with cfg->producers threads,
+** the first on db. */
+static int bench_produce_all(const bench_config *cfg, bench_shared *sh,
+                             sqlq_db *db) {
+  long long n = cfg->producers;
+  bench_producer *ps = calloc((size_t)n, sizeof *ps);
+  if (ps == NULL) {
+    cli_error("bench: out of memory");
+    return SQLQ_NOMEM;
+  }
+  int rc = SQLQ_OK;
+  long long started = 0;
+  for (long long i = 0; i < n; i++) {
+    ps[i] = (bench_producer){cfg, sh, i == 0 ? db : NULL,
+                             cfg->jobs / n + (i < cfg->jobs % n), SQLQ_OK, 0};
+    if (i > 0 && pthread_create(&ps[i].thread, NULL, bench_producer_main, &ps[i]) != 0) {
+      cli_error("bench: cannot start a producer thread");
+      bench_fail(sh, SQLQ_ERROR);
+      rc = SQLQ_ERROR;
+      break;
+    }
+    started++;
+  }
+  if (started == n)
+    bench_producer_main(&ps[0]);
+  for (long long i = 1; i < started; i++)
+    pthread_join(ps[i].thread, NULL);
+  for (long long i = 0; i < started && rc == SQLQ_OK; i++)
+    rc = ps[i].rc;
+  free(ps);
+  return rc;
+}
+
 /* The throughput phase: enqueue N jobs in batches while the workers drain
-** them; time the producer and the whole. */
+** them; time the producers and the whole. */
 static int bench_throughput(const bench_config *cfg, bench_shared *sh,
                             sqlq_db *db, bench_result *res) {
   int64_t t0 = bench_monotonic_ns();
-  int rc = bench_fill(cfg, db, cfg->jobs, cfg->batch, 0, sh, "jobs");
+  int rc = bench_produce_all(cfg, sh, db);
   int64_t t1 = bench_monotonic_ns();
   if (rc != SQLQ_OK) {
     bench_fail(sh, rc);

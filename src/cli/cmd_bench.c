@@ -34,13 +34,15 @@
 #define BENCH_BACKLOG_BATCH 5000
 
 static void bench_usage(FILE *f) {
-  fputs("usage: sqlq bench [--jobs N] [--workers W] [--batch B] "
+  fputs("usage: sqlq bench [--jobs N] [--workers W] [--producers P] [--batch B] "
         "[--payload BYTES]\n"
         "                  [--backlog M] [--processes] "
         "[--latency-samples K]\n"
         "                  [--queue NAME] [--json]\n"
         "  --jobs N             jobs of the throughput phase (default 10000)\n"
         "  --workers W          workers, 1..64 (default 2)\n"
+        "  --producers P        threads enqueueing the throughput phase, each\n"
+        "                       with its own handle, 1..64 (default 1)\n"
         "  --batch B            enqueue, claim and ack batch size, 1..10000 "
         "(default 100)\n"
         "  --payload BYTES      payload size, at least 8 (default 16)\n"
@@ -67,6 +69,7 @@ typedef struct bench_num_flag {
 static const bench_num_flag bench_num_flags[] = {
     {'n', "jobs", 1, 1000000000LL, offsetof(bench_config, jobs)},
     {'w', "workers", 1, 64, offsetof(bench_config, workers)},
+    {'r', "producers", 1, 64, offsetof(bench_config, producers)},
     {'b', "batch", 1, 10000, offsetof(bench_config, batch)},
     {'p', "payload", BENCH_STAMP_BYTES, 1048576, offsetof(bench_config, payload)},
     {'m', "backlog", 0, 1000000000LL, offsetof(bench_config, backlog)},
@@ -76,6 +79,7 @@ static const bench_num_flag bench_num_flags[] = {
 static const struct option bench_options[] = {
     {"jobs", required_argument, NULL, 'n'},
     {"workers", required_argument, NULL, 'w'},
+    {"producers", required_argument, NULL, 'r'},
     {"batch", required_argument, NULL, 'b'},
     {"payload", required_argument, NULL, 'p'},
     {"backlog", required_argument, NULL, 'm'},
@@ -260,6 +264,7 @@ int cmd_bench(const cli_global *g, int argc, char **argv) {
       .queue = "bench",
       .jobs = 10000,
       .workers = 2,
+      .producers = 1,
       .batch = 100,
       .payload = 16,
       .backlog = 0,
