@@ -2,7 +2,7 @@
 ** bench_int.h -- declarations shared by the files of `sqlq bench`.
 **
 ** cmd_bench.c parses the flags, prepares the database and prints the
-** result; bench_run.c runs the producer and the workers (threads or
+** result; bench_run.c runs the producers and the workers (threads or
 ** processes) of the two measured phases; bench_report.c turns the raw
 ** measurements into figures, text, JSON and a progress bar.
 */
@@ -41,7 +41,7 @@ enum bench_phase {
 };
 
 /*
-** The state every worker and the producer share.  It lives in one
+** The state every worker and producer shares.  It lives in one
 ** anonymous shared mapping, so that forked workers see the same counters
 ** as threads would; the atomics used are lock-free, which makes them work
 ** across processes.
@@ -63,7 +63,7 @@ typedef struct bench_shared {
 /* The raw outcome of a run. */
 typedef struct bench_result {
   const char *backend;           /* sqlq_backend() */
-  double enqueue_s;              /* producer time for the N jobs */
+  double enqueue_s;              /* first producer start to last end */
   double total_s;                /* first enqueue to last ack */
   double p50_ms, p90_ms, p99_ms; /* latency percentiles; NAN when no samples */
   long long n_samples;
@@ -78,10 +78,13 @@ void bench_sleep_us(long us);
 /*
 ** Enqueue total jobs of cfg's payload size at the given priority on cfg's
 ** queue, in batches of batch jobs, each batch stamped with the time it was
-** built.  When sh is not NULL, add each committed batch to sh->enqueued and
-** stop early once a worker has failed.  label names the progress bar
-** (NULL: draw none; with sh, the bar counts every producer's jobs).
-** Returns SQLQ_OK or the failing status (one line printed).
+** built.  When sh is not NULL, add each committed batch to sh->enqueued,
+** stop early once anyone has failed (sh->status), and record a failed
+** enqueue there, reporting it only if it is the first.  label names the
+** progress bar, NULL for none; with sh the bar shows the acked jobs of all
+** N.  Threads may fill at once on handles of their own, but at most one of
+** them may draw the bar.  Returns SQLQ_OK (also when stopped early) or the
+** failing status (one line printed, unless sh had a failure already).
 */
 int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
                long long batch, int priority, bench_shared *sh,
@@ -90,10 +93,11 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
 /*
 ** Run both measured phases against a database whose bench queue holds
 ** nothing but the backlog: start the workers, enqueue and drain the N
-** jobs, drop the backlog, take the K latency samples, stop the workers.
-** The producer opens its own handle after the workers are started, so
-** that no handle is open across fork().  Fills res (all but backend) and
-** returns an exit code (0 on success); on failure one line was printed.
+** jobs with the P producers, drop the backlog, take the K latency
+** samples with the first producer alone, stop the workers.  The producers
+** open their handles after the workers are started, so that no handle is
+** open across fork().  Fills res (all but backend) and returns an exit
+** code (0 on success); on failure one line was printed.
 */
 int bench_run(const bench_config *cfg, bench_result *res);
 

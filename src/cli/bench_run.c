@@ -1,5 +1,5 @@
 /*
-** bench_run.c -- the producer and the workers of `sqlq bench`.
+** bench_run.c -- the producers and the workers of `sqlq bench`.
 **
 ** Workers are threads or forked processes, each with its own handle.  They
 ** loop: claim up to B jobs, ack them in one batch, and when nothing is
@@ -7,12 +7,17 @@
 ** through a bench_shared block in an anonymous shared mapping, so the same
 ** code serves both kinds of worker.
 **
+** The N jobs of the throughput phase are enqueued by P producer threads of
+** the main process, each with its own handle, so that on a server their
+** commits can share WAL flushes (group commit).  The latency phase has one
+** producer, the first.
+**
 ** While a backlog of low-priority jobs sits in the queue, "nothing
 ** claimable" cannot be told by the database: the backlog is always due, so
 ** a claim would take backlog jobs and sqlq_wait() would return at once.
 ** Workers then reserve the jobs they claim from the count of measured jobs
-** the producer has committed, so that each claim takes measured jobs only,
-** and sleep briefly when there is nothing to reserve.  The backlog is
+** the producers have committed, so that each claim takes measured jobs
+** only, and sleep briefly when there is nothing to reserve.  The backlog is
 ** dropped before the latency phase, which measures sqlq_wait() wake-ups.
 */
 #include <errno.h>
@@ -62,18 +67,22 @@ void bench_sleep_us(long us) {
   }
 }
 
-/* Record the first failure and tell everyone to stop. */
-static void bench_fail(bench_shared *sh, int status) {
+/* Record the first failure and tell everyone to stop.  Returns 1 when
+** this is the first failure, else 0. */
+static int bench_fail(bench_shared *sh, int status) {
   int expected = SQLQ_OK;
-  atomic_compare_exchange_strong(&sh->status, &expected, status);
+  int first = atomic_compare_exchange_strong(&sh->status, &expected, status);
   atomic_store(&sh->phase, BENCH_PHASE_STOP);
+  return first;
 }
 
-/* Report a failed call on db in one line and record the failure. */
+/* Record the failure of a call on db, and report it in one line if it is
+** the first: every failure recorded before was reported already, so a run
+** prints one line however many workers and producers fail together. */
 static void bench_fail_call(bench_shared *sh, sqlq_db *db, int status,
                             const char *what) {
-  cli_fail(db, status, what);
-  bench_fail(sh, status);
+  if (bench_fail(sh, status))
+    cli_fail(db, status, what);
 }
 
 /* Write the current time into the first BENCH_STAMP_BYTES of payload. */
@@ -123,7 +132,10 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
     bench_stamp(payload);
     rc = sqlq_enqueue_batch(db, cfg->queue, specs, (size_t)k, NULL);
     if (rc != SQLQ_OK) {
-      cli_fail(db, rc, "bench: enqueue");
+      if (sh)
+        bench_fail_call(sh, db, rc, "bench: enqueue");
+      else
+        cli_fail(db, rc, "bench: enqueue");
       break;
     }
     sent += k;
@@ -351,7 +363,7 @@ static void bench_pool_stop(bench_pool *pool) {
 }
 
 /* ---------------------------------------------------------------------
-** The producer.
+** Waiting on the workers.
 */
 
 /* Wait until *counter reaches target, drawing progress under label.
@@ -397,78 +409,124 @@ static int bench_await_ready(bench_shared *sh, int workers) {
   return SQLQ_OK;
 }
 
-/* One of the producer threads of the throughput phase: enqueues its share
-** of the jobs through its own handle (the first producer uses the main
-** one). */
+/* ---------------------------------------------------------------------
+** The producers of the throughput phase.
+*/
+
+/* One producer: its share of the N jobs and its own handle.  The first
+** runs on the calling thread with the main handle and alone draws the
+** progress bar; the others are threads with handles of their own. */
 typedef struct bench_producer {
   const bench_config *cfg;
   bench_shared *sh;
-  sqlq_db *db;         /* NULL: open one */
-  long long jobs;
-  int rc;
-  pthread_t thread;
+  sqlq_db *db;        /* its handle; closed by bench_producers_close() */
+  long long jobs;     /* its share of N */
+  const char *label;  /* the progress bar's label, or NULL */
+  pthread_t thread;   /* valid once started */
+  int started;        /* runs on a thread of its own */
 } bench_producer;
 
-static void *bench_producer_main(void *arg) {
-  bench_producer *p = arg;
-  sqlq_db *db = p->db;
-  p->rc = SQLQ_OK;
-  if (db == NULL && (p->rc = sqlq_open(p->cfg->url, NULL, &db)) != SQLQ_OK)
-    cli_fail(db, p->rc, "bench: open");
-  if (p->rc == SQLQ_OK)
-    p->rc = bench_fill(p->cfg, db, p->jobs, p->cfg->batch, 0, p->sh,
-                       p->db ? "jobs" : NULL);
-  if (p->rc != SQLQ_OK)
-    bench_fail(p->sh, p->rc);
-  if (p->db == NULL)
-    sqlq_close(db);
-  return NULL;
+/* The P producers of a run. */
+typedef struct bench_producers {
+  bench_producer *list;
+  int n;              /* entries of list with a handle */
+} bench_producers;
+
+/* The share of producer i of p in n jobs: n / p, and one more for each of
+** the first n % p producers. */
+static long long bench_share(long long n, long long p, long long i) {
+  return n / p + (i < n % p ? 1 : 0);
 }
 
-/* Enqueue the N jobs of the throughput phase with cfg->producers threads,
-** the first on db. */
-static int bench_produce_all(const bench_config *cfg, bench_shared *sh,
-                             sqlq_db *db) {
-  long long n = cfg->producers;
-  bench_producer *ps = calloc((size_t)n, sizeof *ps);
-  if (ps == NULL) {
+/* Close the handles of producers 1.. (the first borrows the main one) and
+** free the list. */
+static void bench_producers_close(bench_producers *ps) {
+  for (int i = 1; i < ps->n; i++)
+    sqlq_close(ps->list[i].db);
+  free(ps->list);
+  ps->list = NULL;
+  ps->n = 0;
+}
+
+/* Set up cfg->producers producers: the first on db, each other one with a
+** handle of its own, opened here so that connecting is not timed.
+** Returns SQLQ_OK, or the failing status with one line printed and
+** everything set up so far closed again. */
+static int bench_producers_open(const bench_config *cfg, bench_shared *sh,
+                                sqlq_db *db, bench_producers *ps) {
+  int p = (int)cfg->producers;
+  ps->n = 0;
+  ps->list = calloc((size_t)p, sizeof *ps->list);
+  if (!ps->list) {
     cli_error("bench: out of memory");
     return SQLQ_NOMEM;
   }
-  int rc = SQLQ_OK;
-  long long started = 0;
-  for (long long i = 0; i < n; i++) {
-    ps[i] = (bench_producer){cfg, sh, i == 0 ? db : NULL,
-                             cfg->jobs / n + (i < cfg->jobs % n), SQLQ_OK, 0};
-    if (i > 0 && pthread_create(&ps[i].thread, NULL, bench_producer_main, &ps[i]) != 0) {
-      cli_error("bench: cannot start a producer thread");
-      bench_fail(sh, SQLQ_ERROR);
-      rc = SQLQ_ERROR;
-      break;
+  for (int i = 0; i < p; i++) {
+    bench_producer *pr = &ps->list[i];
+    *pr = (bench_producer){.cfg = cfg,
+                           .sh = sh,
+                           .db = db,
+                           .jobs = bench_share(cfg->jobs, p, i),
+                           .label = i == 0 ? "jobs" : NULL};
+    if (i > 0) {
+      pr->db = NULL;
+      int rc = sqlq_open(cfg->url, NULL, &pr->db);
+      if (rc != SQLQ_OK) {
+        cli_fail(pr->db, rc, "bench: producer open");
+        sqlq_close(pr->db);
+        bench_producers_close(ps);
+        return rc;
+      }
     }
-    started++;
+    ps->n = i + 1;
   }
-  if (started == n)
-    bench_producer_main(&ps[0]);
-  for (long long i = 1; i < started; i++)
-    pthread_join(ps[i].thread, NULL);
-  for (long long i = 0; i < started && rc == SQLQ_OK; i++)
-    rc = ps[i].rc;
-  free(ps);
-  return rc;
+  return SQLQ_OK;
 }
 
-/* The throughput phase: enqueue N jobs in batches while the workers drain
-** them; time the producers and the whole. */
-static int bench_throughput(const bench_config *cfg, bench_shared *sh,
-                            sqlq_db *db, bench_result *res) {
-  int64_t t0 = bench_monotonic_ns();
-  int rc = bench_produce_all(cfg, sh, db);
-  int64_t t1 = bench_monotonic_ns();
-  if (rc != SQLQ_OK) {
-    bench_fail(sh, rc);
-    return rc;
+/* The body of every producer: enqueue its share in batches of B.  A
+** failure is recorded in sh->status, so that the workers and the other
+** producers stop. */
+static void *bench_producer_main(void *arg) {
+  bench_producer *pr = arg;
+  int rc = bench_fill(pr->cfg, pr->db, pr->jobs, pr->cfg->batch, 0, pr->sh,
+                      pr->label);
+  if (rc != SQLQ_OK)
+    bench_fail(pr->sh, rc);
+  return NULL;
+}
+
+/* Run every producer to its end: start producers 1.. on threads, run the
+** first on this one, join them all.  Returns SQLQ_OK once all N jobs are
+** committed, else the first failure recorded (one line printed). */
+static int bench_producers_run(bench_producers *ps, bench_shared *sh) {
+  for (int i = 1; i < ps->n; i++) {
+    bench_producer *pr = &ps->list[i];
+    int err = pthread_create(&pr->thread, NULL, bench_producer_main, pr);
+    if (err) {
+      if (bench_fail(sh, SQLQ_ERROR))
+        cli_error("bench: cannot start a producer: %s", strerror(err));
+      break;
+    }
+    pr->started = 1;
   }
+  /* After a failure the first producer stops before its first batch. */
+  bench_producer_main(&ps->list[0]);
+  for (int i = 1; i < ps->n; i++)
+    if (ps->list[i].started)
+      pthread_join(ps->list[i].thread, NULL);
+  return atomic_load(&sh->status);
+}
+
+/* The throughput phase: the producers enqueue the N jobs in batches while
+** the workers drain them; time the producers (first start to last end)
+** and the whole. */
+static int bench_throughput(const bench_config *cfg, bench_shared *sh,
+                            bench_producers *ps, bench_result *res) {
+  int64_t t0 = bench_monotonic_ns();
+  int rc = bench_producers_run(ps, sh);
+  int64_t t1 = bench_monotonic_ns();
+  if (rc != SQLQ_OK)
+    return rc;
   rc = bench_await(sh, &sh->done, cfg->jobs, "jobs", cfg->jobs);
   if (rc != SQLQ_OK)
     return rc;
@@ -476,6 +534,10 @@ static int bench_throughput(const bench_config *cfg, bench_shared *sh,
   res->total_s = (double)(atomic_load(&sh->last_ack_ns) - t0) / 1e9;
   return SQLQ_OK;
 }
+
+/* ---------------------------------------------------------------------
+** The latency phase and the run.
+*/
 
 /* Enqueue one latency job and wait until a worker has claimed and acked
 ** it. */
@@ -518,7 +580,9 @@ static int bench_latency(const bench_config *cfg, bench_shared *sh,
   return rc;
 }
 
-/* Both phases, with the producer's own handle. */
+/* Both phases: the throughput phase with the P producers, the first of
+** them on the main handle, then the latency phase on the main handle
+** alone. */
 static int bench_produce(const bench_config *cfg, bench_shared *sh,
                          bench_result *res) {
   sqlq_db *db = NULL;
@@ -528,8 +592,14 @@ static int bench_produce(const bench_config *cfg, bench_shared *sh,
     if (rc != SQLQ_OK)
       cli_fail(db, rc, "bench: open");
   }
-  if (rc == SQLQ_OK)
-    rc = bench_throughput(cfg, sh, db, res);
+  if (rc == SQLQ_OK) {
+    bench_producers ps;
+    rc = bench_producers_open(cfg, sh, db, &ps);
+    if (rc == SQLQ_OK) {
+      rc = bench_throughput(cfg, sh, &ps, res);
+      bench_producers_close(&ps);
+    }
+  }
   if (rc == SQLQ_OK)
     rc = bench_latency(cfg, sh, db);
   bench_progress_end();

@@ -1,9 +1,9 @@
 /*
 ** cmd_bench.c -- `sqlq bench`: measure throughput and wake-up latency.
 **
-**   sqlq bench [--jobs N] [--workers W] [--batch B] [--payload BYTES]
-**              [--backlog M] [--processes] [--latency-samples K]
-**              [--queue NAME] [--json]
+**   sqlq bench [--jobs N] [--workers W] [--producers P] [--batch B]
+**              [--payload BYTES] [--backlog M] [--processes]
+**              [--latency-samples K] [--queue NAME] [--json]
 **
 ** The run uses a dedicated queue (default "bench"), purged before and
 ** after.  When the URL is the built-in default (sqlite:sqlq.db), the bench
@@ -11,6 +11,13 @@
 ** /tmp) that is removed at the end, so that it never touches the queue file
 ** of the current directory and works from any directory; give another URL
 ** to bench that database.
+**
+** With --producers P, the N jobs of the throughput phase are split as
+** evenly as possible between P threads, each enqueueing its share in
+** batches of B through a handle of its own: on a server, one producer
+** committing small batches is bound by the cost of one durable commit,
+** while concurrent ones can share it (group commit).  The latency phase
+** always has one producer.
 **
 ** With --backlog M, M jobs of priority -1 are enqueued first and stay
 ** queued below the measured jobs during the throughput phase; they are
@@ -34,15 +41,15 @@
 #define BENCH_BACKLOG_BATCH 5000
 
 static void bench_usage(FILE *f) {
-  fputs("usage: sqlq bench [--jobs N] [--workers W] [--producers P] [--batch B] "
-        "[--payload BYTES]\n"
-        "                  [--backlog M] [--processes] "
-        "[--latency-samples K]\n"
-        "                  [--queue NAME] [--json]\n"
+  fputs("usage: sqlq bench [--jobs N] [--workers W] [--producers P] "
+        "[--batch B]\n"
+        "                  [--payload BYTES] [--backlog M] [--processes]\n"
+        "                  [--latency-samples K] [--queue NAME] [--json]\n"
         "  --jobs N             jobs of the throughput phase (default 10000)\n"
         "  --workers W          workers, 1..64 (default 2)\n"
-        "  --producers P        threads enqueueing the throughput phase, each\n"
-        "                       with its own handle, 1..64 (default 1)\n"
+        "  --producers P        threads enqueueing those jobs, each with its "
+        "own\n"
+        "                       connection, 1..64 (default 1)\n"
         "  --batch B            enqueue, claim and ack batch size, 1..10000 "
         "(default 100)\n"
         "  --payload BYTES      payload size, at least 8 (default 16)\n"
