@@ -417,7 +417,9 @@ int sqlq_rollback(sqlq_db *db);
 ** handle stays owned by db.  Use it only between sqlq_begin() and
 ** sqlq_commit() or sqlq_rollback() on db, from the thread that called
 ** sqlq_begin(): for SQLite, every handle of a process opened on one file
-** shares one connection, and sqlq_begin() gives db its turn on it.
+** shares one connection, and sqlq_begin() gives db its turn on it; for
+** PostgreSQL, the transaction's BEGIN (which sqlq otherwise sends with its
+** first statement) is sent now, and NULL is returned when that fails.
 */
 void *sqlq_native_handle(sqlq_db *db);
 

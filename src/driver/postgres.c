@@ -260,8 +260,12 @@ static void pg_close(sqlq_db *db) {
   db->drv = NULL;
 }
 
+/* The application writes through the session itself, so a transaction
+** opened with sqlq_begin() must have sent its BEGIN by then. */
 static void *pg_native(sqlq_db *db) {
-  return PG(db)->conn;
+  postgres_db *p = PG(db);
+  if (p->in_tx && sqlq__pg_begin_now(db) != SQLQ_OK) return NULL;
+  return p->conn;
 }
 
 /* ---------------------------------------------------------------------
