@@ -104,12 +104,14 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   if (p->keys == NULL || p->values == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   size_t k = 0;
   const char *dbname = url->path && url->path[0] == '/' ? url->path + 1 : url->path;
-#define ADD(key, val)                                        \
-  do {                                                       \
-    p->keys[k] = (key);                                      \
-    if ((p->values[k] = strdup(val)) == NULL)                \
-      return sqlq__error(db, SQLQ_NOMEM, "out of memory");   \
-    k++;                                                     \
+/* Both strings are copied: the URL is freed once the handle is open. */
+#define ADD(key, val)                                                \
+  do {                                                               \
+    p->keys[k] = strdup(key);                                        \
+    p->values[k] = strdup(val);                                      \
+    if (p->keys[k] == NULL || p->values[k] == NULL)                  \
+      return sqlq__error(db, SQLQ_NOMEM, "out of memory");           \
+    k++;                                                             \
   } while (0)
   ADD("fallback_application_name", "sqlq");
   ADD("connect_timeout", "10");
@@ -248,11 +250,11 @@ static void pg_close(sqlq_db *db) {
   free(p->listen_queue);
   if (p->conn) PQfinish(p->conn);
   if (p->lock_conn) PQfinish(p->lock_conn);
-  if (p->values) {
-    for (size_t i = 0; p->keys[i]; i++) {
-      if (strcmp(p->keys[i], "password") == 0) memset((char *)p->values[i], 0, strlen(p->values[i]));
-      free((char *)p->values[i]);
-    }
+  for (size_t i = 0; p->keys && p->values && (p->keys[i] || p->values[i]); i++) {
+    if (p->keys[i] && p->values[i] && strcmp(p->keys[i], "password") == 0)
+      memset((char *)p->values[i], 0, strlen(p->values[i]));
+    free((char *)p->keys[i]);
+    free((char *)p->values[i]);
   }
   free(p->keys);
   free(p->values);
