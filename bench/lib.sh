@@ -37,3 +37,16 @@ check() { python3 -c "print('PASS' if ($1) else 'FAIL')"; }
 # Strip the thousands separators median() prints.
 num() { echo "${1//,/}"; }
 
+# machine LINE...: the "## Machine" section: the host, then the given lines
+# (the database's own), then the runs per figure and the load average.
+machine() {
+  echo "## Machine"
+  echo
+  echo "- CPUs: $(nproc) ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1))"
+  echo "- Memory: $(free -h 2>/dev/null | awk '/^Mem:/ {print $2}')"
+  echo "- Kernel: $(uname -sr)"
+  printf '%s\n' "$@"
+  echo "- Runs per figure: $RUNS (median shown)"
+  echo "- Load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+  echo
+}

@@ -69,23 +69,13 @@ idle_cost() {
   [ "$first" = "$last" ] && echo 0 || echo "some (its session changed state at $last)"
 }
 
-machine() {
-  echo "## Machine"
-  echo
-  echo "- CPUs: $(nproc) ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1))"
-  echo "- Memory: $(free -h 2>/dev/null | awk '/^Mem:/ {print $2}')"
-  echo "- Kernel: $(uname -sr)"
-  echo "- PostgreSQL: $(psql -XAt "$SQLQ_URL" -c 'SHOW server_version'), fsync $(psql -XAt "$SQLQ_URL" -c 'SHOW fsync'), synchronous_commit $(psql -XAt "$SQLQ_URL" -c 'SHOW synchronous_commit'), on 127.0.0.1"
-  echo "- Runs per figure: $RUNS (median shown)"
-  echo "- Load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-  echo
-}
+pg_setting() { psql -XAt "$SQLQ_URL" -c "SHOW $1"; }
 
 a_args=(bench --jobs "$JOBS" --workers 4 --batch 100 --json --latency-samples 0)
 b_args=(bench --jobs "$JOBS_B1" --workers 4 --producers 4 --batch 1 --json --latency-samples 0)
 lat_args=(bench --jobs 1000 --workers 4 --batch 100 --json --latency-samples "$LATENCY_SAMPLES")
 
-machine
+machine "- PostgreSQL: $(pg_setting server_version), fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit), on 127.0.0.1"
 say "(a) $JOBS jobs, batch 100, 4 workers"
 a=$(repeat "$SQLQ" "${a_args[@]}")
 say "(b) $JOBS_B1 jobs, batch 1, 4 workers, 4 producers"

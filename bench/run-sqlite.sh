@@ -38,21 +38,6 @@ export TMPDIR=${BENCH_TMPDIR:-${TMPDIR:-/tmp}}
 source "$here/lib.sh"
 bench_name=run-sqlite.sh
 
-machine() {
-  local sqlite_version
-  sqlite_version=$(pkg-config --modversion sqlite3 2>/dev/null ||
-    python3 -c 'import sqlite3; print(sqlite3.sqlite_version)')
-  echo "## Machine"
-  echo
-  echo "- CPUs: $(nproc) ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1))"
-  echo "- Memory: $(free -h 2>/dev/null | awk '/^Mem:/ {print $2}')"
-  echo "- Kernel: $(uname -sr)"
-  echo "- SQLite: $sqlite_version"
-  echo "- Database directory: $TMPDIR ($(df -PT "$TMPDIR" | awk 'NR == 2 {print $2 " on " $1}'))"
-  echo "- Runs per figure: $RUNS (median shown)"
-  echo "- Load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
-  echo
-}
 
 # The exact argument lists of each measurement, printed in the table too.
 common=(--jobs "$JOBS" --workers 2 --batch 100 --json)
@@ -61,7 +46,10 @@ lat_args=(bench --jobs 1000 --workers 2 --batch 100 --json --latency-samples "$L
 d1_args=("${a_args[@]}" --backlog 1000)
 d2_args=("${a_args[@]}" --backlog "$BACKLOG_BIG")
 
-machine
+sqlite_version=$(pkg-config --modversion sqlite3 2>/dev/null ||
+  python3 -c 'import sqlite3; print(sqlite3.sqlite_version)')
+machine "- SQLite: $sqlite_version" \
+  "- Database directory: $TMPDIR ($(df -PT "$TMPDIR" | awk 'NR == 2 {print $2 " on " $1}'))"
 
 say "(a) sqlq bench, $JOBS jobs, batch 100, 2 workers"
 a=$(repeat "$SQLQ" "${a_args[@]}")

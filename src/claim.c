@@ -218,11 +218,6 @@ struct acks {
   size_t acked;
 };
 
-static int id_order(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Ack every ref with one array statement; *first_stale receives the id of
 ** the first ref that was not held, if any. */
 static int ack_array(sqlq_db *db, struct acks *a, int64_t *first_stale) {
@@ -249,9 +244,9 @@ static int ack_array(sqlq_db *db, struct acks *a, int64_t *first_stale) {
   d->reset(st);
   if (rc == SQLQ__DONE) {
     rc = SQLQ_OK;
-    qsort(v, a->acked, sizeof *v, id_order);
+    qsort(v, a->acked, sizeof *v, sqlq__id_order);
     for (size_t i = 0; i < a->n && a->acked < a->n; i++)
-      if (!bsearch(&a->refs[i].id, v, a->acked, sizeof *v, id_order)) {
+      if (!bsearch(&a->refs[i].id, v, a->acked, sizeof *v, sqlq__id_order)) {
         *first_stale = a->refs[i].id;
         break;
       }

@@ -225,20 +225,25 @@ static void pay_wakes(sqlq_db *db) {
   forget_wakes(db);
 }
 
+/* Roll back the open transaction after the failure rc (recorded on db),
+** forget its wake-ups, and return rc with its message, whatever the
+** rollback said. */
+static int abandon(sqlq_db *db, int rc) {
+  sqlq__saved_error saved;
+  sqlq__save_error(db, &saved);
+  db->drv_methods->rollback(db);
+  forget_wakes(db);
+  sqlq__restore_error(db, &saved);
+  db->errcode = rc;
+  return rc;
+}
+
 /* Commit the open transaction and pay the wake-ups it owes; on failure,
 ** roll back and forget them. */
 static int commit_and_wake(sqlq_db *db) {
   int rc = notify_in_tx(db);
   if (rc == SQLQ_OK) rc = db->drv_methods->commit(db);
-  if (rc != SQLQ_OK) {
-    char saved[sizeof db->errmsg];
-    memcpy(saved, db->errmsg, sizeof saved);
-    db->drv_methods->rollback(db);
-    forget_wakes(db);
-    memcpy(db->errmsg, saved, sizeof saved);
-    db->errcode = rc;
-    return rc;
-  }
+  if (rc != SQLQ_OK) return abandon(db, rc);
   pay_wakes(db);
   return SQLQ_OK;
 }
@@ -262,13 +267,7 @@ static int run_tx(sqlq_db *db, int write, int (*fn)(sqlq_db *db, void *arg), voi
     int crc = commit_and_wake(db);
     return crc == SQLQ_OK ? rc : crc;
   }
-  char saved[sizeof db->errmsg];
-  memcpy(saved, db->errmsg, sizeof saved);
-  db->drv_methods->rollback(db);
-  forget_wakes(db);
-  memcpy(db->errmsg, saved, sizeof saved);
-  db->errcode = rc;
-  return rc;
+  return abandon(db, rc);
 }
 
 int sqlq__in_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg) {

@@ -67,11 +67,6 @@ static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
   return rc == SQLQ__ROW ? SQLQ_OK : rc;
 }
 
-static int id_order(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Most jobs one array statement stores. */
 #define ARRAY_CHUNK 1000
 
@@ -110,7 +105,7 @@ static int insert_array(sqlq_db *db, const char *queue, const sqlq_job_spec *spe
       }
       /* Ids grow in the order the rows were stored, whatever order the
       ** statement returns them in. */
-      if (ids && got == n) qsort(ids, n, sizeof *ids, id_order);
+      if (ids && got == n) qsort(ids, n, sizeof *ids, sqlq__id_order);
       if (rc == SQLQ__DONE) rc = got == n ? SQLQ_OK
                                           : sqlq__error(db, SQLQ_ERROR, "stored %zu of %zu jobs", got, n);
     }

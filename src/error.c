@@ -43,6 +43,16 @@ void sqlq__clear_error(sqlq_db *db) {
   db->errmsg[0] = '\0';
 }
 
+void sqlq__save_error(const sqlq_db *db, sqlq__saved_error *saved) {
+  saved->code = db->errcode;
+  memcpy(saved->msg, db->errmsg, sizeof saved->msg);
+}
+
+void sqlq__restore_error(sqlq_db *db, const sqlq__saved_error *saved) {
+  db->errcode = saved->code;
+  memcpy(db->errmsg, saved->msg, sizeof db->errmsg);
+}
+
 SQLQ__API const char *sqlq_errmsg(const sqlq_db *db) {
   if (db == NULL) return "no database handle (out of memory?)";
   if (db->errcode == SQLQ_OK) return "not an error";

@@ -22,6 +22,9 @@
 
 #define SQLQ__API __attribute__((visibility("default")))
 
+/* Room for a handle's error message, with its NUL. */
+#define SQLQ__ERRMSG_SIZE 512
+
 /* ---------------------------------------------------------------------
 ** Parsed URLs.
 */
@@ -279,7 +282,7 @@ struct sqlq_db {
   struct sqlq_lock *xact_locks; /* held until the transaction ends (for
                                    drivers without lock_xact) */
   int errcode;
-  char errmsg[512];
+  char errmsg[SQLQ__ERRMSG_SIZE];
 };
 
 /* Record an error on db: its status and formatted text.  Returns status. */
@@ -288,10 +291,25 @@ int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)
 /* Clear the error state of db. */
 void sqlq__clear_error(sqlq_db *db);
 
+/* An error recorded on a handle, kept aside while cleanup that may record
+** errors of its own runs, then put back. */
+typedef struct sqlq__saved_error {
+  int code;
+  char msg[SQLQ__ERRMSG_SIZE];
+} sqlq__saved_error;
+void sqlq__save_error(const sqlq_db *db, sqlq__saved_error *saved);
+void sqlq__restore_error(sqlq_db *db, const sqlq__saved_error *saved);
+
 /* Microseconds from a number of seconds, rounded, saturating. */
 int64_t sqlq__seconds_to_us(double s);
 /* CLOCK_MONOTONIC now, in nanoseconds. */
 int64_t sqlq__monotonic_ns(void);
+/* The timeout for poll() until the monotonic time deadline_ns: -1 for
+** none (deadline_ns < 0), else milliseconds rounded up, capped at 2e9. */
+int sqlq__poll_ms(int64_t deadline_ns);
+
+/* qsort()/bsearch() order of int64_t values (job ids). */
+int sqlq__id_order(const void *a, const void *b);
 
 /* Validate a queue name (1..SQLQ_QUEUE_NAME_MAX bytes, no control
 ** characters, valid UTF-8).  Records SQLQ_MISUSE on db when bad. */

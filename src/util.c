@@ -88,3 +88,15 @@ int sqlq__check_key(sqlq_db *db, const char *key, const char *what) {
 SQLQ__API void sqlq_free(void *p) {
   free(p);
 }
+
+int sqlq__poll_ms(int64_t deadline_ns) {
+  if (deadline_ns < 0) return -1;
+  int64_t d = deadline_ns - sqlq__monotonic_ns();
+  if (d <= 0) return 0;
+  return d / 1000000 >= 2000000000 ? 2000000000 : (int)((d + 999999) / 1000000);
+}
+
+int sqlq__id_order(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}

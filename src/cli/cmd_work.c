@@ -247,34 +247,37 @@ static int database_away(worker *w, int rc, const char *action) {
 ** the database is away, in seconds. */
 #define AWAY_PAUSE_MAX 1.0
 
-/* Call finish_call(w, s) until the database answers, for at most one
+/* A call that finishes the job of s; why is the failure's reason (for
+** call_fail only). */
+typedef int (*finish_call_fn)(worker *w, const slot *s, const char *why);
+
+/* Call finish_call(w, s, why) until the database answers, for at most one
 ** lease: after that the job's lease has run out, and the answer can only
 ** be SQLQ_STALE, which another try after reconnecting gives. */
 static int finish_retrying(worker *w, const slot *s, const char *action,
-                           int (*finish_call)(worker *w, const slot *s)) {
+                           finish_call_fn finish_call, const char *why) {
   double give_up = now() + w->lease, pause = 0.05;
   int rc;
-  while (database_away(w, rc = finish_call(w, s), action) && now() < give_up) {
+  while (database_away(w, rc = finish_call(w, s, why), action) && now() < give_up) {
     sleep_for_event(pause);
     pause = fmin(pause * 2, AWAY_PAUSE_MAX);
   }
   return rc;
 }
 
-static int call_ack(worker *w, const slot *s) {
+static int call_ack(worker *w, const slot *s, const char *why) {
+  (void)why;
   return sqlq_ack(w->db, s->id, s->token);
 }
 
-static int call_release(worker *w, const slot *s) {
+static int call_release(worker *w, const slot *s, const char *why) {
+  (void)why;
   return sqlq_release(w->db, s->id, s->token, w->backoff);
 }
 
-/* The reason of the last failed attempt, for call_fail. */
-static char fail_reason[48];
-
-static int call_fail(worker *w, const slot *s) {
+static int call_fail(worker *w, const slot *s, const char *why) {
   sqlq_fail_options fo = {.backoff = w->backoff, .dead = 0};
-  return sqlq_fail(w->db, s->id, s->token, fail_reason, &fo);
+  return sqlq_fail(w->db, s->id, s->token, why, &fo);
 }
 
 /* Report the outcome of finishing the job of s (action names the call). */
@@ -289,17 +292,18 @@ static void report_finish(worker *w, const slot *s, int rc, const char *action) 
 /* Record the end of the command of s, whose wait status is status. */
 static void finish(worker *w, const slot *s, int status) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    report_finish(w, s, finish_retrying(w, s, "ack", call_ack), "ack");
+    report_finish(w, s, finish_retrying(w, s, "ack", call_ack, NULL), "ack");
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RELEASE) {
-    report_finish(w, s, finish_retrying(w, s, "release", call_release), "release");
+    report_finish(w, s, finish_retrying(w, s, "release", call_release, NULL), "release");
   } else {
+    char why[48];
     if (WIFEXITED(status)) {
-      snprintf(fail_reason, sizeof fail_reason, "exit status %d", WEXITSTATUS(status));
+      snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(status));
     } else {
-      snprintf(fail_reason, sizeof fail_reason, "killed by signal %d", WTERMSIG(status));
+      snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
     }
-    cli_error("work: job %" PRId64 ": %s", s->id, fail_reason);
-    report_finish(w, s, finish_retrying(w, s, "fail", call_fail), "fail");
+    cli_error("work: job %" PRId64 ": %s", s->id, why);
+    report_finish(w, s, finish_retrying(w, s, "fail", call_fail, why), "fail");
   }
 }
 

@@ -27,14 +27,9 @@
 #define RETRY_FIRST_NS 50000000LL
 #define RETRY_MAX_NS 2000000000LL
 
-/* URL options passed on to libpq as connection keywords. */
-static const char *const libpq_options[] = {
-  "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "connect_timeout",
-  "application_name", "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl",
-  "target_session_attrs", "keepalives", "keepalives_idle", "keepalives_interval",
-  "keepalives_count", "tcp_user_timeout", NULL,
-};
-
+/* URL options the driver reads: its own two, then those it passes on to
+** libpq as connection keywords. */
+#define OWN_OPTIONS 2
 static const char *const options[] = {
   "notify", "poll_interval",
   "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "connect_timeout",
@@ -44,7 +39,7 @@ static const char *const options[] = {
 };
 
 static int is_libpq_option(const char *key) {
-  for (const char *const *o = libpq_options; *o; o++)
+  for (const char *const *o = options + OWN_OPTIONS; *o; o++)
     if (strcmp(*o, key) == 0) return 1;
   return 0;
 }

@@ -26,33 +26,46 @@ struct sqlq__lockstate {
   int64_t key;
 };
 
-/* Run sql with the key as $1 on the lock session; *got receives the
-** boolean result when got is not NULL. */
-static int run_key(sqlq_db *db, const char *sql, int64_t key, int *got) {
-  postgres_db *p = PG(db);
-  char text[24];
-  snprintf(text, sizeof text, "%lld", (long long)key);
-  const char *params[1] = {text};
-  PGresult *r = PQexecParams(p->lock_conn, sql, 1, NULL, params, NULL, NULL, 0);
+/* Run sql on conn with one text parameter $1 (none when param is NULL).
+** When out is not NULL it receives the first column of the first row
+** ("t" or "f" for a boolean; empty when there is none).  A failure is
+** recorded on db. */
+static int run(sqlq_db *db, PGconn *conn, const char *sql, const char *param, char *out,
+               size_t out_size) {
+  PGresult *r = PQexecParams(conn, sql, param ? 1 : 0, NULL, param ? &param : NULL, NULL, NULL, 0);
   ExecStatusType s = PQresultStatus(r);
-  int rc = s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK ? SQLQ_OK
-                                                         : sqlq__pg_error(db, p->lock_conn, r, "lock");
-  if (rc == SQLQ_OK && got) *got = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+  int rc = s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
+  if (rc == SQLQ_OK && out)
+    snprintf(out, out_size, "%s", PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "");
   PQclear(r);
   return rc;
 }
 
-static int set_timeout(sqlq_db *db, double timeout_s) {
-  char sql[64];
+/* Take or try a lock: run sql with the key; *got says whether the lock is
+** had (a boolean result of "t", or, when the result is not a boolean, the
+** statement's success). */
+static int run_lock(sqlq_db *db, PGconn *conn, const char *sql, int64_t key, int *got) {
+  char text[24], result[8];
+  snprintf(text, sizeof text, "%lld", (long long)key);
+  int rc = run(db, conn, sql, text, result, sizeof result);
+  *got = rc == SQLQ_OK && (result[0] == '\0' || strcmp(result, "t") == 0);
+  return rc;
+}
+
+/* lock_timeout for a wait of timeout_s seconds, in milliseconds as text:
+** 0 (no limit) for a negative timeout or one beyond the setting's range. */
+static void timeout_text(double timeout_s, char *out, size_t size) {
   long long ms = timeout_s > 0 ? (long long)(timeout_s * 1000 + 0.5) : 0;
   if (timeout_s > 0 && ms < 1) ms = 1;
-  if (ms > 2147483647LL) ms = 0; /* beyond the setting's range: no limit */
-  snprintf(sql, sizeof sql, "SET lock_timeout = %lld", ms);
-  PGresult *r = PQexec(PG(db)->lock_conn, sql);
-  int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? SQLQ_OK
-                                                 : sqlq__pg_error(db, PG(db)->lock_conn, r, "SET lock_timeout");
-  PQclear(r);
-  return rc;
+  if (ms > 2147483647LL) ms = 0;
+  snprintf(out, size, "%lld", ms);
+}
+
+/* Set lock_timeout on the lock session. */
+static int set_timeout(sqlq_db *db, double timeout_s) {
+  char ms[24];
+  timeout_text(timeout_s, ms, sizeof ms);
+  return run(db, PG(db)->lock_conn, "SELECT set_config('lock_timeout', $1, false)", ms, NULL, 0);
 }
 
 int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
@@ -70,12 +83,11 @@ int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
   ls->key = (int64_t)key;
   int got = 0, rc;
   if (timeout_s == 0) {
-    rc = run_key(db, "SELECT pg_try_advisory_lock($1::int8)", ls->key, &got);
+    rc = run_lock(db, p->lock_conn, "SELECT pg_try_advisory_lock($1::int8)", ls->key, &got);
   } else {
     rc = set_timeout(db, timeout_s < 0 ? 0 : timeout_s);
     if (rc == SQLQ_OK) {
-      rc = run_key(db, "SELECT pg_advisory_lock($1::int8)", ls->key, NULL);
-      got = rc == SQLQ_OK;
+      rc = run_lock(db, p->lock_conn, "SELECT pg_advisory_lock($1::int8)", ls->key, &got);
       if (rc == SQLQ_BUSY) rc = SQLQ_OK;
       int trc = set_timeout(db, 0);
       if (rc == SQLQ_OK) rc = trc;
@@ -85,7 +97,7 @@ int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
     rc = sqlq__error(db, SQLQ_BUSY, "the lock is held by another session%s",
                      timeout_s > 0 ? " (timed out)" : "");
   if (rc != SQLQ_OK) {
-    if (got) run_key(db, "SELECT pg_advisory_unlock($1::int8)", ls->key, NULL);
+    if (got) run_lock(db, p->lock_conn, "SELECT pg_advisory_unlock($1::int8)", ls->key, &got);
     free(ls);
     return rc;
   }
@@ -97,85 +109,41 @@ void sqlq__pg_unlock(sqlq_db *db, sqlq__lockstate *ls) {
   postgres_db *p = PG(db);
   /* A lost session has already lost its locks. */
   if (p->lock_conn && PQstatus(p->lock_conn) == CONNECTION_OK) {
-    int errcode = db->errcode;
-    char errmsg[sizeof db->errmsg];
-    memcpy(errmsg, db->errmsg, sizeof errmsg);
-    run_key(db, "SELECT pg_advisory_unlock($1::int8)", ls->key, NULL);
-    db->errcode = errcode;
-    memcpy(db->errmsg, errmsg, sizeof errmsg);
+    sqlq__saved_error saved;
+    int released;
+    sqlq__save_error(db, &saved);
+    run_lock(db, p->lock_conn, "SELECT pg_advisory_unlock($1::int8)", ls->key, &released);
+    sqlq__restore_error(db, &saved);
   }
   free(ls);
-}
-
-/* Run sql on the main session, in the open transaction; *got receives a
-** boolean result when got is not NULL.  A failure is recorded on db. */
-static int run_in_tx(sqlq_db *db, const char *sql, int64_t key, int *got) {
-  PGconn *conn = PG(db)->conn;
-  char text[24];
-  snprintf(text, sizeof text, "%lld", (long long)key);
-  const char *params[1] = {text};
-  PGresult *r = PQexecParams(conn, sql, key ? 1 : 0, NULL, key ? params : NULL, NULL, NULL, 0);
-  ExecStatusType s = PQresultStatus(r);
-  int rc = s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
-  if (rc == SQLQ_OK && got) *got = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-  PQclear(r);
-  return rc;
-}
-
-/* The transaction's lock_timeout setting, as text. */
-static int read_timeout(sqlq_db *db, char *out, size_t size) {
-  PGconn *conn = PG(db)->conn;
-  PGresult *r = PQexec(conn, "SELECT current_setting('lock_timeout')");
-  int ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
-  int rc = ok ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
-  if (ok) snprintf(out, size, "%s", PQgetvalue(r, 0, 0));
-  PQclear(r);
-  return rc;
-}
-
-/* Set lock_timeout back to old for the rest of the transaction. */
-static int restore_timeout(sqlq_db *db, const char *old) {
-  PGconn *conn = PG(db)->conn;
-  const char *params[1] = {old};
-  PGresult *r = PQexecParams(conn, "SELECT set_config('lock_timeout', $1, true)", 1, NULL, params,
-                             NULL, NULL, 0);
-  int rc = PQresultStatus(r) == PGRES_TUPLES_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
-  PQclear(r);
-  return rc;
 }
 
 int sqlq__pg_lock_xact(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
                        double timeout_s) {
   (void)name;
   (void)name_len;
+  PGconn *conn = PG(db)->conn;
   int64_t k = (int64_t)key;
   int got = 0, rc = sqlq__pg_begin_now(db);
   if (rc != SQLQ_OK) return rc;
   if (timeout_s == 0) {
-    rc = run_in_tx(db, "SELECT pg_try_advisory_xact_lock($1::int8)", k, &got);
+    rc = run_lock(db, conn, "SELECT pg_try_advisory_xact_lock($1::int8)", k, &got);
   } else {
-    char set[96];
-    long long ms = timeout_s > 0 ? (long long)(timeout_s * 1000 + 0.5) : 0;
-    if (timeout_s > 0 && ms < 1) ms = 1;
-    if (ms > 2147483647LL) ms = 0;
-    snprintf(set, sizeof set, "SELECT set_config('lock_timeout', '%lld', true)", ms);
-    char old[64] = "0";
-    rc = read_timeout(db, old, sizeof old);
-    if (rc == SQLQ_OK) rc = run_in_tx(db, "SAVEPOINT sqlq_lock", 0, NULL);
-    if (rc == SQLQ_OK) rc = run_in_tx(db, set, 0, NULL);
-    if (rc == SQLQ_OK) rc = run_in_tx(db, "SELECT pg_advisory_xact_lock($1::int8)", k, NULL);
-    got = rc == SQLQ_OK;
+    char old[64] = "0", ms[24];
+    timeout_text(timeout_s, ms, sizeof ms);
+    rc = run(db, conn, "SELECT current_setting('lock_timeout')", NULL, old, sizeof old);
+    if (rc == SQLQ_OK) rc = run(db, conn, "SAVEPOINT sqlq_lock", NULL, NULL, 0);
+    if (rc == SQLQ_OK) rc = run(db, conn, "SELECT set_config('lock_timeout', $1, true)", ms, NULL, 0);
+    if (rc == SQLQ_OK) rc = run_lock(db, conn, "SELECT pg_advisory_xact_lock($1::int8)", k, &got);
     /* Keep the lock, drop the setting: roll back to the savepoint only
-    ** when the lock was not had, else reset the setting and release it. */
-    int errcode = db->errcode;
-    char errmsg[sizeof db->errmsg];
-    memcpy(errmsg, db->errmsg, sizeof errmsg);
-    int undo = got ? restore_timeout(db, old) : run_in_tx(db, "ROLLBACK TO SAVEPOINT sqlq_lock", 0, NULL);
-    if (undo == SQLQ_OK) undo = run_in_tx(db, "RELEASE SAVEPOINT sqlq_lock", 0, NULL);
-    if (!got) {
-      db->errcode = errcode;
-      memcpy(db->errmsg, errmsg, sizeof errmsg);
-    }
+    ** when the lock was not had, else put the setting back; then release
+    ** the savepoint. */
+    sqlq__saved_error saved;
+    sqlq__save_error(db, &saved);
+    int undo = got ? run(db, conn, "SELECT set_config('lock_timeout', $1, true)", old, NULL, 0)
+                   : run(db, conn, "ROLLBACK TO SAVEPOINT sqlq_lock", NULL, NULL, 0);
+    if (undo == SQLQ_OK) undo = run(db, conn, "RELEASE SAVEPOINT sqlq_lock", NULL, NULL, 0);
+    if (!got) sqlq__restore_error(db, &saved);
     if (rc == SQLQ_BUSY) rc = SQLQ_OK;
     if (rc == SQLQ_OK && undo != SQLQ_OK) rc = undo;
   }

@@ -126,34 +126,23 @@ static int take_notifications(postgres_db *p) {
   return hit;
 }
 
-/* Milliseconds from now to deadline_ns (-1: none), capped at cap_ms
-** (-1: no cap). */
-static int ms_until(int64_t deadline_ns, int cap_ms) {
-  if (deadline_ns < 0) return cap_ms;
-  int64_t left = deadline_ns - sqlq__monotonic_ns();
-  if (left <= 0) return 0;
-  int64_t ms = (left + 999999) / 1000000;
-  if (cap_ms >= 0 && ms > cap_ms) ms = cap_ms;
-  return ms > 86400000 ? 86400000 : (int)ms;
-}
-
 int sqlq__pg_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns) {
   (void)queue;
   postgres_db *p = PG(db);
   int listening = p->notify && p->conn && PQstatus(p->conn) == CONNECTION_OK && p->channel[0];
   if (!listening) {
     /* Polling: sleep one interval (or until the deadline) on the eventfd. */
-    int cap = (int)(p->poll_interval * 1000);
+    int64_t next = sqlq__monotonic_ns() + (int64_t)(p->poll_interval * 1e9);
+    if (deadline_ns >= 0 && deadline_ns < next) next = deadline_ns;
     struct pollfd fd = {wake_fd, POLLIN, 0};
-    int r = poll(&fd, 1, ms_until(deadline_ns, cap));
+    int r = poll(&fd, 1, sqlq__poll_ms(next));
     if (r > 0) return SQLQ_OK;
     return deadline_ns >= 0 && sqlq__monotonic_ns() >= deadline_ns ? SQLQ_TIMEOUT : SQLQ_OK;
   }
   for (;;) {
     if (take_notifications(p)) return SQLQ_OK;
     struct pollfd fds[2] = {{PQsocket(p->conn), POLLIN, 0}, {wake_fd, POLLIN, 0}};
-    int timeout = ms_until(deadline_ns, -1);
-    int r = poll(fds, 2, timeout);
+    int r = poll(fds, 2, sqlq__poll_ms(deadline_ns));
     if (r < 0 && errno != EINTR)
       return sqlq__error(db, SQLQ_ERROR, "postgres: poll failed: %s", strerror(errno));
     if (r == 0) return SQLQ_TIMEOUT;

@@ -73,13 +73,6 @@ int sqlq__sqlite_wait_prepare(sqlq_db *db, const char *queue) {
   return SQLQ_OK;
 }
 
-static int ms_until(int64_t at_ns) {
-  if (at_ns < 0) return -1;
-  int64_t d = at_ns - sqlq__monotonic_ns();
-  if (d <= 0) return 0;
-  return d / 1000000 >= 2000000000 ? 2000000000 : (int)((d + 999999) / 1000000);
-}
-
 static int changed(sqlq_db *db) {
   return sqlq__sqlite_data_version(db) != SQLITE_CONN(db)->data_version;
 }
@@ -94,7 +87,7 @@ int sqlq__sqlite_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadl
   for (;;) {
     int64_t until = deadline_ns;
     if (recheck_at >= 0 && (until < 0 || recheck_at < until)) until = recheck_at;
-    int r = poll(fds, (nfds_t)nfds, ms_until(until));
+    int r = poll(fds, (nfds_t)nfds, sqlq__poll_ms(until));
     if (r < 0 && errno != EINTR)
       return sqlq__error(db, SQLQ_ERROR, "cannot wait: poll: %s", strerror(errno));
     if (r > 0 && (fds[0].revents & POLLIN)) return SQLQ_OK;
