@@ -35,7 +35,7 @@ static int set_paused(sqlq_db *db, const char *queue, int paused) {
   int rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
   struct queue_op q = {.queue = queue, .flag = paused};
-  return sqlq__in_tx(db, pause_tx, &q);
+  return sqlq__in_tx(db, SQLQ__TX_WRITE, pause_tx, &q);
 }
 
 SQLQ__API int sqlq_pause(sqlq_db *db, const char *queue) { return set_paused(db, queue, 1); }
@@ -58,7 +58,7 @@ SQLQ__API int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, siz
   int rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
   struct queue_op q = {.queue = queue, .ids = ids, .n_ids = n};
-  rc = sqlq__in_tx(db, retry_tx, &q);
+  rc = sqlq__in_tx(db, SQLQ__TX_WRITE, retry_tx, &q);
   if (count_out) *count_out = rc == SQLQ_OK ? q.count : 0;
   return rc;
 }
@@ -74,7 +74,7 @@ SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, int64_t *count_out) {
   int rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
   struct queue_op q = {.queue = queue};
-  rc = sqlq__in_tx(db, purge_tx, &q);
+  rc = sqlq__in_tx(db, SQLQ__TX_WRITE, purge_tx, &q);
   if (count_out) *count_out = rc == SQLQ_OK ? q.count : 0;
   return rc;
 }
@@ -130,7 +130,7 @@ SQLQ__API int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stat
   int rc = queue ? sqlq__check_queue(db, queue) : SQLQ_OK;
   if (rc != SQLQ_OK) return rc;
   struct stats s = {queue, NULL, 0};
-  rc = sqlq__in_read_tx(db, stats_tx, &s);
+  rc = sqlq__in_tx(db, SQLQ__TX_READ, stats_tx, &s);
   if (rc != SQLQ_OK) {
     free(s.rows);
     return rc;
@@ -218,7 +218,7 @@ SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, int limit,
   if (state < 0 || state > SQLQ_STATE_SCHEDULED)
     return sqlq__error(db, SQLQ_MISUSE, "unknown job state %d", state);
   struct list l = {queue, state, limit, NULL, 0};
-  rc = sqlq__in_read_tx(db, list_tx, &l);
+  rc = sqlq__in_tx(db, SQLQ__TX_READ, list_tx, &l);
   if (rc != SQLQ_OK) {
     sqlq_list_free(l.rows, l.n);
     return rc;

@@ -151,7 +151,12 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_cla
   double lease = opts && opts->lease > 0 ? opts->lease : DEFAULT_LEASE;
   if (!(lease <= 3.2e9)) return sqlq__error(db, SQLQ_MISUSE, "lease must be at most 3.2e9 seconds");
   struct claim c = {queue, max, sqlq__seconds_to_us(lease), NULL, 0};
-  rc = sqlq__in_tx(db, claim_tx, &c);
+  /* Without a separate reap, the claim statement is the one write.  (Should
+  ** copying its rows run out of memory, the jobs it took wait out their
+  ** lease.) */
+  unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
+  if (db->drv_methods->sql[SQLQ__SQL_REAP] == NULL) kind |= SQLQ__TX_SINGLE;
+  rc = sqlq__in_tx(db, kind, claim_tx, &c);
   if (rc != SQLQ_OK) {
     sqlq_claimed_free(c.jobs, c.n);
     return rc;
@@ -261,7 +266,9 @@ static int ack_tx(sqlq_db *db, void *arg) {
   struct acks *a = arg;
   int64_t first_stale = 0;
   size_t n_stale = 0, one_by_one = a->n;
-  if (a->n > 1 && db->drv_methods->sql[SQLQ__SQL_ACK_ARRAY]) {
+  /* The array statement acks several jobs at once, or one whose history
+  ** is kept (one statement instead of two). */
+  if (db->drv_methods->sql[SQLQ__SQL_ACK_ARRAY] && (a->n > 1 || db->keep_history)) {
     int rc = ack_array(db, a, &first_stale);
     if (rc != SQLQ_OK) return rc;
     n_stale = a->n - a->acked;
@@ -290,7 +297,12 @@ SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, si
   if (db == NULL) return SQLQ_MISUSE;
   if (n > 0 && refs == NULL) return sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
   struct acks a = {refs, n, 0};
-  int rc = n ? sqlq__in_tx(db, ack_tx, &a) : SQLQ_OK;
+  /* One statement acks them all when the dialect has the array form (see
+  ** ack_tx), or when a single job's ack keeps no history. */
+  unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
+  if (db->drv_methods->sql[SQLQ__SQL_ACK_ARRAY] || (n == 1 && !db->keep_history))
+    kind |= SQLQ__TX_SINGLE;
+  int rc = n ? sqlq__in_tx(db, kind, ack_tx, &a) : SQLQ_OK;
   if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? a.acked : 0;
   return rc;
 }
@@ -381,7 +393,7 @@ SQLQ__API int sqlq_fail(sqlq_db *db, int64_t id, int64_t token, const char *erro
   char *text = clean_error(error);
   if (text == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   f.error = text;
-  int rc = sqlq__in_tx(db, fail_tx, &f);
+  int rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY, fail_tx, &f);
   free(text);
   return rc;
 }
@@ -403,7 +415,7 @@ SQLQ__API int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay)
   if (!(delay >= 0 && delay <= 3.2e9))
     return sqlq__error(db, SQLQ_MISUSE, "release delay must be 0 to 3.2e9 seconds");
   struct finish f = {.id = id, .token = token, .delay = delay};
-  return sqlq__in_tx(db, release_tx, &f);
+  return sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY | SQLQ__TX_SINGLE, release_tx, &f);
 }
 
 static int touch_tx(sqlq_db *db, void *arg) {
@@ -421,7 +433,7 @@ SQLQ__API int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease,
   if (!(lease > 0 && lease <= 3.2e9))
     return sqlq__error(db, SQLQ_MISUSE, "lease must be more than 0 and at most 3.2e9 seconds");
   struct finish f = {.id = id, .token = token, .lease = lease};
-  int rc = sqlq__in_tx(db, touch_tx, &f);
+  int rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_SINGLE, touch_tx, &f);
   if (rc == SQLQ_OK && lease_until_out) *lease_until_out = f.lease_until;
   return rc;
 }

@@ -199,11 +199,11 @@ static void forget_wakes(sqlq_db *db) {
   db->pending_local = 0;
 }
 
-/* Before a commit: tell other processes, for drivers whose notification
-** is part of the transaction. */
-static int notify_in_tx(sqlq_db *db) {
+/* Before a commit: tell other processes, for drivers that send the
+** notification with the commit. */
+static int notify_at_commit(sqlq_db *db) {
   const sqlq_driver *d = db->drv_methods;
-  if (!(d->caps & SQLQ__CAP_NOTIFY_IN_TX) || d->notify == NULL) return SQLQ_OK;
+  if (!(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT) || d->notify == NULL) return SQLQ_OK;
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
     int rc = d->notify(db, w->queue, w->jobs);
     if (rc != SQLQ_OK) return rc;
@@ -215,7 +215,7 @@ static int notify_in_tx(sqlq_db *db) {
 ** for drivers whose notification follows the commit. */
 static void pay_wakes(sqlq_db *db) {
   const sqlq_driver *d = db->drv_methods;
-  int after = d->notify && !(d->caps & SQLQ__CAP_NOTIFY_IN_TX);
+  int after = d->notify && !(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT);
   int all = db->pending_local || db->pending_all;
   if (all) sqlq__wake_local(db->ident, NULL, 0);
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
@@ -241,7 +241,7 @@ static int abandon(sqlq_db *db, int rc) {
 /* Commit the open transaction and pay the wake-ups it owes; on failure,
 ** roll back and forget them. */
 static int commit_and_wake(sqlq_db *db) {
-  int rc = notify_in_tx(db);
+  int rc = notify_at_commit(db);
   if (rc == SQLQ_OK) rc = db->drv_methods->commit(db);
   if (rc != SQLQ_OK) return abandon(db, rc);
   pay_wakes(db);
@@ -255,12 +255,12 @@ static int check_ready(sqlq_db *db) {
   return SQLQ_OK;
 }
 
-static int run_tx(sqlq_db *db, int write, int (*fn)(sqlq_db *db, void *arg), void *arg) {
+int sqlq__in_tx(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *db, void *arg), void *arg) {
   int rc = check_ready(db);
   if (rc != SQLQ_OK) return rc;
   sqlq__clear_error(db);
   if (db->in_user_tx) return fn(db, arg);
-  if ((rc = db->drv_methods->begin(db, write)) != SQLQ_OK) return rc;
+  if ((rc = db->drv_methods->begin(db, kind)) != SQLQ_OK) return rc;
   rc = fn(db, arg);
   /* SQLQ_STALE and SQLQ_PAUSED report on work that was done correctly. */
   if (rc == SQLQ_OK || rc == SQLQ_STALE || rc == SQLQ_PAUSED) {
@@ -270,21 +270,13 @@ static int run_tx(sqlq_db *db, int write, int (*fn)(sqlq_db *db, void *arg), voi
   return abandon(db, rc);
 }
 
-int sqlq__in_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg) {
-  return run_tx(db, 1, fn, arg);
-}
-
-int sqlq__in_read_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg) {
-  return run_tx(db, 0, fn, arg);
-}
-
 SQLQ__API int sqlq_begin(sqlq_db *db) {
   int rc = check_ready(db);
   if (rc != SQLQ_OK) return rc;
   if (db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE, "a transaction is already open on this handle");
   sqlq__clear_error(db);
-  if ((rc = db->drv_methods->begin(db, 1)) == SQLQ_OK) db->in_user_tx = 1;
+  if ((rc = db->drv_methods->begin(db, SQLQ__TX_WRITE)) == SQLQ_OK) db->in_user_tx = 1;
   return rc;
 }
 
@@ -354,7 +346,7 @@ SQLQ__API int sqlq_init(sqlq_db *db, int *version_out) {
   int version = 0;
   if (db && db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_init cannot run inside a transaction");
-  int rc = sqlq__in_tx(db, migrate, &version);
+  int rc = sqlq__in_tx(db, SQLQ__TX_WRITE, migrate, &version);
   if (version_out) *version_out = version;
   return rc;
 }

@@ -178,7 +178,15 @@ static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, s
     if ((rc = check_spec(db, &specs[i], i, n)) != SQLQ_OK) return rc;
   if (n == 0) return SQLQ_OK;
   struct batch b = {queue, specs, n, ids, 0};
-  rc = sqlq__in_tx(db, insert_batch, &b);
+  /* One statement stores them when the dialect registers the queue in it
+  ** and they fit one array statement, or when there is one job (whose
+  ** duplicate, if any, is then only looked up). */
+  const sqlq_driver *d = db->drv_methods;
+  unsigned kind = SQLQ__TX_WRITE;
+  if (d->sql[SQLQ__SQL_QUEUE_REGISTER] == NULL &&
+      (n == 1 || (n <= ARRAY_CHUNK && fits_array(db, specs, n))))
+    kind |= SQLQ__TX_SINGLE;
+  rc = sqlq__in_tx(db, kind, insert_batch, &b);
   *duplicate = b.duplicate;
   return rc;
 }

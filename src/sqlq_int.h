@@ -122,7 +122,20 @@ enum sqlq__sql_id {
 
 /* Capability bits of a driver. */
 #define SQLQ__CAP_LOCKS 0x01        /* named locks: lock/unlock methods */
-#define SQLQ__CAP_NOTIFY_IN_TX 0x02 /* notify runs inside the transaction */
+#define SQLQ__CAP_NOTIFY_AT_COMMIT 0x02 /* notify is called before the commit */
+
+/* Kinds of transaction, for sqlq_driver.begin: SQLQ__TX_READ, or
+** SQLQ__TX_WRITE with any of the hints after it, which a driver may ignore. */
+#define SQLQ__TX_READ 0x00   /* only reads */
+#define SQLQ__TX_WRITE 0x01  /* writes, durable once committed */
+/* The first statement is the only one that writes, and nothing after it
+** needs it undone: the driver may commit it as it runs, and run the rest
+** (reads) outside any transaction. */
+#define SQLQ__TX_SINGLE 0x02
+/* Losing the commit in a crash of the database server only makes work run
+** again (a claim, an ack, a failure, a release: a job's token fences its
+** worker), so the driver need not wait for the commit to be durable. */
+#define SQLQ__TX_LAZY 0x04
 
 /* A prepared statement of a driver.  Opaque to the core. */
 typedef struct sqlq__stmt sqlq__stmt;
@@ -159,9 +172,10 @@ typedef struct sqlq_driver {
 
   /* Run a script of statements without parameters or results. */
   int (*exec)(sqlq_db *db, const char *script);
-  /* Transactions.  begin opens a transaction; write is non-zero when it
-  ** will write (the backend may take its write lock at once). */
-  int (*begin)(sqlq_db *db, int write);
+  /* Transactions.  begin opens a transaction of the given kind
+  ** (SQLQ__TX_*): with SQLQ__TX_WRITE set it will write (the backend may
+  ** take its write lock at once). */
+  int (*begin)(sqlq_db *db, unsigned kind);
   int (*commit)(sqlq_db *db);
   int (*rollback)(sqlq_db *db);
 
@@ -213,9 +227,10 @@ typedef struct sqlq_driver {
   int (*wait)(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
   /* Tell waiters of other processes that queue has n new ready jobs (n 0:
   ** its next due time changed).  Called once per queue per transaction:
-  ** inside it, just before the commit, when caps has SQLQ__CAP_NOTIFY_IN_TX
-  ** (a failure then rolls the transaction back), else just after the
-  ** commit (the result is ignored).  May be NULL when wait needs no help. */
+  ** just before the commit when caps has SQLQ__CAP_NOTIFY_AT_COMMIT (the
+  ** driver then sends the notification once the commit succeeds, and a
+  ** failure here rolls the transaction back), else just after the commit
+  ** (the result is ignored).  May be NULL when wait needs no help. */
   int (*notify)(sqlq_db *db, const char *queue, int n);
 
   /* Take the named lock whose 64-bit key is key (name, name_len are given
@@ -326,11 +341,10 @@ size_t sqlq__utf8_seq(const unsigned char *s, size_t n);
 /* 64-bit FNV-1a of a byte string: the stable key of a lock name. */
 uint64_t sqlq__hash64(const void *p, size_t n);
 
-/* Run fn(db, arg) inside a write transaction: the caller's when one is
-** open, else a new one committed on success and rolled back on failure.
-** sqlq__in_read_tx does the same for work that only reads. */
-int sqlq__in_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg);
-int sqlq__in_read_tx(sqlq_db *db, int (*fn)(sqlq_db *db, void *arg), void *arg);
+/* Run fn(db, arg) inside a transaction: the caller's when one is open,
+** else a new one of the given kind (SQLQ__TX_*), committed on success and
+** rolled back on failure. */
+int sqlq__in_tx(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *db, void *arg), void *arg);
 
 /* Note that the current transaction made n jobs of queue ready, or (n 0)
 ** changed when its next job comes due, so that its waiters are woken when

@@ -136,7 +136,7 @@ static int wait_loop(sqlq_db *db, struct waiter *w, int64_t deadline) {
       return sqlq__error(db, SQLQ_INTERRUPTED, "the wait was interrupted");
     struct due u = {.queue = queue};
     int rc = d->wait_prepare(db, queue);
-    if (rc == SQLQ_OK) rc = sqlq__in_read_tx(db, due_tx, &u);
+    if (rc == SQLQ_OK) rc = sqlq__in_tx(db, SQLQ__TX_READ, due_tx, &u);
     int64_t now = sqlq__monotonic_ns();
     if (rc == SQLQ_UNAVAILABLE && (deadline < 0 || now < deadline)) {
       /* The server is away: wait for it to come back, as for a job. */

@@ -4,11 +4,15 @@
 **
 ** One sqlq_db is one session.  Statements are prepared once per session
 ** and cached by id; integers and text are sent as text, blobs and arrays
-** in binary, and results come back in binary.  A write transaction's BEGIN
-** travels in one pipeline with its first statement, and the NOTIFYs it
-** owes travel with its COMMIT, so that a claim or an ack costs no round
-** trip for either.  Read-only work runs in autocommit: every read the core
-** does is a single statement.
+** in binary, and results come back in binary.  A transaction the core
+** marks single (SQLQ__TX_SINGLE) is its one statement, sent with a sync
+** that commits it: one round trip.  Any other write transaction's BEGIN
+** travels in one pipeline with its first statement.  A lazy transaction
+** (SQLQ__TX_LAZY) sets synchronous_commit off in the same pipeline.  The
+** NOTIFYs a transaction owes follow its COMMIT as a transaction of their
+** own, whose results are read only before the next command.  Read-only
+** work runs in autocommit: every read the core does is a single
+** statement.
 **
 ** A session lost outside a transaction is opened again at the next call;
 ** after a failed attempt, calls fail at once with SQLQ_UNAVAILABLE until a
@@ -27,11 +31,11 @@
 #define RETRY_FIRST_NS 50000000LL
 #define RETRY_MAX_NS 2000000000LL
 
-/* URL options the driver reads: its own two, then those it passes on to
+/* URL options the driver reads: its own three, then those it passes on to
 ** libpq as connection keywords. */
-#define OWN_OPTIONS 2
+#define OWN_OPTIONS 3
 static const char *const options[] = {
-  "notify", "poll_interval",
+  "notify", "poll_interval", "worker_synchronous_commit",
   "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "connect_timeout",
   "application_name", "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl",
   "target_session_attrs", "keepalives", "keepalives_idle", "keepalives_interval",
@@ -125,15 +129,24 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   return SQLQ_OK;
 }
 
+/* Read the on/off URL option key into *flag (left as it is when absent). */
+static int read_switch(sqlq_db *db, const sqlq__url *url, const char *key, int *flag) {
+  const char *v = sqlq__url_option(url, key);
+  if (v == NULL) return SQLQ_OK;
+  if (strcmp(v, "on") && strcmp(v, "off"))
+    return sqlq__error(db, SQLQ_MISUSE, "URL option %s must be on or off", key);
+  *flag = strcmp(v, "on") == 0;
+  return SQLQ_OK;
+}
+
 static int read_options(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   p->notify = 1;
   p->poll_interval = 1.0;
-  const char *v = sqlq__url_option(url, "notify");
-  if (v) {
-    if (strcmp(v, "on") && strcmp(v, "off"))
-      return sqlq__error(db, SQLQ_MISUSE, "URL option notify must be on or off");
-    p->notify = strcmp(v, "on") == 0;
-  }
+  p->worker_sync = 0;
+  int rc = read_switch(db, url, "notify", &p->notify);
+  if (rc == SQLQ_OK) rc = read_switch(db, url, "worker_synchronous_commit", &p->worker_sync);
+  if (rc != SQLQ_OK) return rc;
+  const char *v;
   if ((v = sqlq__url_option(url, "poll_interval"))) {
     char *end;
     double s = strtod(v, &end);
@@ -167,13 +180,19 @@ PGconn *sqlq__pg_connect(sqlq_db *db) {
   ** of notices (such as the FATAL a server sends as it shuts down) would
   ** put a second, unasked-for line on the application's stderr. */
   PQsetNoticeProcessor(conn, ignore_notice, NULL);
-  PGresult *r = PQexec(conn, "SET client_min_messages = warning");
+  /* The session's statements are the library's few, prepared once: a plan
+  ** made for each execution (which the server may choose after comparing
+  ** costs) costs more than running them, and so would compiling them. */
+  PGresult *r = PQexec(conn, "SET client_min_messages = warning;"
+                             " SET plan_cache_mode = force_generic_plan; SET jit = off");
   PQclear(r);
   return conn;
 }
 
-/* Forget what the old session had: its prepared statements, its LISTEN. */
+/* Forget what the old session had: its prepared statements, its LISTEN,
+** the results it still owed. */
 static void forget_session(postgres_db *p) {
+  p->unread = 0;
   for (int i = 0; i < PG_SQL_COUNT; i++) {
     PQclear(p->stmts[i].res);
     p->stmts[i].res = NULL;
@@ -262,7 +281,7 @@ static void pg_close(sqlq_db *db) {
 static void *pg_native(sqlq_db *db) {
   postgres_db *p = PG(db);
   if (p->in_tx && sqlq__pg_begin_now(db) != SQLQ_OK) return NULL;
-  return p->conn;
+  return sqlq__pg_conn(db);
 }
 
 /* ---------------------------------------------------------------------
@@ -392,11 +411,42 @@ static char *stmt_name(const sqlq__stmt *st, char *buf, size_t size) {
   return buf;
 }
 
+/* Leave pipeline mode unless results are still owed to it. */
+static void leave_pipeline(postgres_db *p) {
+  if (p->unread == 0 && PQpipelineStatus(p->conn) != PQ_PIPELINE_OFF) PQexitPipelineMode(p->conn);
+}
+
+/* Read the results of one pipeline, up to and including its sync; keep
+** none.  Stops at a broken connection, or when nothing more is owed. */
+static void skip_to_sync(PGconn *conn) {
+  for (int nulls = 0; nulls < 2 && PQstatus(conn) == CONNECTION_OK;) {
+    PGresult *r = PQgetResult(conn);
+    if (r == NULL) {
+      nulls++;
+      continue;
+    }
+    nulls = 0;
+    ExecStatusType s = PQresultStatus(r);
+    PQclear(r);
+    if (s == PGRES_PIPELINE_SYNC) return;
+  }
+}
+
+PGconn *sqlq__pg_conn(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  if (p->conn == NULL) return NULL;
+  for (; p->unread > 0; p->unread--) skip_to_sync(p->conn);
+  leave_pipeline(p);
+  return p->conn;
+}
+
 /* Collect the results of a pipeline of `count` queries and its sync:
 ** results[k] gets the k-th query's result.  Returns SQLQ_OK or the status
-** of the first failure (recorded on db). */
-static int pipeline_results(sqlq_db *db, PGconn *conn, int count, PGresult **results,
+** of the first failure (recorded on db).  The results of pipelines sent
+** after it stay unread. */
+static int pipeline_results(sqlq_db *db, postgres_db *p, int count, PGresult **results,
                             const char *what) {
+  PGconn *conn = p->conn;
   int rc = SQLQ_OK;
   for (int k = 0; k < count; k++) {
     PGresult *r = PQgetResult(conn);
@@ -411,51 +461,67 @@ static int pipeline_results(sqlq_db *db, PGconn *conn, int count, PGresult **res
     PGresult *end = PQgetResult(conn); /* the NULL closing each query */
     if (end) PQclear(end);
   }
-  /* Read up to the sync. */
-  for (int nulls = 0; nulls < 2;) {
-    PGresult *r = PQgetResult(conn);
-    if (r == NULL) {
-      nulls++;
-      continue;
-    }
-    ExecStatusType s = PQresultStatus(r);
-    PQclear(r);
-    if (s == PGRES_PIPELINE_SYNC) break;
-  }
-  PQexitPipelineMode(conn);
+  skip_to_sync(conn);
+  leave_pipeline(p);
   return rc;
 }
 
-/* Run st; when BEGIN is pending, send it in one pipeline with st. */
-static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
-  PGconn *conn = p->conn;
+/* Prepare sql[id] on the session, once. */
+static int prepare_once(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
+  if (st->prepared) return SQLQ_OK;
   char name[16];
-  stmt_name(st, name, sizeof name);
-  if (!st->prepared) {
-    PGresult *r = PQprepare(conn, name, p->sql[st->id], 0, NULL);
-    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    int rc = ok ? SQLQ_OK : sqlq__pg_error(db, conn, r, "prepare");
-    PQclear(r);
-    if (!ok) return rc;
-    st->prepared = 1;
-  }
-  if (!p->begin_pending) {
-    st->res = PQexecPrepared(conn, name, st->n_params, st->values, st->lengths, st->formats, 1);
+  PGresult *r = PQprepare(p->conn, stmt_name(st, name, sizeof name), p->sql[st->id], 0, NULL);
+  int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  int rc = ok ? SQLQ_OK : sqlq__pg_error(db, p->conn, r, "prepare");
+  PQclear(r);
+  st->prepared = ok;
+  return rc;
+}
+
+static int send_prepared(PGconn *conn, const sqlq__stmt *st) {
+  char name[16];
+  return PQsendQueryPrepared(conn, stmt_name(st, name, sizeof name), st->n_params, st->values,
+                             st->lengths, st->formats, 1);
+}
+
+/* Run st.  A pending BEGIN goes in one pipeline with it, and so does the
+** setting that makes a lazy transaction's commit not wait for the disk.
+** A single-statement transaction is st alone, committed by the sync that
+** ends its pipeline; the transaction is then over. */
+static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
+  PGconn *conn = sqlq__pg_conn(db);
+  int rc = prepare_once(db, p, st);
+  if (rc != SQLQ_OK) return rc;
+  int opening = p->begin_pending || p->single_pending;
+  if (!opening) {
+    char name[16];
+    st->res = PQexecPrepared(conn, stmt_name(st, name, sizeof name), st->n_params, st->values,
+                             st->lengths, st->formats, 1);
     ExecStatusType s = PQresultStatus(st->res);
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) return sqlq__pg_error(db, conn, st->res, "query");
     return SQLQ_OK;
   }
+  sqlq__stmt *lazy = p->lazy ? &p->stmts[PG_SQL_LAZY] : NULL;
+  if (lazy && (rc = prepare_once(db, p, lazy)) != SQLQ_OK) return rc;
+  int begin = p->begin_pending;
   p->begin_pending = 0;
-  PGresult *results[2] = {NULL, NULL};
+  if (p->single_pending) {
+    p->single_pending = 0;
+    p->in_tx = 0;
+  }
+  PGresult *results[3] = {NULL, NULL, NULL};
+  int count = begin + (lazy != NULL) + 1;
   int sent = PQenterPipelineMode(conn) &&
-             PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) &&
-             PQsendQueryPrepared(conn, name, st->n_params, st->values, st->lengths, st->formats, 1) &&
-             PQpipelineSync(conn);
-  int rc = sent ? pipeline_results(db, conn, 2, results, "query")
-                : sqlq__pg_error(db, conn, NULL, "query");
-  if (!sent) PQexitPipelineMode(conn);
-  PQclear(results[0]);
-  st->res = results[1];
+             (!begin || PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0)) &&
+             (!lazy || send_prepared(conn, lazy)) && send_prepared(conn, st) && PQpipelineSync(conn);
+  if (sent) {
+    rc = pipeline_results(db, p, count, results, "query");
+  } else {
+    rc = sqlq__pg_error(db, conn, NULL, "query");
+    leave_pipeline(p);
+  }
+  for (int k = 0; k < count - 1; k++) PQclear(results[k]);
+  st->res = results[count - 1];
   return rc;
 }
 
@@ -533,7 +599,8 @@ PGresult *sqlq__pg_exec_own(sqlq_db *db, int id, int n, const char *const *param
 ** Scripts and transactions.
 */
 
-static int simple(sqlq_db *db, PGconn *conn, const char *sql, const char *what) {
+static int simple(sqlq_db *db, const char *sql, const char *what) {
+  PGconn *conn = sqlq__pg_conn(db);
   PGresult *r = PQexec(conn, sql);
   ExecStatusType s = PQresultStatus(r);
   int rc = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, what);
@@ -541,79 +608,98 @@ static int simple(sqlq_db *db, PGconn *conn, const char *sql, const char *what) 
   return rc;
 }
 
-static int pg_exec(sqlq_db *db, const char *script) {
-  postgres_db *p = PG(db);
-  int rc = p->in_tx ? SQLQ_OK : sqlq__pg_ready(db);
-  if (rc != SQLQ_OK) return rc;
-  if (p->begin_pending) {
-    p->begin_pending = 0;
-    if ((rc = simple(db, p->conn, "BEGIN", "BEGIN")) != SQLQ_OK) return rc;
-  }
-  return simple(db, p->conn, script, "script");
-}
-
 int sqlq__pg_begin_now(sqlq_db *db) {
   postgres_db *p = PG(db);
   if (!p->begin_pending) return SQLQ_OK;
   p->begin_pending = 0;
-  return simple(db, p->conn, "BEGIN", "BEGIN");
+  return simple(db, "BEGIN", "BEGIN");
+}
+
+static int pg_exec(sqlq_db *db, const char *script) {
+  postgres_db *p = PG(db);
+  int rc = p->in_tx ? SQLQ_OK : sqlq__pg_ready(db);
+  if (rc == SQLQ_OK) rc = sqlq__pg_begin_now(db);
+  return rc == SQLQ_OK ? simple(db, script, "script") : rc;
 }
 
 /* Read-only work is single statements in autocommit; only writes open a
 ** transaction, whose BEGIN waits for its first statement. */
-static int pg_begin(sqlq_db *db, int write) {
+static int pg_begin(sqlq_db *db, unsigned kind) {
   postgres_db *p = PG(db);
-  if (!write) return SQLQ_OK;
+  if (!(kind & SQLQ__TX_WRITE)) return SQLQ_OK;
   int rc = sqlq__pg_ready(db);
   if (rc != SQLQ_OK) return rc;
   p->in_tx = 1;
-  p->begin_pending = 1;
+  p->single_pending = (kind & SQLQ__TX_SINGLE) != 0;
+  p->begin_pending = !p->single_pending;
+  p->lazy = (kind & SQLQ__TX_LAZY) && !p->worker_sync;
   return SQLQ_OK;
+}
+
+/* Send the notifications owed, after whatever the pipeline already holds,
+** without waiting for their results: each is a transaction of its own
+** (see postgres_sql.c), and a lost one only delays a wake-up. */
+static void send_notices(sqlq_db *db, postgres_db *p) {
+  if (p->notices == NULL || p->conn == NULL) return;
+  sqlq__stmt *st = &p->stmts[PG_SQL_NOTIFY];
+  /* Preparing needs the connection out of pipeline mode: pg_commit
+  ** prepares the statement before it sends its COMMIT. */
+  if (!st->prepared && (PQpipelineStatus(p->conn) != PQ_PIPELINE_OFF ||
+                        prepare_once(db, p, st) != SQLQ_OK)) {
+    free_notices(p);
+    return;
+  }
+  int sent = PQenterPipelineMode(p->conn);
+  for (pg_notice *n = p->notices; sent && n; n = n->next) {
+    pg_bind_text(st, 1, n->queue);
+    pg_bind_text(st, 2, n->payload);
+    sent = send_prepared(p->conn, st);
+  }
+  pg_reset(st);
+  free_notices(p);
+  if (sent && PQpipelineSync(p->conn)) p->unread++;
+  else leave_pipeline(p);
 }
 
 static int pg_commit(sqlq_db *db) {
   postgres_db *p = PG(db);
-  if (!p->in_tx) return SQLQ_OK;
-  p->in_tx = 0;
-  if (p->begin_pending) { /* nothing was sent */
-    p->begin_pending = 0;
-    free_notices(p);
+  int sent_nothing = p->begin_pending || p->single_pending;
+  int open = p->in_tx && !sent_nothing;
+  p->in_tx = p->begin_pending = p->single_pending = 0;
+  if (sent_nothing) free_notices(p);
+  if (!open) { /* nothing to commit: a single statement committed itself */
+    send_notices(db, p);
     return SQLQ_OK;
   }
-  PGconn *conn = p->conn;
-  int count = 0, sent = PQenterPipelineMode(conn);
-  char name[16];
-  snprintf(name, sizeof name, "sqlq_%d", PG_SQL_NOTIFY);
-  for (pg_notice *n = p->notices; sent && n; n = n->next, count++) {
-    const char *params[2] = {n->queue, n->payload};
-    sent = PQsendQueryParams(conn, p->sql[PG_SQL_NOTIFY], 2, NULL, params, NULL, NULL, 0);
-  }
-  sent = sent && PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) && PQpipelineSync(conn);
-  count++;
-  free_notices(p);
+  PGconn *conn = sqlq__pg_conn(db);
+  if (p->notices && prepare_once(db, p, &p->stmts[PG_SQL_NOTIFY]) != SQLQ_OK) free_notices(p);
+  int sent = PQenterPipelineMode(conn) &&
+             PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) && PQpipelineSync(conn);
   if (!sent) {
-    PQexitPipelineMode(conn);
+    free_notices(p);
+    leave_pipeline(p);
     return sqlq__pg_error(db, conn, NULL, "COMMIT");
   }
-  PGresult **results = calloc((size_t)count, sizeof *results);
-  if (results == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  int rc = pipeline_results(db, conn, count, results, "COMMIT");
+  /* Sent in the same write as the COMMIT, the notifications reach the
+  ** server even if this process dies now; should the COMMIT fail, they
+  ** only wake workers who find nothing. */
+  send_notices(db, p);
+  PGresult *result = NULL;
+  int rc = pipeline_results(db, p, 1, &result, "COMMIT");
   /* A COMMIT of a transaction that had failed answers ROLLBACK. */
-  if (rc == SQLQ_OK && strcmp(PQcmdStatus(results[count - 1]), "COMMIT") != 0)
+  if (rc == SQLQ_OK && strcmp(PQcmdStatus(result), "COMMIT") != 0)
     rc = sqlq__error(db, SQLQ_ERROR, "postgres: the transaction was rolled back");
-  for (int k = 0; k < count; k++) PQclear(results[k]);
-  free(results);
+  PQclear(result);
   return rc;
 }
 
 static int pg_rollback(sqlq_db *db) {
   postgres_db *p = PG(db);
   free_notices(p);
-  int was_open = p->in_tx && !p->begin_pending;
-  p->in_tx = 0;
-  p->begin_pending = 0;
+  int was_open = p->in_tx && !p->begin_pending && !p->single_pending;
+  p->in_tx = p->begin_pending = p->single_pending = 0;
   if (!was_open || PQstatus(p->conn) != CONNECTION_OK) return SQLQ_OK;
-  return simple(db, p->conn, "ROLLBACK", "ROLLBACK");
+  return simple(db, "ROLLBACK", "ROLLBACK");
 }
 
 int sqlq__pg_notify(sqlq_db *db, const char *queue, int n) {
@@ -641,7 +727,7 @@ const sqlq_driver sqlq__driver_postgres = {
   .name = "postgres",
   .schemes = schemes,
   .options = options,
-  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_IN_TX,
+  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_AT_COMMIT,
   .sql = sqlq__postgres_sql,
   .migrations = sqlq__postgres_migrations,
   .open = pg_open,

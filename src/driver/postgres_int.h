@@ -14,6 +14,7 @@
 /* The driver's own statements, numbered after the core's. */
 enum {
   PG_SQL_NOTIFY = SQLQ__SQL_COUNT, /* $1 queue $2 payload */
+  PG_SQL_LAZY,                     /* this transaction's commit need not wait */
   PG_SQL_CHANNEL,                  /* $1 queue -> channel name */
   PG_SQL_COUNT
 };
@@ -35,7 +36,7 @@ struct sqlq__stmt {
   int row;                           /* the current row; -1 before the first */
 };
 
-/* A NOTIFY owed by the open transaction, sent just before its COMMIT. */
+/* A NOTIFY owed by the open transaction, sent once its COMMIT is. */
 typedef struct pg_notice {
   char *queue;
   char payload[48];                  /* "N TOKEN" */
@@ -52,7 +53,13 @@ typedef struct postgres_db {
   const char *const *sql;            /* PG_SQL_COUNT statements */
   int in_tx;                         /* a write transaction is open */
   int begin_pending;                 /* BEGIN is sent with the next statement */
+  int single_pending;                /* the next statement is the transaction */
+  int lazy;                          /* its commit need not wait for the disk */
+  int worker_sync;                   /* never lazy (URL option worker_synchronous_commit) */
   pg_notice *notices;
+  /* Pipelines sent without waiting for their results (notifications):
+  ** the connection stays in pipeline mode until they are read. */
+  int unread;
   /* Reconnecting: the earliest time of the next attempt and the pause
   ** after a failed one (doubling, capped). */
   int64_t retry_at_ns;
@@ -78,6 +85,10 @@ int sqlq__pg_error(sqlq_db *db, PGconn *conn, const PGresult *res, const char *w
 /* Make sure db's connection is up, reconnecting (with a capped pause
 ** between attempts) when it was lost outside a transaction. */
 int sqlq__pg_ready(sqlq_db *db);
+/* db's connection, out of pipeline mode, with the results of pipelines
+** sent without waiting read and dropped: ready for a command.  May be NULL
+** or broken: the command then fails. */
+PGconn *sqlq__pg_conn(sqlq_db *db);
 /* Open a new session with db's parameters; NULL with an error recorded. */
 PGconn *sqlq__pg_connect(sqlq_db *db);
 /* Run a statement of the driver's own with text parameters, returning

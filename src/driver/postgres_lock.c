@@ -122,10 +122,10 @@ int sqlq__pg_lock_xact(sqlq_db *db, uint64_t key, const void *name, size_t name_
                        double timeout_s) {
   (void)name;
   (void)name_len;
-  PGconn *conn = PG(db)->conn;
   int64_t k = (int64_t)key;
   int got = 0, rc = sqlq__pg_begin_now(db);
   if (rc != SQLQ_OK) return rc;
+  PGconn *conn = sqlq__pg_conn(db);
   if (timeout_s == 0) {
     rc = run_lock(db, conn, "SELECT pg_try_advisory_xact_lock($1::int8)", k, &got);
   } else {

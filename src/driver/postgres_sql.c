@@ -9,7 +9,7 @@
 ** with the unique id, so claims are deterministic.
 **
 ** Wake-ups: sqlq_channel(queue) names the channel a queue's waiters LISTEN
-** on.  The library sends one NOTIFY per queue per transaction, just before
+** on.  The library sends one NOTIFY per queue per transaction, right after
 ** its COMMIT, with the number of jobs made ready as its payload.  A trigger
 ** does the same for rows other clients INSERT with plain SQL: one NOTIFY
 ** per queue per statement.  The library's own INSERTs set sqlq.library for
@@ -179,7 +179,13 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
     " payload, created_at, sqlq_now() FROM done RETURNING id",
 
-  [PG_SQL_NOTIFY] = "SELECT pg_notify(sqlq_channel($1::text), $2::text)",
+  /* A notification is its own transaction, sent after the COMMIT of the
+  ** jobs it announces (see postgres.c): nothing is lost if a crash forgets
+  ** it, so its commit does not wait for the disk. */
+  [PG_SQL_NOTIFY] =
+    "SELECT set_config('synchronous_commit', 'off', true),"
+    " pg_notify(sqlq_channel($1::text), $2::text)",
+  [PG_SQL_LAZY] = "SELECT set_config('synchronous_commit', 'off', true)",
   [PG_SQL_CHANNEL] = "SELECT sqlq_channel($1::text)",
 };
 

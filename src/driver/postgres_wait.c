@@ -129,6 +129,7 @@ static int take_notifications(postgres_db *p) {
 int sqlq__pg_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns) {
   (void)queue;
   postgres_db *p = PG(db);
+  sqlq__pg_conn(db); /* what is read while waiting is notifications only */
   int listening = p->notify && p->conn && PQstatus(p->conn) == CONNECTION_OK && p->channel[0];
   if (!listening) {
     /* Polling: sleep one interval (or until the deadline) on the eventfd. */

@@ -303,10 +303,10 @@ static int run_simple(sqlq_db *db, int id, const char *doing) {
   return src == SQLITE_DONE ? SQLQ_OK : sqlq__sqlite_error(db, src, doing);
 }
 
-static int sqlite_begin(sqlq_db *db, int write) {
+static int sqlite_begin(sqlq_db *db, unsigned kind) {
   int rc = take_turn(db);
   if (rc != SQLQ_OK) return rc;
-  rc = run_simple(db, write ? SQLITE_STMT_BEGIN_WRITE : SQLITE_STMT_BEGIN_READ, "cannot begin a transaction");
+  rc = run_simple(db, (kind & SQLQ__TX_WRITE) ? SQLITE_STMT_BEGIN_WRITE : SQLITE_STMT_BEGIN_READ, "cannot begin a transaction");
   if (rc != SQLQ_OK) give_turn(SQLITE_CONN(db));
   return rc;
 }

@@ -44,6 +44,9 @@ expect_error_line "bad notify"
 expect_err_has "bad notify" "notify must be on or off"
 run "bad poll_interval" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?notify=off&poll_interval=0" stats
 expect_error_line "bad poll_interval"
+run "bad worker_synchronous_commit" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?worker_synchronous_commit=1" stats
+expect_error_line "bad worker_synchronous_commit"
+expect_err_has "bad worker_synchronous_commit" "worker_synchronous_commit must be on or off"
 run "unknown option" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?colour=blue" stats
 expect_error_line "unknown option"
 expect_err_has "unknown option" "unknown URL option 'colour'"
@@ -51,6 +54,10 @@ expect_err_has "unknown option" "unknown URL option 'colour'"
 # notify=off still works: a worker polls and drains the queue.
 run "drain with polling" 0 timeout 30 "$SQLQ" --url "$SQLQ_TEST_PG_URL?notify=off&poll_interval=0.05" \
   work --drain "$q" -- sh -c 'cat >/dev/null'
+# Claims and acks that wait for the disk work the same.
+printf 'a\nb\nc\n' | "$SQLQ" --url "$SQLQ_TEST_PG_URL" push --lines "$q" >/dev/null
+run "drain with synchronous claims" 0 timeout 30 "$SQLQ" \
+  --url "$SQLQ_TEST_PG_URL?worker_synchronous_commit=on" work --drain "$q" -- sh -c 'cat >/dev/null'
 run "stats after drain" 0 "$SQLQ" --url "$SQLQ_TEST_PG_URL" stats --json "$q"
 case "$(cat "$tmp/out")" in
   *'"ready":0,"scheduled":0,"running":0,"dead":0'*) checks=$((checks + 1)) ;;
