@@ -680,9 +680,9 @@ static int pg_commit(sqlq_db *db) {
     leave_pipeline(p);
     return sqlq__pg_error(db, conn, NULL, "COMMIT");
   }
-  /* Sent in the same write as the COMMIT, the notifications reach the
-  ** server even if this process dies now; should the COMMIT fail, they
-  ** only wake workers who find nothing. */
+  /* The notifications go right behind the COMMIT, before its answer is
+  ** awaited; should the COMMIT fail, they only wake workers who find
+  ** nothing. */
   send_notices(db, p);
   PGresult *result = NULL;
   int rc = pipeline_results(db, p, 1, &result, "COMMIT");

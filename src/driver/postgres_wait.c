@@ -7,7 +7,10 @@
 ** notification.  It then sleeps in poll() on the session's socket and the
 ** handle's eventfd until a notification for its channel, the eventfd, or
 ** the deadline (the next due run_at or lease end, or the caller's timeout).
-** An idle waiter sends nothing to the server.
+** The library's NOTIFY follows the producer's COMMIT as a transaction of
+** its own (postgres.c): a producer that dies between the two leaves its
+** jobs unannounced, so a waiter also looks again every RECHECK_S seconds.
+** An idle waiter sends nothing else to the server.
 **
 ** With the URL option notify=off (for PgBouncer in transaction pooling,
 ** which does not carry LISTEN), nothing is LISTENed or NOTIFYed: a waiter
@@ -21,6 +24,8 @@
 #include <string.h>
 
 #include "postgres_int.h"
+
+#define RECHECK_S 30
 
 void sqlq__pg_forget_listen(postgres_db *p) {
   free(p->listen_queue);
@@ -140,13 +145,15 @@ int sqlq__pg_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_
     if (r > 0) return SQLQ_OK;
     return deadline_ns >= 0 && sqlq__monotonic_ns() >= deadline_ns ? SQLQ_TIMEOUT : SQLQ_OK;
   }
+  int64_t recheck = sqlq__monotonic_ns() + RECHECK_S * INT64_C(1000000000);
+  int rechecking = deadline_ns < 0 || recheck < deadline_ns;
   for (;;) {
     if (take_notifications(p)) return SQLQ_OK;
     struct pollfd fds[2] = {{PQsocket(p->conn), POLLIN, 0}, {wake_fd, POLLIN, 0}};
-    int r = poll(fds, 2, sqlq__poll_ms(deadline_ns));
+    int r = poll(fds, 2, sqlq__poll_ms(rechecking ? recheck : deadline_ns));
     if (r < 0 && errno != EINTR)
       return sqlq__error(db, SQLQ_ERROR, "postgres: poll failed: %s", strerror(errno));
-    if (r == 0) return SQLQ_TIMEOUT;
+    if (r == 0) return rechecking ? SQLQ_OK : SQLQ_TIMEOUT;
     if (fds[1].revents) return SQLQ_OK;
     /* A lost session reads as a change: the core's next look reconnects. */
     if (fds[0].revents && (!PQconsumeInput(p->conn) || PQstatus(p->conn) != CONNECTION_OK))
