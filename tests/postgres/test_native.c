@@ -1,0 +1,156 @@
+/*
+** test_native.c -- the PostgreSQL session behind sqlq_native_handle().
+**
+** An application writes its own rows through the handle's session, so that
+** they commit or roll back with the jobs enqueued beside them.  These tests
+** use libpq on that session against the server of SQLQ_TEST_PG_URL.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#include "sqlq.h"
+
+struct fixture {
+  sqlq_db *db;
+  char queue[64];
+  char table[64];
+};
+
+/* Run sql on conn and return the single integer it selects (-1 when the
+** statement fails or returns no integer). */
+static long long scalar(PGconn *conn, const char *sql) {
+  PGresult *r = PQexec(conn, sql);
+  long long v = -1;
+  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) v = atoll(PQgetvalue(r, 0, 0));
+  else if (PQresultStatus(r) != PGRES_COMMAND_OK) print_error("%s: %s", sql, PQerrorMessage(conn));
+  PQclear(r);
+  return v;
+}
+
+static void exec_ok(PGconn *conn, const char *sql) {
+  PGresult *r = PQexec(conn, sql);
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) print_error("%s: %s", sql, PQerrorMessage(conn));
+  assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+  PQclear(r);
+}
+
+static int setup(void **state) {
+  const char *url = getenv("SQLQ_TEST_PG_URL");
+  if (url == NULL || *url == '\0') {
+    fprintf(stderr, "test_native: SQLQ_TEST_PG_URL is not set\n");
+    return -1;
+  }
+  struct fixture *f = calloc(1, sizeof *f);
+  if (f == NULL || sqlq_open(url, NULL, &f->db) != SQLQ_OK || sqlq_init(f->db, NULL) != SQLQ_OK) {
+    fprintf(stderr, "test_native: cannot open %s: %s\n", url, f ? sqlq_errmsg(f->db) : "");
+    return -1;
+  }
+  snprintf(f->queue, sizeof f->queue, "native-%ld", (long)getpid());
+  snprintf(f->table, sizeof f->table, "app_rows_%ld", (long)getpid());
+  char sql[128];
+  snprintf(sql, sizeof sql, "CREATE TABLE %s (n int)", f->table);
+  exec_ok(sqlq_native_handle(f->db), sql);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  struct fixture *f = *state;
+  char sql[128];
+  snprintf(sql, sizeof sql, "DROP TABLE %s", f->table);
+  exec_ok(sqlq_native_handle(f->db), sql);
+  sqlq_purge(f->db, f->queue, NULL);
+  sqlq_close(f->db);
+  free(f);
+  return 0;
+}
+
+static long long app_rows(struct fixture *f) {
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", f->table);
+  return scalar(sqlq_native_handle(f->db), sql);
+}
+
+static long long ready_jobs(struct fixture *f) {
+  sqlq_queue_stats *st = NULL;
+  size_t n = 0;
+  assert_int_equal(sqlq_stats(f->db, f->queue, &st, &n), SQLQ_OK);
+  long long ready = n == 1 ? (long long)st[0].ready : 0;
+  sqlq_free(st);
+  return ready;
+}
+
+/* Enqueue a job and write an application row in one transaction, through
+** the library and the native session; end it with commit or rollback. */
+static void job_and_row(struct fixture *f, int commit) {
+  sqlq_job_spec spec = {.payload = "p", .payload_len = 1};
+  assert_int_equal(sqlq_begin(f->db), SQLQ_OK);
+  assert_int_equal(sqlq_enqueue(f->db, f->queue, &spec, NULL, NULL), SQLQ_OK);
+  char sql[128];
+  snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (1)", f->table);
+  exec_ok(sqlq_native_handle(f->db), sql);
+  assert_int_equal(commit ? sqlq_commit(f->db) : sqlq_rollback(f->db), SQLQ_OK);
+}
+
+static void rollback_drops_row_and_job(void **state) {
+  struct fixture *f = *state;
+  job_and_row(f, 0);
+  assert_int_equal(app_rows(f), 0);
+  assert_int_equal(ready_jobs(f), 0);
+}
+
+static void commit_keeps_row_and_job(void **state) {
+  struct fixture *f = *state;
+  job_and_row(f, 1);
+  assert_int_equal(app_rows(f), 1);
+  assert_int_equal(ready_jobs(f), 1);
+}
+
+/* After an enqueue, the library has sent its NOTIFY without reading the
+** answer; the native session must still take a plain command at once. */
+static void native_after_notify(void **state) {
+  struct fixture *f = *state;
+  sqlq_job_spec spec = {.payload = "p", .payload_len = 1};
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(sqlq_enqueue(f->db, f->queue, &spec, NULL, NULL), SQLQ_OK);
+    assert_int_equal(scalar(sqlq_native_handle(f->db), "SELECT 42"), 42);
+  }
+  assert_int_equal(ready_jobs(f), 3);
+}
+
+/* A claim the library commits itself sets synchronous_commit off for its
+** own transaction only: the session keeps the server's setting. */
+static void lazy_commit_stays_local(void **state) {
+  struct fixture *f = *state;
+  sqlq_job_spec spec = {.payload = "p", .payload_len = 1};
+  assert_int_equal(sqlq_enqueue(f->db, f->queue, &spec, NULL, NULL), SQLQ_OK);
+  sqlq_job *jobs = NULL;
+  int n = 0;
+  assert_int_equal(sqlq_claim(f->db, f->queue, 1, NULL, &jobs, &n), SQLQ_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(sqlq_ack(f->db, jobs[0].id, jobs[0].token), SQLQ_OK);
+  sqlq_claimed_free(jobs, n);
+  PGconn *conn = sqlq_native_handle(f->db);
+  PGresult *r = PQexec(conn, "SHOW synchronous_commit");
+  assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+  assert_string_equal(PQgetvalue(r, 0, 0), "on");
+  PQclear(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(rollback_drops_row_and_job, setup, teardown),
+    cmocka_unit_test_setup_teardown(commit_keeps_row_and_job, setup, teardown),
+    cmocka_unit_test_setup_teardown(native_after_notify, setup, teardown),
+    cmocka_unit_test_setup_teardown(lazy_commit_stays_local, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
