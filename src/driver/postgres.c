@@ -182,9 +182,14 @@ PGconn *sqlq__pg_connect(sqlq_db *db) {
   PQsetNoticeProcessor(conn, ignore_notice, NULL);
   /* The session's statements are the library's few, prepared once: a plan
   ** made for each execution (which the server may choose after comparing
-  ** costs) costs more than running them, and so would compiling them. */
+  ** costs) costs more than running them, and so would compiling them.
+  ** Their plans must also not scan the whole table: a queue table that
+  ** VACUUM last saw empty looks free to read in full, and a plan made then
+  ** (VACUUM's own statistics invalidate the cached ones) would read every
+  ** row, live and dead, at each claim and ack. */
   PGresult *r = PQexec(conn, "SET client_min_messages = warning;"
-                             " SET plan_cache_mode = force_generic_plan; SET jit = off");
+                             " SET plan_cache_mode = force_generic_plan; SET jit = off;"
+                             " SET enable_seqscan = off");
   PQclear(r);
   return conn;
 }
