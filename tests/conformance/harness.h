@@ -157,5 +157,7 @@ int run_wait_tests(void);
 int run_concurrency_tests(void);
 int run_lock_tests(void);
 int run_input_tests(void);
+int run_ring_tests(void);
+int run_pool_tests(void);
 
 #endif /* SQLQ_TEST_HARNESS_H */
