@@ -220,5 +220,5 @@ int run_pool_tests(void) {
       FX_TEST(pool_concurrent_fairness),
       FX_TEST(pool_concurrent_holds_differ),
   };
-  return FX_RUN_GROUP("pools", tests);
+  return fx_run_group_from("pools", 2, tests, sizeof tests / sizeof tests[0]);
 }
