@@ -231,6 +231,8 @@ SQLQ__API int sqlq_pool_next(sqlq_db *db, const char *pool, double hold,
   struct pool_op o = {.pool = pool, .hold_us = sqlq__seconds_to_us(hold)};
   o.token = o.hold_us > 0 ? sqlq__new_token() : 0;
   /* The pick is the only write; counting the items after an empty one
-  ** only reads. */
-  return items_call(db, SQLQ__TX_WRITE | SQLQ__TX_SINGLE, next_tx, &o, item_out, NULL);
+  ** only reads.  Losing its commit in a crash of the server only hands
+  ** the item out again sooner (its stamp or hold is forgotten), as a lost
+  ** claim only runs a job again: the commit need not wait for the disk. */
+  return items_call(db, SQLQ__TX_WRITE | SQLQ__TX_SINGLE | SQLQ__TX_LAZY, next_tx, &o, item_out, NULL);
 }
