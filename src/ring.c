@@ -96,12 +96,15 @@ SQLQ__API int sqlq_ring_create(sqlq_db *db, const char *ring, int64_t capacity) 
   return sqlq__in_tx(db, SQLQ__TX_WRITE, create_tx, &c);
 }
 
+/* The ring's row goes first: deleting it waits for the pushes that hold
+** it, so that the entries they wrote are committed, and seen, when the
+** entries are deleted next; pushes after it find no ring. */
 static int drop_tx(sqlq_db *db, void *arg) {
   const char *ring = arg;
   int64_t gone = 0;
-  int rc = sqlq__run_for_queue(db, SQLQ__SQL_RING_CLEAR, ring, NULL, NULL);
-  if (rc == SQLQ_OK) rc = sqlq__run_for_queue(db, SQLQ__SQL_RING_DROP, ring, NULL, &gone);
+  int rc = sqlq__run_for_queue(db, SQLQ__SQL_RING_DROP, ring, NULL, &gone);
   if (rc == SQLQ_OK && gone == 0) return no_ring(db, ring);
+  if (rc == SQLQ_OK) rc = sqlq__run_for_queue(db, SQLQ__SQL_RING_CLEAR, ring, NULL, NULL);
   char channel[CHANNEL_SIZE];
   if (rc == SQLQ_OK) sqlq__owe_wake(db, ring_channel(ring, channel), SQLQ__WAKE_ALL);
   return rc;

@@ -135,7 +135,8 @@ enum sqlq__sql_id {
                                 at, payload of the entries above since,
                                 ordered by seq */
   SQLQ__SQL_RING_CLEAR,      /* $1 ring: deletes its entries */
-  SQLQ__SQL_RING_DROP,       /* $1 ring: deletes the ring's row */
+  SQLQ__SQL_RING_DROP,       /* $1 ring: deletes the ring's row (run before
+                                RING_CLEAR, in the same transaction) */
   /* Pools (schema version 2). */
   SQLQ__SQL_POOL_ADD,        /* $1 pool $2 item; changes() 0 when there */
   SQLQ__SQL_POOL_REMOVE,     /* $1 pool $2 item */
@@ -334,8 +335,8 @@ struct sqlq_db {
   int keep_history;
   double busy_timeout;
   int in_user_tx;           /* sqlq_begin() is open */
-  /* Wake-ups owed at the next commit: one entry per queue that got
-  ** ready jobs.  pending_all is set when an entry could not be recorded
+  /* Wake-ups owed at the next commit: one entry per channel (queue or
+  ** ring) that is owed one.  pending_all is set when an entry could not be recorded
   ** (out of memory): then every waiter of this process is woken. */
   struct sqlq__wake *pending;
   int pending_all;
