@@ -340,6 +340,39 @@ static void ring_wait_wakes_every_follower(void **state) {
   assert_true(w[0].took < WOKEN_WITHIN);
 }
 
+/* A child with two follower threads: returns 0 when both woke in time,
+** else the number that did not. */
+static int two_followers(const fixture *f, void *arg) {
+  follower w[2];
+  pthread_t t[2];
+  int i, late = 0;
+  (void)arg;
+  for (i = 0; i < 2; i++) {
+    w[i].f = f;
+    w[i].since = 0;
+    w[i].status = -1;
+    if (pthread_create(&t[i], NULL, follow_thread, &w[i]) != 0) return 2;
+  }
+  for (i = 0; i < 2; i++) {
+    pthread_join(t[i], NULL);
+    late += w[i].status != SQLQ_OK || w[i].took >= WOKEN_WITHIN;
+  }
+  return late;
+}
+
+/* A push wakes every follower of another process too, not one per
+** process (on PostgreSQL its NOTIFY carries no count). */
+static void ring_wait_wakes_followers_elsewhere(void **state) {
+  fixture *f = *state;
+  fx_child child;
+  assert_ok(f->db, sqlq_ring_create(f->db, f->queue, 4));
+  child = fx_fork(two_followers, f, NULL);
+  fx_sleep(0.3);
+  push_text(f->db, f, "for both");
+  assert_int_equal(fx_reap(&child), 0);
+  assert_ok(f->db, sqlq_ring_drop(f->db, f->queue));
+}
+
 int run_ring_tests(void) {
   const struct CMUnitTest tests[] = {
       FX_TEST(ring_keeps_the_newest),
@@ -351,6 +384,7 @@ int run_ring_tests(void) {
       FX_TEST(ring_concurrent_pushes),
       FX_TEST(ring_wait_other_process),
       FX_TEST(ring_wait_wakes_every_follower),
+      FX_TEST(ring_wait_wakes_followers_elsewhere),
   };
   return fx_run_group_from("rings", 2, tests, sizeof tests / sizeof tests[0]);
 }
