@@ -222,9 +222,23 @@ static int push_in_child(const fixture *f, void *arg) {
   return rc;
 }
 
-/* Four processes push 50 entries each into a ring of 50 at once: the ring
-** ends with exactly the newest 50, numbered 151 to 200, and each process's
-** entries are in the order it pushed them. */
+/* Read the ring once and check that the snapshot is whole: consecutive
+** numbers, no more than the capacity, and a full ring once it wrapped. */
+static void assert_whole(const fixture *f) {
+  sqlq_ring_entry *e;
+  size_t n, i;
+  e = read_all(f->db, f, 0, &n);
+  assert_true(n <= CAPACITY);
+  for (i = 1; i < n; i++) assert_int_equal(e[i].seq, e[i - 1].seq + 1);
+  if (n > 0 && e[n - 1].seq > CAPACITY) assert_int_equal(n, CAPACITY);
+  if (n > 0 && e[n - 1].seq <= CAPACITY) assert_int_equal(e[0].seq, 1);
+  sqlq_ring_entries_free(e, n);
+}
+
+/* Four processes push 50 entries each into a ring of 50 at once, while
+** this one reads it and never sees it torn: the ring ends with exactly the
+** newest 50, numbered 151 to 200, and each process's entries are in the
+** order it pushed them. */
 static void ring_concurrent_pushes(void **state) {
   fixture *f = *state;
   fx_child children[PUSHERS];
@@ -234,6 +248,7 @@ static void ring_concurrent_pushes(void **state) {
   int p;
   assert_ok(f->db, sqlq_ring_create(f->db, f->queue, CAPACITY));
   for (p = 0; p < PUSHERS; p++) children[p] = fx_fork(push_in_child, f, (void *)(intptr_t)p);
+  for (i = 0; i < 100; i++) assert_whole(f);
   for (p = 0; p < PUSHERS; p++) assert_int_equal(fx_reap(&children[p]), SQLQ_OK);
   e = read_all(f->db, f, 0, &n);
   assert_int_equal(n, CAPACITY);
