@@ -21,8 +21,8 @@ static const char usage[] =
     "A pool hands out its items in turn: next prints the free item used least\n"
     "recently and stamps it with the database's clock in microseconds.\n"
     "\n"
-    "  add      add ITEMs (UTF-8 text, 1 to 1024 bytes; one already there is\n"
-    "           left as it is)\n"
+    "  add      add ITEMs, all or none (UTF-8 text, 1 to 1024 bytes; one\n"
+    "           already there is left as it is)\n"
     "  remove   remove ITEM\n"
     "  list     print the items in the order next hands them out\n"
     "  next     print the next item; with --hold SECONDS no one else gets it\n"
@@ -93,8 +93,13 @@ static int pool_add(const cli_global *g, int argc, char **argv) {
   if ((db = cli_open(g, &code)) == NULL) {
     return code;
   }
+  /* All the items or none. */
+  rc = argc - optind > 2 ? sqlq_begin(db) : SQLQ_OK;
   for (i = optind + 1; i < argc && rc == SQLQ_OK; i++) {
     rc = sqlq_pool_add(db, argv[optind], argv[i], NULL);
+  }
+  if (argc - optind > 2 && rc == SQLQ_OK) {
+    rc = sqlq_commit(db);
   }
   return cli_done(db, rc, "pool add");
 }

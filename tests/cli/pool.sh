@@ -69,6 +69,7 @@ stored() {
 refused "pool without a subcommand" 64 sq pool
 refused "unknown subcommand" 64 sq pool frob
 refused "add without an item" 64 sq pool add keep
+refused "add with one bad item among good ones" 64 sq pool add keep z "$(printf 'a\tb')"
 refused "empty item" 64 sq pool add keep ""
 refused "item with a tab" 64 sq pool add keep "$(printf 'a\tb')"
 refused "item that is not UTF-8" 64 sq pool add keep "$(printf '\377')"
