@@ -1,6 +1,6 @@
 /*
-** sqlq.h -- a durable job queue, named locks and wake-ups inside the SQL
-** database an application already runs.
+** sqlq.h -- a durable job queue, named locks, wake-ups, rings and pools
+** inside the SQL database an application already runs.
 **
 ** The whole public API of libsqlq is in this file.  Conventions:
 **
@@ -35,7 +35,7 @@ extern "C" {
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 1
+#define SQLQ_SCHEMA_VERSION 2
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -47,7 +47,7 @@ extern "C" {
 #define SQLQ_ERROR 1        /* internal error or unexpected database error */
 #define SQLQ_MISUSE 2       /* bad argument: empty or over-long name, bad URL */
 #define SQLQ_TOOBIG 3       /* a payload or a name is over its limit */
-#define SQLQ_NOTFOUND 4     /* no such job, lock or queue */
+#define SQLQ_NOTFOUND 4     /* no such job, lock, queue, ring or pool item */
 #define SQLQ_STALE 5        /* the claim token is no longer the job's: refused */
 #define SQLQ_BUSY 6         /* a lock is held elsewhere, or the database is busy */
 #define SQLQ_TIMEOUT 7      /* sqlq_wait() reached its timeout with no job */
@@ -465,6 +465,151 @@ int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, double timeou
 ** db a lock was taken through releases and frees the locks still held, so
 ** after it their handles must not be used. */
 void sqlq_unlock(sqlq_lock *lock);
+
+/* ---------------------------------------------------------------------
+** Rings: fixed-size FIFO logs.  A ring holds the newest `capacity` entries
+** pushed into it; once full, each push overwrites the oldest entry in the
+** same short transaction.  Entries are numbered from 1 in each ring, in
+** the order their pushes commit, without gaps or repeats, however many
+** processes push at once.  Ring names follow the rules of queue names.
+** (Schema version 2.)
+*/
+
+/* Largest capacity of a ring, in entries. */
+#define SQLQ_RING_CAPACITY_MAX 1000000000
+
+/*
+** Create the ring called ring holding at most capacity entries (1 to
+** SQLQ_RING_CAPACITY_MAX; others are SQLQ_MISUSE).  Creating a ring that
+** exists with the same capacity changes nothing and succeeds; with another
+** capacity it is SQLQ_MISUSE and the ring is left as it is.
+*/
+int sqlq_ring_create(sqlq_db *db, const char *ring, int64_t capacity);
+
+/*
+** Push one entry of len bytes (any bytes; at most sqlq_payload_limit(),
+** else SQLQ_TOOBIG) into ring, and return its sequence number in *seq_out
+** (may be NULL).  SQLQ_NOTFOUND when the ring does not exist.  Inside a
+** transaction opened with sqlq_begin(), the entry commits with it (and the
+** ring's other pushers wait for that commit).  Followers (sqlq_ring_wait())
+** are woken at commit.
+*/
+int sqlq_ring_push(sqlq_db *db, const char *ring, const void *payload, size_t len,
+                   int64_t *seq_out);
+
+/*
+** Push n entries in one transaction, in the order given: entry i is
+** payloads[i], lens[i] bytes.  They get consecutive sequence numbers, the
+** first of which goes to *first_seq_out (may be NULL).  Either all are
+** stored or none; when n exceeds the capacity, only the newest `capacity`
+** remain, as if pushed one by one.  The caller keeps the arrays.
+*/
+int sqlq_ring_push_batch(sqlq_db *db, const char *ring, const void *const *payloads,
+                         const size_t *lens, size_t n, int64_t *first_seq_out);
+
+/* One entry of a ring.  The library owns the memory of the array returned
+** by sqlq_ring_read() and of every payload in it, until
+** sqlq_ring_entries_free(). */
+typedef struct sqlq_ring_entry {
+  int64_t seq;                  /* its sequence number, from 1 */
+  int64_t at_us;                /* when it was pushed, microseconds since the epoch */
+  const unsigned char *payload; /* payload bytes, NUL-terminated for convenience */
+  size_t payload_len;
+} sqlq_ring_entry;
+
+/*
+** Read the entries of ring whose sequence number is above since (0: from
+** the oldest), oldest first, at most limit (<= 0: all), from one
+** consistent snapshot of the ring.  *entries_out receives an array of
+** *n_out entries (NULL when none); free it with sqlq_ring_entries_free().
+** Entries overwritten before the read are gone: the first entry returned
+** may then be past since + 1.  SQLQ_NOTFOUND when the ring does not exist.
+*/
+int sqlq_ring_read(sqlq_db *db, const char *ring, int64_t since, int limit,
+                   sqlq_ring_entry **entries_out, size_t *n_out);
+
+/* Free an array returned by sqlq_ring_read().  Accepts NULL. */
+void sqlq_ring_entries_free(sqlq_ring_entry *entries, size_t n);
+
+/*
+** Block until ring holds an entry above sequence number since, then
+** return SQLQ_OK (at once when it already does).  Wakes up like
+** sqlq_wait(): on a push committed by this process, on another process's
+** commit (see docs/waking.md), never by polling.  timeout is in seconds, a
+** negative one waits for ever; SQLQ_TIMEOUT at the timeout,
+** SQLQ_INTERRUPTED after sqlq_interrupt(), SQLQ_NOTFOUND when the ring
+** does not exist or is dropped while waiting.
+*/
+int sqlq_ring_wait(sqlq_db *db, const char *ring, int64_t since, double timeout);
+
+/* Delete ring and its entries.  SQLQ_NOTFOUND when it does not exist. */
+int sqlq_ring_drop(sqlq_db *db, const char *ring);
+
+/* ---------------------------------------------------------------------
+** Pools: fair rotation over a set of items (API keys, proxies, accounts).
+** sqlq_pool_next() hands out the least recently used free item and stamps
+** it in the same transaction with the database's clock in microseconds
+** (one microsecond past the pool's newest stamp when the clock has not
+** moved on), so that items take turns however fast they are asked for;
+** ties go to the item added first.  Pool names follow the rules of queue
+** names; a pool exists while it has items.  (Schema version 2.)
+*/
+
+/* Longest pool item, in bytes.  Items are 1 to this many bytes of UTF-8
+** text without control characters. */
+#define SQLQ_POOL_ITEM_MAX 1024
+
+/* One item of a pool.  The library owns the memory of the arrays returned
+** by sqlq_pool_list() and sqlq_pool_next() and of every string in them,
+** until sqlq_pool_items_free(). */
+typedef struct sqlq_pool_item {
+  int64_t id;             /* unique, in the order items were added */
+  const char *item;
+  int64_t last_used_us;   /* when last handed out, 0 when never */
+  int64_t uses;           /* how often it was handed out */
+  int64_t held_until_us;  /* while held: when the hold ends; 0 when free */
+  int64_t token;          /* from sqlq_pool_next() with a hold: present it to
+                             sqlq_pool_release(); 0 otherwise */
+} sqlq_pool_item;
+
+/* Add item to pool.  *added_out (may be NULL) is 1, or 0 when the pool
+** had it already (then nothing changes). */
+int sqlq_pool_add(sqlq_db *db, const char *pool, const char *item, int *added_out);
+
+/* Remove item from pool, held or not.  SQLQ_NOTFOUND when it is not there. */
+int sqlq_pool_remove(sqlq_db *db, const char *pool, const char *item);
+
+/*
+** List the items of pool in the order sqlq_pool_next() would hand them
+** out (held items included).  *items_out receives an array of *n_out
+** items; free it with sqlq_pool_items_free().  SQLQ_NOTFOUND when the pool
+** has no items.
+*/
+int sqlq_pool_list(sqlq_db *db, const char *pool, sqlq_pool_item **items_out,
+                   size_t *n_out);
+
+/*
+** Hand out the least recently used free item of pool and stamp it, in one
+** transaction.  Concurrent callers never get the same item while another
+** is free.  With hold > 0 (seconds), the item is held: no one else gets it
+** until sqlq_pool_release() with its token, or until the hold ends; hold
+** 0 hands it out without holding it.  *item_out receives an array of one
+** item; free it with sqlq_pool_items_free(item, 1).  SQLQ_NOTFOUND when
+** the pool has no items, SQLQ_BUSY when every item is held.
+*/
+int sqlq_pool_next(sqlq_db *db, const char *pool, double hold, sqlq_pool_item **item_out);
+
+/*
+** End the hold of item that sqlq_pool_next() gave with token.  SQLQ_STALE,
+** changing nothing, when the item is no longer held with this token (it
+** was released, or its hold ended and it was handed out again);
+** SQLQ_NOTFOUND when the pool has no such item.
+*/
+int sqlq_pool_release(sqlq_db *db, const char *pool, const char *item, int64_t token);
+
+/* Free an array returned by sqlq_pool_list() or sqlq_pool_next().
+** Accepts NULL. */
+void sqlq_pool_items_free(sqlq_pool_item *items, size_t n);
 
 /* Free memory the library returned (sqlq_stats()).  Accepts NULL. */
 void sqlq_free(void *p);

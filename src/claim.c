@@ -16,16 +16,6 @@
 #define MAX_BACKOFF 86400.0
 #define ERROR_TEXT_MAX 4096
 
-/* A fresh claim token: 63 random bits, never 0. */
-static int64_t new_token(void) {
-  uint64_t t = 0;
-  while (t == 0) {
-    if (getrandom(&t, sizeof t, 0) != (ssize_t)sizeof t) t = (uint64_t)sqlq__monotonic_ns();
-    t &= UINT64_C(0x7fffffffffffffff);
-  }
-  return (int64_t)t;
-}
-
 /* A uniform double in [0, 1) from the kernel's random source. */
 static double random_unit(void) {
   uint64_t r = 0;
@@ -111,7 +101,7 @@ static int claim_tx(sqlq_db *db, void *arg) {
 
   sqlq__stmt *st;
   if ((rc = sqlq__prepare(db, SQLQ__SQL_CLAIM, &st)) != SQLQ_OK) return rc;
-  int64_t token = new_token();
+  int64_t token = sqlq__new_token();
   d->bind_text(st, 1, c->queue);
   d->bind_int64(st, 2, token);
   d->bind_int64(st, 3, c->lease_us);

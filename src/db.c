@@ -147,7 +147,11 @@ SQLQ__API void *sqlq_native_handle(sqlq_db *db) {
 }
 
 int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
-  return db->drv_methods->prepare(db, id, out);
+  const sqlq_driver *d = db->drv_methods;
+  if (d->sql[id] == NULL)
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "the %s backend cannot do this yet (statement %d)",
+                       d->name, id);
+  return d->prepare(db, id, out);
 }
 
 int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
@@ -168,12 +172,12 @@ int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *
 ** Transactions and wake-ups owed at commit.
 */
 
-void sqlq__owe_wake(sqlq_db *db, const char *queue, int n) {
+void sqlq__owe_wake(sqlq_db *db, const char *channel, int n) {
   struct sqlq__wake *w = db->pending;
-  while (w && strcmp(w->queue, queue) != 0) w = w->next;
+  while (w && strcmp(w->channel, channel) != 0) w = w->next;
   if (w == NULL) {
     w = calloc(1, sizeof *w);
-    if (w == NULL || (w->queue = strdup(queue)) == NULL) {
+    if (w == NULL || (w->channel = strdup(channel)) == NULL) {
       free(w);
       db->pending_all = 1;
       return;
@@ -181,7 +185,8 @@ void sqlq__owe_wake(sqlq_db *db, const char *queue, int n) {
     w->next = db->pending;
     db->pending = w;
   }
-  w->jobs = n > 1000000 - w->jobs ? 1000000 : w->jobs + n;
+  if (n == SQLQ__WAKE_ALL || w->jobs == SQLQ__WAKE_ALL) w->jobs = SQLQ__WAKE_ALL;
+  else w->jobs = n > 1000000 - w->jobs ? 1000000 : w->jobs + n;
 }
 
 void sqlq__owe_local_wake(sqlq_db *db) {
@@ -192,7 +197,7 @@ static void forget_wakes(sqlq_db *db) {
   while (db->pending) {
     struct sqlq__wake *w = db->pending;
     db->pending = w->next;
-    free(w->queue);
+    free(w->channel);
     free(w);
   }
   db->pending_all = 0;
@@ -205,7 +210,7 @@ static int notify_at_commit(sqlq_db *db) {
   const sqlq_driver *d = db->drv_methods;
   if (!(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT) || d->notify == NULL) return SQLQ_OK;
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
-    int rc = d->notify(db, w->queue, w->jobs);
+    int rc = d->notify(db, w->channel, w->jobs);
     if (rc != SQLQ_OK) return rc;
   }
   return SQLQ_OK;
@@ -219,8 +224,8 @@ static void pay_wakes(sqlq_db *db) {
   int all = db->pending_local || db->pending_all;
   if (all) sqlq__wake_local(db->ident, NULL, 0);
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
-    if (!all) sqlq__wake_local(db->ident, w->queue, w->jobs);
-    if (after) d->notify(db, w->queue, w->jobs);
+    if (!all) sqlq__wake_local(db->ident, w->channel, w->jobs);
+    if (after) d->notify(db, w->channel, w->jobs);
   }
   forget_wakes(db);
 }
@@ -329,7 +334,7 @@ static int migrate(sqlq_db *db, void *arg) {
     return sqlq__error(db, SQLQ_SCHEMA,
                        "the database has schema version %d, newer than this sqlq (%d): upgrade sqlq",
                        *version, SQLQ_SCHEMA_VERSION);
-  for (int v = *version + 1; v <= SQLQ_SCHEMA_VERSION; v++) {
+  for (int v = *version + 1; v <= SQLQ_SCHEMA_VERSION && d->migrations[v - 1]; v++) {
     if ((rc = d->exec(db, d->migrations[v - 1])) != SQLQ_OK) return rc;
     sqlq__stmt *st;
     if ((rc = sqlq__prepare(db, SQLQ__SQL_SCHEMA_RECORD, &st)) != SQLQ_OK) return rc;

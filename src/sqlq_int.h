@@ -117,6 +117,44 @@ enum sqlq__sql_id {
                                 -> id of each job, in the arrays' order */
   SQLQ__SQL_ACK_ARRAY,       /* $1 id[] $2 token[] -> id of each job deleted */
   SQLQ__SQL_ACK_HISTORY_ARRAY, /* as ACK_ARRAY, copying each job to history */
+  /* Rings (schema version 2: a dialect without them leaves these NULL, and
+  ** the ring and pool calls answer SQLQ_UNAVAILABLE). */
+  SQLQ__SQL_RING_CREATE,     /* $1 ring $2 capacity; nothing when it exists */
+  SQLQ__SQL_RING_INFO,       /* $1 ring -> capacity, last seq (0: none yet);
+                                no row when there is no such ring */
+  SQLQ__SQL_RING_ADVANCE,    /* $1 ring $2 count -> first seq, capacity: takes
+                                the next count sequence numbers, holding the
+                                ring's row until the transaction ends; no row
+                                when there is no such ring */
+  SQLQ__SQL_RING_STORE,      /* $1 ring $2 seq $3 capacity $4 payload: into
+                                slot seq % capacity, over what was there */
+  SQLQ__SQL_RING_PUSH,       /* optional, ADVANCE and STORE of one entry as
+                                one statement: $1 ring $2 payload -> seq; no
+                                row when there is no such ring */
+  SQLQ__SQL_RING_READ,       /* $1 ring $2 since $3 limit (-1 all) -> seq,
+                                at, payload of the entries above since,
+                                ordered by seq */
+  SQLQ__SQL_RING_CLEAR,      /* $1 ring: deletes its entries */
+  SQLQ__SQL_RING_DROP,       /* $1 ring: deletes the ring's row (run before
+                                RING_CLEAR, in the same transaction) */
+  /* Pools (schema version 2). */
+  SQLQ__SQL_POOL_ADD,        /* $1 pool $2 item; changes() 0 when there */
+  SQLQ__SQL_POOL_REMOVE,     /* $1 pool $2 item */
+  SQLQ__SQL_POOL_LIST,       /* $1 pool -> id, item, last_used, uses,
+                                held_until (NULL when free), in the order
+                                POOL_NEXT hands them out */
+  SQLQ__SQL_POOL_NEXT,       /* $1 pool $2 hold_us (0: no hold) $3 token
+                                -> id, item, last_used, uses, held_until:
+                                the free item least recently used (ties: the
+                                lowest id), stamped with max(now, the pool's
+                                newest stamp + 1), its uses counted, held with
+                                the token when hold_us > 0; no row when no item
+                                is free.  Concurrent callers get different
+                                items while any is free, in LRU order. */
+  SQLQ__SQL_POOL_COUNT,      /* $1 pool $2 item or NULL -> items of the pool
+                                (that one item when given) */
+  SQLQ__SQL_POOL_RELEASE,    /* $1 pool $2 item $3 token: frees the item when
+                                held with the token */
   SQLQ__SQL_COUNT
 };
 
@@ -159,8 +197,11 @@ typedef struct sqlq_driver {
   const char *const *options;       /* URL options the driver reads, NULL-terminated */
   unsigned caps;                    /* SQLQ__CAP_* */
   const char *const *sql;           /* SQLQ__SQL_COUNT statements */
-  /* Migrations: migrations[v-1] upgrades schema version v-1 to v, for v in
-  ** 1..SQLQ_SCHEMA_VERSION.  Each is a script of several statements. */
+  /* Migrations: migrations[v-1] upgrades schema version v-1 to v, for v
+  ** from 1 up to SQLQ_SCHEMA_VERSION or the first NULL entry, whichever
+  ** comes first: a dialect still without a step stops below the library's
+  ** version (and leaves the statements of the later versions NULL).  Each
+  ** is a script of several statements. */
   const char *const *migrations;
 
   /* Connect to url and set db->drv.  May read db->opts.  Sets db->ident to
@@ -213,25 +254,31 @@ typedef struct sqlq_driver {
   void (*reset)(sqlq__stmt *st);
 
   /*
-  ** Get ready to wait for queue: called before each check of whether a job
-  ** is due, so that any commit after the check is seen by wait.
+  ** Wake-ups travel on channels: a queue's channel is its name; other
+  ** things waited for have names with a control character, which no queue
+  ** name holds (a ring's is "\x1Ering:" and its name, see ring.c).
+  **
+  ** Get ready to wait on channel: called before each check of whether what
+  ** is waited for is there, so that any commit after the check is seen by
+  ** wait.
   */
-  int (*wait_prepare)(sqlq_db *db, const char *queue);
+  int (*wait_prepare)(sqlq_db *db, const char *channel);
   /*
-  ** Block until the database may have changed for queue (a commit by
+  ** Block until the database may have changed for channel (a commit by
   ** another connection), until wake_fd is readable, or until deadline_ns
   ** (CLOCK_MONOTONIC; -1: none).  Returns SQLQ_OK on a possible change or a
   ** readable wake_fd, SQLQ_TIMEOUT at the deadline.  Spurious returns are
   ** allowed; missed commits are not.
   */
-  int (*wait)(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
-  /* Tell waiters of other processes that queue has n new ready jobs (n 0:
-  ** its next due time changed).  Called once per queue per transaction:
-  ** just before the commit when caps has SQLQ__CAP_NOTIFY_AT_COMMIT (the
-  ** driver then sends the notification once the commit succeeds, and a
-  ** failure here rolls the transaction back), else just after the commit
-  ** (the result is ignored).  May be NULL when wait needs no help. */
-  int (*notify)(sqlq_db *db, const char *queue, int n);
+  int (*wait)(sqlq_db *db, const char *channel, int wake_fd, int64_t deadline_ns);
+  /* Tell waiters of other processes that channel has n new ready jobs (n
+  ** 0: its next due time changed; n SQLQ__WAKE_ALL: every waiter should
+  ** look).  Called once per channel per transaction: just before the commit
+  ** when caps has SQLQ__CAP_NOTIFY_AT_COMMIT (the driver then sends the
+  ** notification once the commit succeeds, and a failure here rolls the
+  ** transaction back), else just after the commit (the result is ignored).
+  ** May be NULL when wait needs no help. */
+  int (*notify)(sqlq_db *db, const char *channel, int n);
 
   /* Take the named lock whose 64-bit key is key (name, name_len are given
   ** too for backends that use names natively).  timeout_s < 0: for ever,
@@ -258,10 +305,15 @@ extern const sqlq_driver *const sqlq__drivers[];
 ** The handle.
 */
 
-/* A queue whose waiters are owed a wake-up at commit, and how many jobs
-** the transaction made ready there (0: none now, but its timers changed). */
+/* The count of a wake-up that is for every waiter of a channel (a ring's
+** followers all want each new entry), not for one per job. */
+#define SQLQ__WAKE_ALL (-1)
+
+/* A channel whose waiters are owed a wake-up at commit, and how many jobs
+** the transaction made ready there (0: none now, but its timers changed;
+** SQLQ__WAKE_ALL: wake them all). */
 struct sqlq__wake {
-  char *queue;
+  char *channel;
   int jobs;
   struct sqlq__wake *next;
 };
@@ -283,8 +335,8 @@ struct sqlq_db {
   int keep_history;
   double busy_timeout;
   int in_user_tx;           /* sqlq_begin() is open */
-  /* Wake-ups owed at the next commit: one entry per queue that got
-  ** ready jobs.  pending_all is set when an entry could not be recorded
+  /* Wake-ups owed at the next commit: one entry per channel (queue or
+  ** ring) that is owed one.  pending_all is set when an entry could not be recorded
   ** (out of memory): then every waiter of this process is woken. */
   struct sqlq__wake *pending;
   int pending_all;
@@ -326,8 +378,11 @@ int sqlq__poll_ms(int64_t deadline_ns);
 /* qsort()/bsearch() order of int64_t values (job ids). */
 int sqlq__id_order(const void *a, const void *b);
 
-/* Validate a queue name (1..SQLQ_QUEUE_NAME_MAX bytes, no control
-** characters, valid UTF-8).  Records SQLQ_MISUSE on db when bad. */
+/* Validate text that names something: 1..max bytes, no control
+** characters, valid UTF-8; what names it in the message ("ring name").
+** Records SQLQ_MISUSE on db when bad (NULL is bad too). */
+int sqlq__check_text(sqlq_db *db, const char *text, size_t max, const char *what);
+/* Validate a queue name (sqlq__check_text() with SQLQ_QUEUE_NAME_MAX). */
 int sqlq__check_queue(sqlq_db *db, const char *queue);
 /* Validate an optional key (NULL is fine): 1..SQLQ_KEY_MAX bytes of clean
 ** UTF-8; what names it in the message ("dedupe key"). */
@@ -338,6 +393,9 @@ int sqlq__check_key(sqlq_db *db, const char *key, const char *what);
 ** overlong form, a surrogate, or a code point past U+10FFFF. */
 size_t sqlq__utf8_seq(const unsigned char *s, size_t n);
 
+/* A fresh random token (claims, pool holds): 63 random bits, never 0. */
+int64_t sqlq__new_token(void);
+
 /* 64-bit FNV-1a of a byte string: the stable key of a lock name. */
 uint64_t sqlq__hash64(const void *p, size_t n);
 
@@ -347,8 +405,9 @@ uint64_t sqlq__hash64(const void *p, size_t n);
 int sqlq__in_tx(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *db, void *arg), void *arg);
 
 /* Note that the current transaction made n jobs of queue ready, or (n 0)
-** changed when its next job comes due, so that its waiters are woken when
-** the transaction commits. */
+** changed when its next job comes due, or (n SQLQ__WAKE_ALL) changed what
+** every waiter of the channel queue waits for, so that those waiters are
+** woken when the transaction commits. */
 void sqlq__owe_wake(sqlq_db *db, const char *queue, int n);
 
 /* Note that the current transaction finished jobs, which may let the next
@@ -357,16 +416,38 @@ void sqlq__owe_wake(sqlq_db *db, const char *queue, int n);
 void sqlq__owe_local_wake(sqlq_db *db);
 
 /* Wake handles of this process that wait on the database named ident:
-** every one when queue is NULL, else at most max(n, 1) of those waiting
-** for queue (n: the jobs it got). */
-void sqlq__wake_local(const char *ident, const char *queue, int n);
+** every one when channel is NULL, else at most max(n, 1) of those waiting
+** on channel (n: the jobs it got), or all of those when n is
+** SQLQ__WAKE_ALL. */
+void sqlq__wake_local(const char *ident, const char *channel, int n);
+
+/* A check of whether what a waiter waits for is there, run in a read
+** transaction: sets *due_in_us to 0 when it is there now, to the
+** microseconds until it will be (a delayed job), or to -1 when only a
+** commit can bring it; or returns an error status, which ends the wait. */
+typedef int (*sqlq__wait_check)(sqlq_db *db, void *arg, int64_t *due_in_us);
+
+/* Sleep until check says that what is waited for is there (SQLQ_OK),
+** until deadline_ns on the monotonic clock (-1: none; SQLQ_TIMEOUT, with
+** no message recorded: the caller says what did not come), or until
+** sqlq_interrupt() (SQLQ_INTERRUPTED).  Wakes on a commit of this process
+** that owed channel a wake-up, on the driver's signal of other processes'
+** commits, and when check's due time comes; check runs again after each
+** wake-up.  channel is the caller's and must stay valid meanwhile. */
+int sqlq__wait_on(sqlq_db *db, const char *channel, sqlq__wait_check check, void *arg,
+                  int64_t deadline_ns);
+
+/* The monotonic deadline timeout seconds from now (-1 when timeout < 0),
+** or SQLQ_MISUSE recorded when timeout is not a number. */
+int sqlq__deadline(sqlq_db *db, double timeout, int64_t *deadline_ns);
 
 
 /* Release the locks held until the end of the transaction that just
 ** ended on db. */
 void sqlq__release_xact_locks(sqlq_db *db);
 
-/* Prepare sql[id] of db's driver (cached per connection). */
+/* Prepare sql[id] of db's driver (cached per connection).  A statement
+** the dialect lacks is SQLQ_UNAVAILABLE. */
 int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out);
 
 /* Run statement sql, which takes $1 queue and, when id is not NULL, $2 id,

@@ -1,9 +1,11 @@
 /*
-** util.c -- small helpers of the core: time, hashing, name validation.
+** util.c -- small helpers of the core: time, hashing, tokens, name
+** validation.
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "sqlq_int.h"
@@ -61,28 +63,30 @@ static int clean_text(const char *text, size_t n) {
   return 1;
 }
 
-int sqlq__check_queue(sqlq_db *db, const char *queue) {
-  if (queue == NULL || queue[0] == '\0')
-    return sqlq__error(db, SQLQ_MISUSE, "queue name is empty");
-  size_t n = strnlen(queue, SQLQ_QUEUE_NAME_MAX + 1);
-  if (n > SQLQ_QUEUE_NAME_MAX)
-    return sqlq__error(db, SQLQ_MISUSE, "queue name is longer than %d bytes",
-                       SQLQ_QUEUE_NAME_MAX);
-  if (!clean_text(queue, n))
-    return sqlq__error(db, SQLQ_MISUSE,
-                       "queue name holds a control character or invalid UTF-8");
+int sqlq__check_text(sqlq_db *db, const char *text, size_t max, const char *what) {
+  if (text == NULL || text[0] == '\0') return sqlq__error(db, SQLQ_MISUSE, "%s is empty", what);
+  size_t n = strnlen(text, max + 1);
+  if (n > max) return sqlq__error(db, SQLQ_MISUSE, "%s is longer than %zu bytes", what, max);
+  if (!clean_text(text, n))
+    return sqlq__error(db, SQLQ_MISUSE, "%s holds a control character or invalid UTF-8", what);
   return SQLQ_OK;
 }
 
+int sqlq__check_queue(sqlq_db *db, const char *queue) {
+  return sqlq__check_text(db, queue, SQLQ_QUEUE_NAME_MAX, "queue name");
+}
+
 int sqlq__check_key(sqlq_db *db, const char *key, const char *what) {
-  if (key == NULL) return SQLQ_OK;
-  size_t n = strnlen(key, SQLQ_KEY_MAX + 1);
-  if (n == 0) return sqlq__error(db, SQLQ_MISUSE, "%s is empty", what);
-  if (n > SQLQ_KEY_MAX)
-    return sqlq__error(db, SQLQ_MISUSE, "%s is longer than %d bytes", what, SQLQ_KEY_MAX);
-  if (!clean_text(key, n))
-    return sqlq__error(db, SQLQ_MISUSE, "%s holds a control character or invalid UTF-8", what);
-  return SQLQ_OK;
+  return key == NULL ? SQLQ_OK : sqlq__check_text(db, key, SQLQ_KEY_MAX, what);
+}
+
+int64_t sqlq__new_token(void) {
+  uint64_t t = 0;
+  while (t == 0) {
+    if (getrandom(&t, sizeof t, 0) != (ssize_t)sizeof t) t = (uint64_t)sqlq__monotonic_ns();
+    t &= UINT64_C(0x7fffffffffffffff);
+  }
+  return (int64_t)t;
 }
 
 SQLQ__API void sqlq_free(void *p) {

@@ -3,14 +3,17 @@
 **
 ** cmd_bench.c parses the flags, prepares the database and prints the
 ** result; bench_run.c runs the producers and the workers (threads or
-** processes) of the two measured phases; bench_report.c turns the raw
+** processes) of the two measured phases; bench_ops.c runs the ring and
+** pool modes on the same workers; bench_report.c turns the raw
 ** measurements into figures, text, JSON and a progress bar.
 */
 #ifndef SQLQ_BENCH_INT_H
 #define SQLQ_BENCH_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cli.h"
 
@@ -18,8 +21,16 @@
 ** time (microseconds since the epoch, CLOCK_REALTIME, little-endian). */
 #define BENCH_STAMP_BYTES 8
 
+/* What is measured. */
+enum bench_mode {
+  BENCH_MODE_JOBS = 0,  /* enqueue, claim and ack jobs */
+  BENCH_MODE_RING = 1,  /* W clients push N entries into a ring */
+  BENCH_MODE_POOL = 2   /* W clients take N items from a pool */
+};
+
 /* What the user asked for. */
 typedef struct bench_config {
+  int mode;               /* enum bench_mode */
   const char *url;        /* the database actually benched */
   const char *queue;      /* the dedicated queue, purged before and after */
   long long jobs;         /* N: jobs of the throughput phase */
@@ -50,6 +61,7 @@ typedef struct bench_shared {
   atomic_int phase;              /* enum bench_phase */
   atomic_int status;             /* first failure (SQLQ_*), else SQLQ_OK */
   atomic_int ready;              /* workers that have opened their handle */
+  atomic_int go;                 /* ring and pool modes: clients may start */
   atomic_llong enqueued;         /* throughput jobs committed so far */
   atomic_llong reserved;         /* throughput jobs workers set out to claim */
   atomic_llong done;             /* throughput jobs acked so far */
@@ -101,6 +113,56 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
 */
 int bench_run(const bench_config *cfg, bench_result *res);
 
+/* Record the failure of a call on db, and report it in one line if it is
+** the first: every failure recorded before was reported already, so a run
+** prints one line however many workers and producers fail together. */
+void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what);
+
+/* Wait until *counter reaches target, drawing progress under label.
+** Returns SQLQ_OK, the recorded failure, or SQLQ_ERROR when the counter
+** stalls (one line printed). */
+int bench_await(bench_shared *sh, atomic_llong *counter, long long target,
+                const char *label, long long total);
+
+/* Wait until `workers` workers have opened their handle. */
+int bench_await_ready(bench_shared *sh, int workers);
+
+/* The share of worker i of p in n: n / p, and one more for each of the
+** first n % p workers. */
+long long bench_share(long long n, long long p, long long i);
+
+/* The W workers of a run, threads or processes (cfg->processes), each
+** running body(cfg, sh) until it returns; a process dies with its parent. */
+typedef struct bench_pool {
+  const bench_config *cfg;
+  bench_shared *sh;
+  void (*body)(const bench_config *cfg, bench_shared *sh);
+  pthread_t *threads;
+  pid_t *pids;
+  int started;
+} bench_pool;
+
+/* Start the W workers.  Returns 0, or -1 with a line printed. */
+int bench_pool_start(bench_pool *pool);
+/* Set the phase to BENCH_PHASE_STOP and wait for each worker to finish;
+** free what bench_pool_start() allocated. */
+void bench_pool_stop(bench_pool *pool);
+
+/* The number of items of the pool of the pool mode. */
+#define BENCH_POOL_ITEMS 16
+/* The capacity of the ring of the ring mode. */
+#define BENCH_RING_CAPACITY 1000
+
+/*
+** Run the ring or pool mode of cfg: make the ring (capacity
+** BENCH_RING_CAPACITY) or the pool (BENCH_POOL_ITEMS items) named
+** cfg->queue, let W clients, each with its own handle, push or take their
+** share of N one call at a time, timed from when all are ready to the last
+** one's end, then drop the ring or the items and print the rate.  Returns
+** an exit code (0 on success; on failure one line was printed).
+*/
+int bench_ops_main(const bench_config *cfg);
+
 /* Sort the samples and fill the percentiles of res (NAN when n is 0). */
 void bench_percentiles(double *lat_us, long long n, bench_result *res);
 
@@ -108,6 +170,10 @@ void bench_percentiles(double *lat_us, long long n, bench_result *res);
 ** Returns an exit code. */
 int bench_print_text(const bench_config *cfg, const bench_result *res);
 int bench_print_json(const bench_config *cfg, const bench_result *res);
+
+/* Print the rate of a ring or pool run that took wall_s seconds on
+** backend, as text or (cfg->json) one JSON object.  Returns an exit code. */
+int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s);
 
 /* Draw "label done/total" as a bar on stderr when stderr is a terminal;
 ** bench_progress_end() clears it.  Both do nothing otherwise. */

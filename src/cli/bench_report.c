@@ -88,8 +88,9 @@ static json_t *bench_json(const bench_config *cfg, const bench_result *res) {
       (json_int_t)cfg->producers);
 }
 
-int bench_print_json(const bench_config *cfg, const bench_result *res) {
-  json_t *obj = bench_json(cfg, res);
+/* Print obj (which this takes) as one line of JSON.  Returns an exit
+** code. */
+static int bench_write_json(json_t *obj) {
   if (!obj) {
     cli_error("bench: out of memory");
     return EXIT_SOFTWARE;
@@ -101,6 +102,10 @@ int bench_print_json(const bench_config *cfg, const bench_result *res) {
     return EXIT_SOFTWARE;
   }
   return 0;
+}
+
+int bench_print_json(const bench_config *cfg, const bench_result *res) {
+  return bench_write_json(bench_json(cfg, res));
 }
 
 /* Whether the bar is drawn at all, decided once. */
@@ -139,4 +144,29 @@ void bench_progress_end(void) {
   fputs("\r\033[K", stderr);
   fflush(stderr);
   bar_shown = 0;
+}
+
+int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s) {
+  int ring = cfg->mode == BENCH_MODE_RING;
+  const char *unit = ring ? "pushes" : "picks";
+  double rate = bench_rate(cfg->jobs, wall_s);
+  if (cfg->json) {
+    json_t *obj = json_pack(
+        "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:f}", "backend", backend, "mode",
+        ring ? "ring" : "pool", "ops", (json_int_t)cfg->jobs, "clients",
+        (json_int_t)cfg->workers, "processes", cfg->processes, "payload",
+        (json_int_t)(ring ? cfg->payload : 0), "size",
+        (json_int_t)(ring ? BENCH_RING_CAPACITY : BENCH_POOL_ITEMS), "per_s",
+        (json_int_t)llround(rate), "wall_s", round(wall_s * 1000.0) / 1000.0);
+    return bench_write_json(obj);
+  }
+  printf("backend      %s\n", backend);
+  if (ring)
+    printf("mode         ring pushes (capacity %d, payload %lld B)\n", BENCH_RING_CAPACITY,
+           cfg->payload);
+  else
+    printf("mode         pool picks (%d items)\n", BENCH_POOL_ITEMS);
+  printf("clients      %lld %s\n", cfg->workers, cfg->processes ? "processes" : "threads");
+  printf("throughput   %.0f %s/s (%lld in %.3f s)\n", rate, unit, cfg->jobs, wall_s);
+  return fflush(stdout) == 0 ? 0 : EXIT_SOFTWARE;
 }

@@ -76,11 +76,8 @@ static int bench_fail(bench_shared *sh, int status) {
   return first;
 }
 
-/* Record the failure of a call on db, and report it in one line if it is
-** the first: every failure recorded before was reported already, so a run
-** prints one line however many workers and producers fail together. */
-static void bench_fail_call(bench_shared *sh, sqlq_db *db, int status,
-                            const char *what) {
+void bench_fail_call(bench_shared *sh, sqlq_db *db, int status,
+                     const char *what) {
   if (bench_fail(sh, status))
     cli_fail(db, status, what);
 }
@@ -294,18 +291,9 @@ static void bench_worker_main(const bench_config *cfg, bench_shared *sh) {
   free(refs);
 }
 
-/* The workers of a run: thread ids or process ids. */
-typedef struct bench_pool {
-  const bench_config *cfg;
-  bench_shared *sh;
-  pthread_t *threads;
-  pid_t *pids;
-  int started;
-} bench_pool;
-
 static void *bench_worker_thread(void *arg) {
   bench_pool *pool = arg;
-  bench_worker_main(pool->cfg, pool->sh);
+  pool->body(pool->cfg, pool->sh);
   return NULL;
 }
 
@@ -319,15 +307,14 @@ static int bench_fork_worker(bench_pool *pool) {
 #ifdef __linux__
     prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
-    bench_worker_main(pool->cfg, pool->sh);
+    pool->body(pool->cfg, pool->sh);
     _exit(atomic_load(&pool->sh->status) == SQLQ_OK ? 0 : 1);
   }
   pool->pids[pool->started] = pid;
   return 0;
 }
 
-/* Start the W workers.  Returns 0, or -1 with a line printed. */
-static int bench_pool_start(bench_pool *pool) {
+int bench_pool_start(bench_pool *pool) {
   int w = (int)pool->cfg->workers;
   pool->threads = calloc((size_t)w, sizeof *pool->threads);
   pool->pids = calloc((size_t)w, sizeof *pool->pids);
@@ -348,8 +335,7 @@ static int bench_pool_start(bench_pool *pool) {
   return 0;
 }
 
-/* Tell the workers to stop and wait for each to finish. */
-static void bench_pool_stop(bench_pool *pool) {
+void bench_pool_stop(bench_pool *pool) {
   atomic_store(&pool->sh->phase, BENCH_PHASE_STOP);
   for (int i = 0; i < pool->started; i++) {
     if (pool->cfg->processes)
@@ -366,11 +352,8 @@ static void bench_pool_stop(bench_pool *pool) {
 ** Waiting on the workers.
 */
 
-/* Wait until *counter reaches target, drawing progress under label.
-** Returns SQLQ_OK, the recorded failure, or SQLQ_ERROR when the counter
-** stalls (one line printed). */
-static int bench_await(bench_shared *sh, atomic_llong *counter,
-                       long long target, const char *label, long long total) {
+int bench_await(bench_shared *sh, atomic_llong *counter, long long target,
+                const char *label, long long total) {
   long long seen = atomic_load(counter);
   int64_t last_move = bench_monotonic_ns();
   while (seen < target) {
@@ -394,8 +377,7 @@ static int bench_await(bench_shared *sh, atomic_llong *counter,
   return SQLQ_OK;
 }
 
-/* Wait until every worker has opened its handle. */
-static int bench_await_ready(bench_shared *sh, int workers) {
+int bench_await_ready(bench_shared *sh, int workers) {
   int64_t start = bench_monotonic_ns();
   while (atomic_load(&sh->ready) < workers) {
     if (atomic_load(&sh->status) != SQLQ_OK)
@@ -432,9 +414,7 @@ typedef struct bench_producers {
   int n;              /* entries of list with a handle */
 } bench_producers;
 
-/* The share of producer i of p in n jobs: n / p, and one more for each of
-** the first n % p producers. */
-static long long bench_share(long long n, long long p, long long i) {
+long long bench_share(long long n, long long p, long long i) {
   return n / p + (i < n % p ? 1 : 0);
 }
 
@@ -616,7 +596,7 @@ int bench_run(const bench_config *cfg, bench_result *res) {
     return EXIT_SOFTWARE;
   }
   sh->n_samples = cfg->samples;
-  bench_pool pool = {.cfg = cfg, .sh = sh};
+  bench_pool pool = {.cfg = cfg, .sh = sh, .body = bench_worker_main};
   int rc = bench_pool_start(&pool) == 0 ? SQLQ_OK : SQLQ_ERROR;
   if (rc == SQLQ_OK)
     rc = bench_produce(cfg, sh, res);

@@ -43,6 +43,14 @@ sqlq_db *cli_open(const cli_global *g, int *exit_code);
 ** what names the action ("push", "claim", ...). */
 int cli_fail(sqlq_db *db, int status, const char *what);
 
+/* End a command's one library call: report rc (from the call `what` on db)
+** when it failed, close db, and return the exit code. */
+int cli_done(sqlq_db *db, int rc, const char *what);
+
+/* Parse the value of cmd's --limit flag, a whole number >= 1, into *out.
+** Returns 0, or prints one line and returns EXIT_USAGE. */
+int cli_parse_limit(const char *cmd, const char *s, long long *out);
+
 /* Parse a non-negative number of seconds (fractions allowed) into *out.
 ** Returns 0 on success, -1 on garbage. */
 int cli_parse_seconds(const char *s, double *out);
@@ -120,6 +128,54 @@ int cli_table_add(cli_table *t, const char *const *row);
 ** false or memory ran out. */
 int cli_table_finish(cli_table *t, int ok, const char *cmd);
 
+/* One subcommand of a command: `int fn(g, argc, argv)` with argv[0] the
+** subcommand's name, returning the exit code like a command. */
+typedef struct cli_sub {
+  const char *name;
+  int (*fn)(const cli_global *g, int argc, char **argv);
+} cli_sub;
+
+/* Run the subcommand of command cmd named by argv[1] (one of the n of
+** subs), or print usage for --help.  A missing or unknown subcommand is
+** reported in one line and gives EXIT_USAGE. */
+int cli_subcommand(const cli_global *g, const char *cmd, const char *usage,
+                   const cli_sub *subs, size_t n, int argc, char **argv);
+
+/* ---------------------------------------------------------------------
+** Formatting (format.c).
+*/
+
+/* Size of a buffer for cli_format_time(). */
+#define CLI_TIME_SIZE 48
+
+/* Write microseconds since the epoch as ISO-8601 UTC into out
+** (CLI_TIME_SIZE bytes), with the microseconds when micros is set. */
+void cli_format_time(int64_t us, int micros, char *out);
+
+/* Write len bytes of p into out as printable ASCII: a backslash, \n, \t,
+** \r and every byte outside 0x20..0x7e are escaped.  Stops before max
+** bytes of output and ends with "..." when cut.  out needs max + 4 bytes.
+** Returns the length written. */
+size_t cli_escape(const unsigned char *p, size_t len, size_t max, char *out);
+
+/* jansson's value type, so that this header needs no jansson.h. */
+struct json_t;
+
+/* A new JSON string for s, JSON null for NULL.  Text that is not UTF-8 is
+** given with \xHH escapes.  NULL when memory ran out. */
+struct json_t *cli_json_text(const char *s);
+
+/* A new JSON string of the standard base64 encoding of len bytes of p. */
+struct json_t *cli_json_base64(const unsigned char *p, size_t len);
+
+/* Set the payload of len bytes on the JSON object o: as "payload" (a
+** string) when it is UTF-8, else as "payload_base64". */
+void cli_json_set_payload(struct json_t *o, const unsigned char *p, size_t len);
+
+/* Print value (which this takes; NULL means memory ran out) compact, keys
+** in insertion order, and a newline.  Returns the exit code. */
+int cli_print_json(struct json_t *value);
+
 /* The commands. */
 int cmd_init(const cli_global *g, int argc, char **argv);
 int cmd_push(const cli_global *g, int argc, char **argv);
@@ -132,5 +188,7 @@ int cmd_resume(const cli_global *g, int argc, char **argv);
 int cmd_purge(const cli_global *g, int argc, char **argv);
 int cmd_lock(const cli_global *g, int argc, char **argv);
 int cmd_bench(const cli_global *g, int argc, char **argv);
+int cmd_ring(const cli_global *g, int argc, char **argv);
+int cmd_pool(const cli_global *g, int argc, char **argv);
 
 #endif /* SQLQ_CLI_H */

@@ -6,11 +6,9 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 
@@ -97,133 +95,6 @@ static int parse_state(const char *name) {
     }
   }
   return -1;
-}
-
-/* Size of a buffer for format_time(). */
-#define TIME_SIZE 48
-
-/* Write microseconds since the epoch as ISO-8601 UTC into out (TIME_SIZE
-** bytes), with the microseconds when micros is set. */
-static void format_time(int64_t us, int micros, char *out) {
-  time_t secs = (time_t)(us / 1000000);
-  long frac = (long)(us % 1000000);
-  struct tm tm;
-  size_t len;
-  if (frac < 0) {
-    secs--;
-    frac += 1000000;
-  }
-  gmtime_r(&secs, &tm);
-  len = strftime(out, TIME_SIZE - 9, "%Y-%m-%dT%H:%M:%S", &tm);
-  if (micros) {
-    snprintf(out + len, TIME_SIZE - len, ".%06ldZ", frac);
-  } else {
-    snprintf(out + len, TIME_SIZE - len, "Z");
-  }
-}
-
-/* Write len bytes of p into out as printable ASCII: a backslash, \n, \t,
-** \r and every byte outside 0x20..0x7e are escaped.  Stops before max
-** bytes of output and ends with "..." when cut.  out needs max + 4 bytes.
-** Returns the length written. */
-static size_t escape(const unsigned char *p, size_t len, size_t max, char *out) {
-  size_t i, o = 0;
-  for (i = 0; i < len; i++) {
-    char one[5];
-    size_t n;
-    switch (p[i]) {
-    case '\\':
-      n = (size_t)snprintf(one, sizeof one, "\\\\");
-      break;
-    case '\n':
-      n = (size_t)snprintf(one, sizeof one, "\\n");
-      break;
-    case '\t':
-      n = (size_t)snprintf(one, sizeof one, "\\t");
-      break;
-    case '\r':
-      n = (size_t)snprintf(one, sizeof one, "\\r");
-      break;
-    default:
-      n = p[i] >= 0x20 && p[i] < 0x7f ? (size_t)snprintf(one, sizeof one, "%c", p[i])
-                                      : (size_t)snprintf(one, sizeof one, "\\x%02x", p[i]);
-    }
-    if (o + n > max) {
-      memcpy(out + o, "...", 3);
-      o += 3;
-      break;
-    }
-    memcpy(out + o, one, n);
-    o += n;
-  }
-  out[o] = '\0';
-  return o;
-}
-
-/* A JSON string for s, NULL for none.  Text that is not UTF-8 is given with
-** \xHH escapes. */
-static json_t *json_text(const char *s) {
-  json_t *j;
-  size_t len;
-  char *esc;
-  if (s == NULL) {
-    return json_null();
-  }
-  if ((j = json_string(s)) != NULL) {
-    return j;
-  }
-  len = strlen(s);
-  esc = malloc(len * 4 + 4);
-  if (esc == NULL) {
-    return NULL;
-  }
-  escape((const unsigned char *)s, len, len * 4, esc);
-  j = json_string(esc);
-  free(esc);
-  return j;
-}
-
-/* A JSON string of the standard base64 encoding of len bytes of p. */
-static json_t *json_base64(const unsigned char *p, size_t len) {
-  static const char digits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  size_t i, o = 0;
-  char *out = malloc((len + 2) / 3 * 4 + 1);
-  json_t *j;
-  if (out == NULL) {
-    return NULL;
-  }
-  for (i = 0; i < len; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16;
-    if (i + 1 < len) {
-      v |= (uint32_t)p[i + 1] << 8;
-    }
-    if (i + 2 < len) {
-      v |= p[i + 2];
-    }
-    out[o++] = digits[(v >> 18) & 63];
-    out[o++] = digits[(v >> 12) & 63];
-    out[o++] = i + 1 < len ? digits[(v >> 6) & 63] : '=';
-    out[o++] = i + 2 < len ? digits[v & 63] : '=';
-  }
-  out[o] = '\0';
-  j = json_string(out);
-  free(out);
-  return j;
-}
-
-/* Print value (which this takes) compact, keys in insertion order, and a
-** newline.  Returns the exit code. */
-static int print_json(json_t *value) {
-  char *text = value ? json_dumps(value, JSON_PRESERVE_ORDER | JSON_COMPACT) : NULL;
-  json_decref(value);
-  if (text == NULL) {
-    cli_error("out of memory");
-    return EXIT_SOFTWARE;
-  }
-  puts(text);
-  free(text);
-  return 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -320,7 +191,7 @@ static int print_stats_json(const sqlq_queue_stats *st, size_t n) {
   size_t i;
   for (i = 0; queues != NULL && i < n; i++) {
     json_t *q = json_object();
-    json_object_set_new(q, "queue", json_text(st[i].queue));
+    json_object_set_new(q, "queue", cli_json_text(st[i].queue));
     json_object_set_new(q, "ready", json_integer(st[i].ready));
     json_object_set_new(q, "scheduled", json_integer(st[i].scheduled));
     json_object_set_new(q, "running", json_integer(st[i].running));
@@ -328,7 +199,7 @@ static int print_stats_json(const sqlq_queue_stats *st, size_t n) {
     json_object_set_new(q, "paused", json_boolean(st[i].paused));
     json_array_append_new(queues, q);
   }
-  return print_json(json_pack("{s:o}", "queues", queues));
+  return cli_print_json(json_pack("{s:o}", "queues", queues));
 }
 
 static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
@@ -406,12 +277,11 @@ int cmd_stats(const cli_global *g, int argc, char **argv) {
 
 static json_t *job_json(const sqlq_job_info *j) {
   json_t *o = json_object();
-  json_t *payload = json_stringn((const char *)j->payload, j->payload_len);
-  char run_at[TIME_SIZE], created_at[TIME_SIZE], lease_until[TIME_SIZE];
-  format_time(j->run_at_us, 1, run_at);
-  format_time(j->created_at_us, 1, created_at);
+  char run_at[CLI_TIME_SIZE], created_at[CLI_TIME_SIZE], lease_until[CLI_TIME_SIZE];
+  cli_format_time(j->run_at_us, 1, run_at);
+  cli_format_time(j->created_at_us, 1, created_at);
   if (j->lease_until_us != 0) {
-    format_time(j->lease_until_us, 1, lease_until);
+    cli_format_time(j->lease_until_us, 1, lease_until);
   }
   json_object_set_new(o, "id", json_integer(j->id));
   json_object_set_new(o, "state", json_string(state_name(j->state)));
@@ -422,14 +292,10 @@ static json_t *job_json(const sqlq_job_info *j) {
   json_object_set_new(o, "created_at", json_string(created_at));
   json_object_set_new(o, "lease_until", j->lease_until_us ? json_string(lease_until)
                                                           : json_null());
-  json_object_set_new(o, "dedupe_key", json_text(j->dedupe_key));
-  json_object_set_new(o, "group_key", json_text(j->group_key));
-  json_object_set_new(o, "last_error", json_text(j->last_error));
-  if (payload != NULL) {
-    json_object_set_new(o, "payload", payload);
-  } else {
-    json_object_set_new(o, "payload_base64", json_base64(j->payload, j->payload_len));
-  }
+  json_object_set_new(o, "dedupe_key", cli_json_text(j->dedupe_key));
+  json_object_set_new(o, "group_key", cli_json_text(j->group_key));
+  json_object_set_new(o, "last_error", cli_json_text(j->last_error));
+  cli_json_set_payload(o, j->payload, j->payload_len);
   return o;
 }
 
@@ -439,21 +305,21 @@ static int print_jobs_json(const sqlq_job_info *jobs, size_t n) {
   for (i = 0; array != NULL && i < n; i++) {
     json_array_append_new(array, job_json(&jobs[i]));
   }
-  return print_json(array);
+  return cli_print_json(array);
 }
 
 static int add_job_row(cli_table *t, const sqlq_job_info *j) {
-  char id[24], priority[16], attempts[32], run_at[TIME_SIZE];
+  char id[24], priority[16], attempts[32], run_at[CLI_TIME_SIZE];
   char error[PREVIEW_MAX + 4], payload[PREVIEW_MAX + 4];
   const char *row[7];
   snprintf(id, sizeof id, "%" PRId64, j->id);
   snprintf(priority, sizeof priority, "%d", j->priority);
   snprintf(attempts, sizeof attempts, "%d/%d", j->attempts, j->max_attempts);
-  format_time(j->run_at_us, 0, run_at);
+  cli_format_time(j->run_at_us, 0, run_at);
   if (j->last_error != NULL) {
-    escape((const unsigned char *)j->last_error, strlen(j->last_error), PREVIEW_MAX, error);
+    cli_escape((const unsigned char *)j->last_error, strlen(j->last_error), PREVIEW_MAX, error);
   }
-  escape(j->payload, j->payload_len, PREVIEW_MAX, payload);
+  cli_escape(j->payload, j->payload_len, PREVIEW_MAX, payload);
   row[0] = id;
   row[1] = state_name(j->state);
   row[2] = priority;
@@ -499,8 +365,8 @@ int cmd_jobs(const cli_global *g, int argc, char **argv) {
       }
       break;
     case 'n':
-      if (cli_parse_int(optarg, 1, INT_MAX, &limit) != 0) {
-        return cli_usage_error("jobs", "limit '%s' is not a whole number >= 1", optarg);
+      if (cli_parse_limit("jobs", optarg, &limit) != 0) {
+        return EXIT_USAGE;
       }
       break;
     case 'j':

@@ -4,6 +4,13 @@
 **   sqlq bench [--jobs N] [--workers W] [--producers P] [--batch B]
 **              [--payload BYTES] [--backlog M] [--processes]
 **              [--latency-samples K] [--queue NAME] [--json]
+**   sqlq bench --ring | --pool [--jobs N] [--workers W] [--payload BYTES]
+**              [--processes] [--queue NAME] [--json]
+**
+** With --ring or --pool, W clients push N entries into a ring of
+** BENCH_RING_CAPACITY, or take N items from a pool of BENCH_POOL_ITEMS,
+** one call at a time (bench_ops.c); the ring or the pool is named after the
+** queue and made anew.
 **
 ** The run uses a dedicated queue (default "bench"), purged before and
 ** after.  When the URL is the built-in default (sqlite:sqlq.db), the bench
@@ -45,6 +52,13 @@ static void bench_usage(FILE *f) {
         "[--batch B]\n"
         "                  [--payload BYTES] [--backlog M] [--processes]\n"
         "                  [--latency-samples K] [--queue NAME] [--json]\n"
+        "       sqlq bench --ring | --pool [--jobs N] [--workers W] "
+        "[--payload BYTES]\n"
+        "                  [--processes] [--queue NAME] [--json]\n"
+        "  --ring               W clients push N entries into a ring of 1000, "
+        "one per call\n"
+        "  --pool               W clients take N items from a pool of 16, one "
+        "per call\n"
         "  --jobs N             jobs of the throughput phase (default 10000)\n"
         "  --workers W          workers, 1..64 (default 2)\n"
         "  --producers P        threads enqueueing those jobs, each with its "
@@ -92,6 +106,8 @@ static const struct option bench_options[] = {
     {"backlog", required_argument, NULL, 'm'},
     {"latency-samples", required_argument, NULL, 'k'},
     {"processes", no_argument, NULL, 'P'},
+    {"ring", no_argument, NULL, 'R'},
+    {"pool", no_argument, NULL, 'O'},
     {"queue", required_argument, NULL, 'q'},
     {"json", no_argument, NULL, 'j'},
     {"help", no_argument, NULL, 'h'},
@@ -133,6 +149,14 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     switch (c) {
     case 'P':
       cfg->processes = 1;
+      break;
+    case 'R':
+    case 'O':
+      if (cfg->mode != BENCH_MODE_JOBS) {
+        cli_error("bench: give --ring or --pool, not both");
+        return EXIT_USAGE;
+      }
+      cfg->mode = c == 'R' ? BENCH_MODE_RING : BENCH_MODE_POOL;
       break;
     case 'j':
       cfg->json = 1;
@@ -289,7 +313,7 @@ int cmd_bench(const cli_global *g, int argc, char **argv) {
     }
     cfg.url = url;
   }
-  ec = bench_main(&cfg);
+  ec = cfg.mode == BENCH_MODE_JOBS ? bench_main(&cfg) : bench_ops_main(&cfg);
   bench_tempdir_remove(dir);
   return ec;
 }

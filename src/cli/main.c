@@ -31,6 +31,8 @@ static const cli_command commands[] = {
     {"resume", cmd_resume, "hand out the jobs of a paused queue again"},
     {"purge", cmd_purge, "delete every job of a queue"},
     {"lock", cmd_lock, "run a command while holding a named lock"},
+    {"ring", cmd_ring, "create, push into, read and drop capped FIFO logs"},
+    {"pool", cmd_pool, "hand out the items of a pool in fair rotation"},
     {"bench", cmd_bench, "measure throughput and latency"},
 };
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -85,6 +86,19 @@ int cli_fail(sqlq_db *db, int status, const char *what) {
     cli_error("%s: %s", what, msg);
   }
   return cli_exit_code(status);
+}
+
+int cli_done(sqlq_db *db, int rc, const char *what) {
+  int code = rc == SQLQ_OK ? 0 : cli_fail(db, rc, what);
+  sqlq_close(db);
+  return code;
+}
+
+int cli_parse_limit(const char *cmd, const char *s, long long *out) {
+  if (cli_parse_int(s, 1, INT_MAX, out) != 0) {
+    return cli_usage_error(cmd, "limit '%.40s' is not a whole number >= 1", s);
+  }
+  return 0;
 }
 
 int cli_parse_seconds(const char *s, double *out) {

@@ -85,7 +85,7 @@ int sqlq__pg_error(sqlq_db *db, PGconn *conn, const PGresult *res, const char *w
   first_line(primary ? primary : PQerrorMessage(conn), line, sizeof line);
   int status = status_of(state);
   if (status == SQLQ_SCHEMA)
-    return sqlq__error(db, status, "the database has no sqlq schema: run `sqlq init` (postgres: %s)", line);
+    return sqlq__error(db, status, "the database lacks (part of) the sqlq schema: run `sqlq init` (postgres: %s)", line);
   return sqlq__error(db, status, "postgres: %s failed: %s%s%s%s", what, line,
                      state ? " (SQLSTATE " : "", state ? state : "", state ? ")" : "");
 }
@@ -715,12 +715,17 @@ int sqlq__pg_notify(sqlq_db *db, const char *queue, int n) {
     free(no);
     return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   }
-  uint64_t token = 0;
-  if (getrandom(&token, sizeof token, 0) != (ssize_t)sizeof token) token = (uint64_t)sqlq__monotonic_ns();
-  char hex[20];
-  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)token);
-  snprintf(no->payload, sizeof no->payload, "%d %s", n, hex);
-  sqlq__pg_ticket_sent(hex);
+  if (n == SQLQ__WAKE_ALL) {
+    /* A payload without a ticket wakes every waiter (postgres_wait.c). */
+    snprintf(no->payload, sizeof no->payload, "all");
+  } else {
+    uint64_t token = 0;
+    if (getrandom(&token, sizeof token, 0) != (ssize_t)sizeof token) token = (uint64_t)sqlq__monotonic_ns();
+    char hex[20];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)token);
+    snprintf(no->payload, sizeof no->payload, "%d %s", n, hex);
+    sqlq__pg_ticket_sent(hex);
+  }
   no->next = p->notices;
   p->notices = no;
   return SQLQ_OK;

@@ -46,7 +46,7 @@ int sqlq__sqlite_error(sqlq_db *db, int rc, const char *doing) {
     return sqlq__error(db, SQLQ_UNAVAILABLE, "%s: %s", doing, msg);
   case SQLITE_ERROR:
     if (strncmp(msg, "no such table: sqlq_", 20) == 0)
-      return sqlq__error(db, SQLQ_SCHEMA, "the database has no sqlq schema: run `sqlq init` (%s)", msg);
+      return sqlq__error(db, SQLQ_SCHEMA, "the database lacks (part of) the sqlq schema: run `sqlq init` (%s)", msg);
     /* fall through */
   default:
     return sqlq__error(db, SQLQ_ERROR, "%s: %s", doing, msg);

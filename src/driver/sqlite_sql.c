@@ -123,6 +123,54 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " run_at = sqlq_now(), token = NULL, lease_until = NULL"
     " WHERE queue = $1 AND state = 'dead'",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
+
+  /* Rings.  Writers take turns (BEGIN IMMEDIATE), so the counter needs no
+  ** more care; there is no one-statement RING_PUSH, since a statement here
+  ** cannot both update the counter and insert. */
+  [SQLQ__SQL_RING_CREATE] =
+    "INSERT INTO sqlq_rings (name, capacity, next_seq, created_at)"
+    " VALUES ($1, $2, 1, sqlq_now()) ON CONFLICT (name) DO NOTHING",
+  [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1",
+  [SQLQ__SQL_RING_ADVANCE] =
+    "UPDATE sqlq_rings SET next_seq = next_seq + $2 WHERE name = $1"
+    " RETURNING next_seq - $2, capacity",
+  [SQLQ__SQL_RING_STORE] =
+    "INSERT INTO sqlq_ring_entries (ring, slot, seq, at, payload)"
+    " VALUES ($1, $2 % $3, $2, sqlq_now(), $4) ON CONFLICT (ring, slot) DO UPDATE"
+    " SET seq = excluded.seq, at = excluded.at, payload = excluded.payload",
+  [SQLQ__SQL_RING_READ] =
+    "SELECT seq, at, payload FROM sqlq_ring_entries WHERE ring = $1 AND seq > $2"
+    " ORDER BY seq LIMIT $3",
+  [SQLQ__SQL_RING_CLEAR] = "DELETE FROM sqlq_ring_entries WHERE ring = $1",
+  [SQLQ__SQL_RING_DROP] = "DELETE FROM sqlq_rings WHERE name = $1",
+
+  /* Pools.  Writers take turns, so the least recently used free item is
+  ** simply the first of the index. */
+  [SQLQ__SQL_POOL_ADD] =
+    "INSERT INTO sqlq_pool_items (pool, item) VALUES ($1, $2)"
+    " ON CONFLICT (pool, item) DO NOTHING",
+  [SQLQ__SQL_POOL_REMOVE] = "DELETE FROM sqlq_pool_items WHERE pool = $1 AND item = $2",
+  [SQLQ__SQL_POOL_LIST] =
+    "SELECT id, item, last_used, uses,"
+    " CASE WHEN held_until > sqlq_now() THEN held_until END"
+    " FROM sqlq_pool_items WHERE pool = $1 ORDER BY last_used, id",
+  [SQLQ__SQL_POOL_NEXT] =
+    "UPDATE sqlq_pool_items SET"
+    " last_used = max(clock.now, (SELECT max(m.last_used) + 1 FROM sqlq_pool_items m"
+    "  WHERE m.pool = $1)),"
+    " uses = uses + 1,"
+    " held_until = CASE WHEN $2 > 0 THEN clock.now + $2 END,"
+    " token = CASE WHEN $2 > 0 THEN $3 END"
+    " FROM (SELECT sqlq_now() AS now) AS clock"
+    " WHERE id = (SELECT f.id FROM sqlq_pool_items f WHERE f.pool = $1"
+    "  AND (f.held_until IS NULL OR f.held_until <= clock.now)"
+    "  ORDER BY f.last_used, f.id LIMIT 1)"
+    " RETURNING id, item, last_used, uses, held_until",
+  [SQLQ__SQL_POOL_COUNT] =
+    "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1 AND ($2 IS NULL OR item = $2)",
+  [SQLQ__SQL_POOL_RELEASE] =
+    "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
+    " WHERE pool = $1 AND item = $2 AND token = $3",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -166,6 +214,33 @@ static const char migration_1[] =
   " created_at   INTEGER NOT NULL,"
   " finished_at  INTEGER NOT NULL);";
 
+/* Version 2: rings and pools. */
+static const char migration_2[] =
+  "CREATE TABLE sqlq_rings ("
+  " name       TEXT    PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 128),"
+  " capacity   INTEGER NOT NULL CHECK (capacity BETWEEN 1 AND 1000000000),"
+  " next_seq   INTEGER NOT NULL DEFAULT 1,"
+  " created_at INTEGER NOT NULL DEFAULT " NOW_DEFAULT ");"
+  "CREATE TABLE sqlq_ring_entries ("
+  " ring    TEXT    NOT NULL,"
+  " slot    INTEGER NOT NULL,"
+  " seq     INTEGER NOT NULL,"
+  " at      INTEGER NOT NULL,"
+  " payload BLOB    NOT NULL,"
+  " PRIMARY KEY (ring, slot));"
+  "CREATE UNIQUE INDEX sqlq_ring_entries_seq ON sqlq_ring_entries (ring, seq);"
+  "CREATE TABLE sqlq_pool_items ("
+  " id         INTEGER PRIMARY KEY AUTOINCREMENT,"
+  " pool       TEXT    NOT NULL CHECK (length(pool) BETWEEN 1 AND 128),"
+  " item       TEXT    NOT NULL CHECK (length(item) BETWEEN 1 AND 1024),"
+  " last_used  INTEGER NOT NULL DEFAULT 0,"
+  " uses       INTEGER NOT NULL DEFAULT 0,"
+  " held_until INTEGER,"
+  " token      INTEGER,"
+  " UNIQUE (pool, item));"
+  "CREATE INDEX sqlq_pool_items_lru ON sqlq_pool_items (pool, last_used, id);";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
+  migration_2,
 };

@@ -1,6 +1,7 @@
 # tests/cli/bench.sh -- sqlq bench: bad flags are usage errors with one
 # error line; small runs (threads, several producers, processes, text and
-# JSON) succeed, report what was asked and leave the bench queue empty.
+# JSON) succeed, report what was asked and leave the bench queue empty; so
+# do the ring and pool modes.
 . "$(dirname "$0")/lib.sh"
 
 run "init" 0 sq init
@@ -59,6 +60,26 @@ run "failing producers" 65 "$SQLQ" --url "$url?payload_limit=10" bench \
   --jobs 1000 --workers 2 --producers 4 --batch 10
 expect_error_line "failing producers"
 expect_err_has "failing producers: the cause" "over the limit"
+
+# --ring and --pool: W clients push into a ring or take from a pool; the
+# ring and the pool's items are gone afterwards.
+run "bench --ring --pool" 64 sq bench --ring --pool
+expect_error_line "bench --ring --pool"
+run "ring" 0 sq bench --ring --jobs 300 --workers 3 --json
+has "ring: mode" '"mode": "ring"'
+has "ring: ops" '"ops": 300'
+has "ring: clients" '"clients": 3'
+run "ring, processes, text" 0 sq bench --ring --jobs 200 --workers 2 --processes
+has "ring text: mode" "mode         ring pushes (capacity 1000, payload 16 B)"
+has "ring text: clients" "clients      2 processes"
+run "pool" 0 sq bench --pool --jobs 300 --workers 4 --json
+has "pool: mode" '"mode": "pool"'
+has "pool: clients" '"clients": 4'
+run "the bench ring is gone" 65 sq ring read bench
+run "the bench pool is gone" 65 sq pool list bench
+run "ring over the payload limit" 65 "$SQLQ" --url "$url?payload_limit=10" bench --ring \
+  --jobs 100 --workers 2
+expect_error_line "ring over the payload limit"
 
 # The benchmark's queue is left empty.
 run "stats" 0 sq stats --json bench

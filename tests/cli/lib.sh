@@ -34,6 +34,16 @@ run() {
   fi
 }
 
+# refused NAME CODE CMD [ARGS...]: run CMD, which must fail with CODE and
+# one error line, and check that the output of the test's function
+# `stored` is still $baseline: a refusal changed nothing.
+refused() {
+  local name=$1
+  run "$@"
+  expect_error_line "$name"
+  expect_eq "$name: what is stored is intact" "$(stored)" "$baseline"
+}
+
 # expect_eq NAME GOT WANT
 expect_eq() {
   checks=$((checks + 1))

@@ -1,7 +1,8 @@
 /*
 ** test_api.c -- unit tests of the public API that need no particular
-** backend: status names, destructors, versions, URL redaction, and a
-** deterministic fuzz of the URL parser through sqlq_open().
+** backend: status names, destructors, NULL handles, versions, URL
+** redaction, an in-memory database, and a deterministic fuzz of the URL
+** parser through sqlq_open().
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,8 +53,38 @@ static void destructors_accept_null(void **state) {
   sqlq_claimed_free(NULL, 0);
   sqlq_list_free(NULL, 0);
   sqlq_unlock(NULL);
+  sqlq_ring_entries_free(NULL, 0);
+  sqlq_pool_items_free(NULL, 0);
   assert_non_null(sqlq_errmsg(NULL));
   assert_true(strlen(sqlq_errmsg(NULL)) > 0);
+}
+
+/* The ring and pool calls refuse a NULL handle, and leave their outputs
+** empty. */
+static void rings_and_pools_refuse_null_handles(void **state) {
+  sqlq_ring_entry *entries = (sqlq_ring_entry *)1;
+  sqlq_pool_item *items = (sqlq_pool_item *)1;
+  size_t n = 1;
+  int64_t seq = 1;
+  int added = 1;
+  (void)state;
+  assert_int_equal(sqlq_ring_create(NULL, "r", 1), SQLQ_MISUSE);
+  assert_int_equal(sqlq_ring_push(NULL, "r", "x", 1, &seq), SQLQ_MISUSE);
+  assert_int_equal(seq, 0);
+  assert_int_equal(sqlq_ring_read(NULL, "r", 0, 0, &entries, &n), SQLQ_MISUSE);
+  assert_null(entries);
+  assert_int_equal(n, 0);
+  assert_int_equal(sqlq_ring_wait(NULL, "r", 0, 0), SQLQ_MISUSE);
+  assert_int_equal(sqlq_ring_drop(NULL, "r"), SQLQ_MISUSE);
+  assert_int_equal(sqlq_pool_add(NULL, "p", "i", &added), SQLQ_MISUSE);
+  assert_int_equal(added, 0);
+  assert_int_equal(sqlq_pool_remove(NULL, "p", "i"), SQLQ_MISUSE);
+  assert_int_equal(sqlq_pool_list(NULL, "p", &items, &n), SQLQ_MISUSE);
+  assert_null(items);
+  items = (sqlq_pool_item *)1;
+  assert_int_equal(sqlq_pool_next(NULL, "p", 0, &items), SQLQ_MISUSE);
+  assert_null(items);
+  assert_int_equal(sqlq_pool_release(NULL, "p", "i", 1), SQLQ_MISUSE);
 }
 
 /* The version number agrees with the version string. */
@@ -85,6 +116,34 @@ static void memory_database_roundtrip(void **state) {
   assert_int_equal(n, 1);
   assert_int_equal(sqlq_ack(db, jobs[0].id, jobs[0].token), SQLQ_OK);
   sqlq_claimed_free(jobs, n);
+  sqlq_close(db);
+}
+
+/* Rings and pools work in an in-memory database, where a wait has only
+** this handle's own commits to see. */
+static void memory_database_rings_and_pools(void **state) {
+  sqlq_db *db = NULL;
+  sqlq_ring_entry *e = NULL;
+  sqlq_pool_item *it = NULL;
+  size_t n = 0;
+  int64_t seq = 0;
+  (void)state;
+  assert_int_equal(sqlq_open("sqlite::memory:", NULL, &db), SQLQ_OK);
+  assert_int_equal(sqlq_init(db, NULL), SQLQ_OK);
+  assert_int_equal(sqlq_ring_create(db, "r", 2), SQLQ_OK);
+  assert_int_equal(sqlq_ring_wait(db, "r", 0, 0.01), SQLQ_TIMEOUT);
+  assert_int_equal(sqlq_ring_push(db, "r", "m", 1, &seq), SQLQ_OK);
+  assert_int_equal(seq, 1);
+  assert_int_equal(sqlq_ring_wait(db, "r", 0, 0.01), SQLQ_OK);
+  assert_int_equal(sqlq_ring_read(db, "r", 0, 0, &e, &n), SQLQ_OK);
+  assert_int_equal(n, 1);
+  assert_memory_equal(e[0].payload, "m", 1);
+  sqlq_ring_entries_free(e, n);
+  assert_int_equal(sqlq_pool_add(db, "p", "i", NULL), SQLQ_OK);
+  assert_int_equal(sqlq_pool_next(db, "p", 0, &it), SQLQ_OK);
+  assert_string_equal(it->item, "i");
+  assert_int_equal(it->uses, 1);
+  sqlq_pool_items_free(it, 1);
   sqlq_close(db);
 }
 
@@ -203,8 +262,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(status_names),
       cmocka_unit_test(destructors_accept_null),
+      cmocka_unit_test(rings_and_pools_refuse_null_handles),
       cmocka_unit_test(version_macros_agree),
       cmocka_unit_test(memory_database_roundtrip),
+      cmocka_unit_test(memory_database_rings_and_pools),
       cmocka_unit_test(redacted_url_hides_password),
       cmocka_unit_test(fuzz_sqlite_query_strings),
       cmocka_unit_test(fuzz_unopenable_urls),

@@ -1,0 +1,132 @@
+/*
+** bench_ops.c -- the ring and pool modes of `sqlq bench`: W clients, each
+** with its own handle, push N entries into a ring or take N items from a
+** pool, one call (one transaction) at a time.  The clients are the
+** workers of bench_run.c (threads, or processes with --processes); they
+** open their handles, then wait for the start signal, so that the timing
+** covers the calls only.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "bench_int.h"
+
+/* Push or take one: the call a client repeats. */
+static int bench_op(const bench_config *cfg, sqlq_db *db, const unsigned char *payload) {
+  if (cfg->mode == BENCH_MODE_RING)
+    return sqlq_ring_push(db, cfg->queue, payload, (size_t)cfg->payload, NULL);
+  sqlq_pool_item *item = NULL;
+  int rc = sqlq_pool_next(db, cfg->queue, 0, &item);
+  sqlq_pool_items_free(item, item ? 1 : 0);
+  return rc;
+}
+
+/* The body of a client: open a handle, say so, wait for the start, do
+** this client's share of N, counting each call in sh->done. */
+static void bench_client_main(const bench_config *cfg, bench_shared *sh) {
+  sqlq_db *db = NULL;
+  unsigned char *payload = calloc(1, (size_t)cfg->payload);
+  int rc = payload ? sqlq_open(cfg->url, NULL, &db) : SQLQ_NOMEM;
+  if (rc != SQLQ_OK) {
+    bench_fail_call(sh, db, rc, "bench: client open");
+  } else {
+    long long mine = bench_share(cfg->jobs, cfg->workers, atomic_fetch_add(&sh->ready, 1));
+    while (!atomic_load(&sh->go) && atomic_load(&sh->phase) != BENCH_PHASE_STOP)
+      bench_sleep_us(100);
+    for (long long i = 0; i < mine && atomic_load(&sh->phase) != BENCH_PHASE_STOP; i++) {
+      if ((rc = bench_op(cfg, db, payload)) != SQLQ_OK) {
+        bench_fail_call(sh, db, rc, cfg->mode == BENCH_MODE_RING ? "bench: ring push"
+                                                                 : "bench: pool next");
+        break;
+      }
+      atomic_fetch_add(&sh->done, 1);
+    }
+  }
+  sqlq_close(db);
+  free(payload);
+}
+
+/* Make the ring or the pool, anew.  Returns a status (failures reported). */
+static int bench_make(const bench_config *cfg, sqlq_db *db) {
+  int rc = sqlq_init(db, NULL);
+  if (rc != SQLQ_OK) {
+    cli_fail(db, rc, "bench: init");
+    return rc;
+  }
+  if (cfg->mode == BENCH_MODE_RING) {
+    rc = sqlq_ring_drop(db, cfg->queue);
+    if (rc == SQLQ_OK || rc == SQLQ_NOTFOUND) rc = sqlq_ring_create(db, cfg->queue, BENCH_RING_CAPACITY);
+  }
+  for (int i = 0; cfg->mode == BENCH_MODE_POOL && rc == SQLQ_OK && i < BENCH_POOL_ITEMS; i++) {
+    char item[32];
+    snprintf(item, sizeof item, "item-%02d", i);
+    rc = sqlq_pool_add(db, cfg->queue, item, NULL);
+  }
+  if (rc != SQLQ_OK) cli_fail(db, rc, "bench: setup");
+  return rc;
+}
+
+/* Drop the ring or the pool's items.  Returns a status (failures reported). */
+static int bench_unmake(const bench_config *cfg, sqlq_db *db) {
+  int rc = SQLQ_OK;
+  if (cfg->mode == BENCH_MODE_RING) rc = sqlq_ring_drop(db, cfg->queue);
+  for (int i = 0; cfg->mode == BENCH_MODE_POOL && rc == SQLQ_OK && i < BENCH_POOL_ITEMS; i++) {
+    char item[32];
+    snprintf(item, sizeof item, "item-%02d", i);
+    rc = sqlq_pool_remove(db, cfg->queue, item);
+  }
+  if (rc != SQLQ_OK) cli_fail(db, rc, "bench: teardown");
+  return rc;
+}
+
+/* Start the clients, time their calls, stop them. */
+static int bench_ops_time(const bench_config *cfg, bench_shared *sh, double *wall_s) {
+  bench_pool pool = {.cfg = cfg, .sh = sh, .body = bench_client_main};
+  int rc = bench_pool_start(&pool) == 0 ? SQLQ_OK : SQLQ_ERROR;
+  if (rc == SQLQ_OK) rc = bench_await_ready(sh, (int)cfg->workers);
+  int64_t t0 = bench_monotonic_ns();
+  atomic_store(&sh->go, 1);
+  if (rc == SQLQ_OK)
+    rc = bench_await(sh, &sh->done, cfg->jobs, cfg->mode == BENCH_MODE_RING ? "pushes" : "picks",
+                     cfg->jobs);
+  *wall_s = (double)(bench_monotonic_ns() - t0) / 1e9;
+  bench_progress_end();
+  bench_pool_stop(&pool);
+  return rc == SQLQ_OK ? atomic_load(&sh->status) : rc;
+}
+
+/* Time the clients on a fresh shared block.  Returns a status. */
+static int bench_ops_shared(const bench_config *cfg, double *wall_s) {
+  bench_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED) {
+    cli_error("bench: cannot map shared memory: %s", strerror(errno));
+    return SQLQ_ERROR;
+  }
+  int rc = bench_ops_time(cfg, sh, wall_s);
+  munmap(sh, sizeof *sh);
+  return rc;
+}
+
+int bench_ops_main(const bench_config *cfg) {
+  cli_global g = {.url = cfg->url};
+  int ec = 0;
+  sqlq_db *db = cli_open(&g, &ec);
+  if (!db) return ec;
+  const char *backend = sqlq_backend(db); /* static */
+  int rc = bench_make(cfg, db);
+  /* No handle stays open across the fork of client processes. */
+  sqlq_close(db);
+  if (rc != SQLQ_OK) return cli_exit_code(rc);
+  double wall_s = 0;
+  rc = bench_ops_shared(cfg, &wall_s);
+  if ((db = cli_open(&g, &ec)) == NULL) return ec;
+  int rc_down = bench_unmake(cfg, db);
+  sqlq_close(db);
+  if (rc == SQLQ_OK) rc = rc_down;
+  if (rc != SQLQ_OK) return cli_exit_code(rc);
+  return bench_print_ops(cfg, backend, wall_s);
+}

@@ -1,0 +1,323 @@
+/*
+** ring.c -- rings: fixed-size FIFO logs (sqlq_ring_*).
+**
+** A ring is one row of sqlq_rings (its capacity and the next sequence
+** number) and up to `capacity` rows of sqlq_ring_entries, one per slot.  A
+** push advances the ring's counter by the number of entries it brings,
+** then writes each entry into slot seq % capacity over whatever was there,
+** all in one transaction.  The counter's row stays locked until that
+** transaction ends (on SQLite the write lock does the same), so concurrent
+** pushes take their turns: sequence numbers never repeat, and a rolled
+** back push gives its numbers back, so none is skipped either.  A reader
+** reads the entries in one statement, a consistent snapshot.
+**
+** Followers of a ring wait on the channel "\x1Ering:NAME" (no queue name
+** holds a control character, so it is no queue's), and every push or drop
+** wakes all of them.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqlq_int.h"
+
+#define CHANNEL_SIZE (SQLQ_QUEUE_NAME_MAX + 8)
+
+/* The wake-up channel of ring, written into buf (CHANNEL_SIZE bytes). */
+static const char *ring_channel(const char *ring, char *buf) {
+  snprintf(buf, CHANNEL_SIZE, "\x1Ering:%s", ring);
+  return buf;
+}
+
+static int check_ring(sqlq_db *db, const char *ring) {
+  if (db == NULL) return SQLQ_MISUSE;
+  sqlq__clear_error(db);
+  return sqlq__check_text(db, ring, SQLQ_QUEUE_NAME_MAX, "ring name");
+}
+
+static int no_ring(sqlq_db *db, const char *ring) {
+  return sqlq__error(db, SQLQ_NOTFOUND, "no ring called '%s' (create it with sqlq ring create)",
+                     ring);
+}
+
+/* The ring's capacity and last sequence number; SQLQ_NOTFOUND recorded when
+** there is no such ring. */
+static int ring_info(sqlq_db *db, const char *ring, int64_t *capacity, int64_t *last) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_RING_INFO, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, ring);
+  rc = d->step(db, st);
+  if (rc == SQLQ__ROW) {
+    *capacity = d->column_int64(st, 0);
+    *last = d->column_int64(st, 1);
+  }
+  d->reset(st);
+  if (rc == SQLQ__DONE) return no_ring(db, ring);
+  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+}
+
+/* ---------------------------------------------------------------------
+** Create and drop.
+*/
+
+struct create {
+  const char *ring;
+  int64_t capacity;
+};
+
+static int create_tx(sqlq_db *db, void *arg) {
+  struct create *c = arg;
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_RING_CREATE, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, c->ring);
+  d->bind_int64(st, 2, c->capacity);
+  rc = d->step(db, st);
+  d->reset(st);
+  if (rc != SQLQ__DONE) return rc;
+  int64_t capacity = 0, last = 0;
+  if ((rc = ring_info(db, c->ring, &capacity, &last)) != SQLQ_OK) return rc;
+  if (capacity != c->capacity)
+    return sqlq__error(db, SQLQ_MISUSE, "ring '%s' exists with capacity %lld", c->ring,
+                       (long long)capacity);
+  return SQLQ_OK;
+}
+
+SQLQ__API int sqlq_ring_create(sqlq_db *db, const char *ring, int64_t capacity) {
+  int rc = check_ring(db, ring);
+  if (rc != SQLQ_OK) return rc;
+  if (capacity < 1 || capacity > SQLQ_RING_CAPACITY_MAX)
+    return sqlq__error(db, SQLQ_MISUSE, "ring capacity must be 1 to %d entries, not %lld",
+                       SQLQ_RING_CAPACITY_MAX, (long long)capacity);
+  struct create c = {ring, capacity};
+  return sqlq__in_tx(db, SQLQ__TX_WRITE, create_tx, &c);
+}
+
+/* The ring's row goes first: deleting it waits for the pushes that hold
+** it, so that the entries they wrote are committed, and seen, when the
+** entries are deleted next; pushes after it find no ring. */
+static int drop_tx(sqlq_db *db, void *arg) {
+  const char *ring = arg;
+  int64_t gone = 0;
+  int rc = sqlq__run_for_queue(db, SQLQ__SQL_RING_DROP, ring, NULL, &gone);
+  if (rc == SQLQ_OK && gone == 0) return no_ring(db, ring);
+  if (rc == SQLQ_OK) rc = sqlq__run_for_queue(db, SQLQ__SQL_RING_CLEAR, ring, NULL, NULL);
+  char channel[CHANNEL_SIZE];
+  if (rc == SQLQ_OK) sqlq__owe_wake(db, ring_channel(ring, channel), SQLQ__WAKE_ALL);
+  return rc;
+}
+
+SQLQ__API int sqlq_ring_drop(sqlq_db *db, const char *ring) {
+  int rc = check_ring(db, ring);
+  if (rc != SQLQ_OK) return rc;
+  return sqlq__in_tx(db, SQLQ__TX_WRITE, drop_tx, (void *)ring);
+}
+
+/* ---------------------------------------------------------------------
+** Push.
+*/
+
+struct push {
+  const char *ring;
+  const void *const *payloads;
+  const size_t *lens;
+  size_t n;
+  int64_t first;
+};
+
+/* One entry in one statement, for dialects that have it. */
+static int push_one(sqlq_db *db, struct push *p) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_RING_PUSH, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, p->ring);
+  d->bind_blob(st, 2, p->lens[0] ? p->payloads[0] : "", p->lens[0]);
+  rc = d->step(db, st);
+  if (rc == SQLQ__ROW) p->first = d->column_int64(st, 0);
+  d->reset(st);
+  if (rc == SQLQ__DONE) return no_ring(db, p->ring);
+  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+}
+
+/* Take n sequence numbers: the first and the ring's capacity. */
+static int advance(sqlq_db *db, struct push *p, int64_t *capacity) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_RING_ADVANCE, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, p->ring);
+  d->bind_int64(st, 2, (int64_t)p->n);
+  rc = d->step(db, st);
+  if (rc == SQLQ__ROW) {
+    p->first = d->column_int64(st, 0);
+    *capacity = d->column_int64(st, 1);
+  }
+  d->reset(st);
+  if (rc == SQLQ__DONE) return no_ring(db, p->ring);
+  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+}
+
+static int push_tx(sqlq_db *db, void *arg) {
+  struct push *p = arg;
+  const sqlq_driver *d = db->drv_methods;
+  int rc;
+  if (p->n == 1 && d->sql[SQLQ__SQL_RING_PUSH]) {
+    rc = push_one(db, p);
+  } else {
+    int64_t capacity = 0;
+    rc = advance(db, p, &capacity);
+    sqlq__stmt *st = NULL;
+    if (rc == SQLQ_OK) rc = sqlq__prepare(db, SQLQ__SQL_RING_STORE, &st);
+    /* Entries a later one of the batch would overwrite are not stored. */
+    size_t from = (int64_t)p->n > capacity ? p->n - (size_t)capacity : 0;
+    for (size_t i = from; rc == SQLQ_OK && i < p->n; i++) {
+      d->bind_text(st, 1, p->ring);
+      d->bind_int64(st, 2, p->first + (int64_t)i);
+      d->bind_int64(st, 3, capacity);
+      d->bind_blob(st, 4, p->lens[i] ? p->payloads[i] : "", p->lens[i]);
+      rc = d->step(db, st);
+      d->reset(st);
+      if (rc == SQLQ__DONE) rc = SQLQ_OK;
+    }
+  }
+  char channel[CHANNEL_SIZE];
+  if (rc == SQLQ_OK) sqlq__owe_wake(db, ring_channel(p->ring, channel), SQLQ__WAKE_ALL);
+  return rc;
+}
+
+SQLQ__API int sqlq_ring_push_batch(sqlq_db *db, const char *ring, const void *const *payloads,
+                                   const size_t *lens, size_t n, int64_t *first_seq_out) {
+  int rc = check_ring(db, ring);
+  if (first_seq_out) *first_seq_out = 0;
+  if (rc != SQLQ_OK) return rc;
+  if (n == 0 || payloads == NULL || lens == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "nothing to push");
+  for (size_t i = 0; i < n; i++) {
+    if (payloads[i] == NULL && lens[i] > 0)
+      return sqlq__error(db, SQLQ_MISUSE, "entry %zu has no payload but a length", i);
+    if (lens[i] > db->payload_limit)
+      return sqlq__error(db, SQLQ_TOOBIG, "entry of %zu bytes is over the payload limit of %zu",
+                         lens[i], db->payload_limit);
+  }
+  struct push p = {ring, payloads, lens, n, 0};
+  unsigned kind = SQLQ__TX_WRITE;
+  if (n == 1 && db->drv_methods && db->drv_methods->sql[SQLQ__SQL_RING_PUSH]) kind |= SQLQ__TX_SINGLE;
+  rc = sqlq__in_tx(db, kind, push_tx, &p);
+  if (rc == SQLQ_OK && first_seq_out) *first_seq_out = p.first;
+  return rc;
+}
+
+SQLQ__API int sqlq_ring_push(sqlq_db *db, const char *ring, const void *payload, size_t len,
+                             int64_t *seq_out) {
+  const void *payloads[1] = {payload};
+  size_t lens[1] = {len};
+  return sqlq_ring_push_batch(db, ring, payloads, lens, 1, seq_out);
+}
+
+/* ---------------------------------------------------------------------
+** Read and wait.
+*/
+
+struct read {
+  const char *ring;
+  int64_t since;
+  int limit;
+  sqlq_ring_entry *entries;
+  size_t n;
+};
+
+/* Append the current row of st (seq, at, payload) to r->entries. */
+static int add_entry(sqlq_db *db, sqlq__stmt *st, struct read *r, size_t *cap) {
+  const sqlq_driver *d = db->drv_methods;
+  if (r->n == *cap) {
+    size_t ncap = *cap ? *cap * 2 : 16;
+    sqlq_ring_entry *ne = realloc(r->entries, ncap * sizeof *ne);
+    if (ne == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+    r->entries = ne;
+    *cap = ncap;
+  }
+  size_t len = 0;
+  const void *src = d->column_blob(st, 2, &len);
+  unsigned char *copy = malloc(len + 1);
+  if (copy == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  if (len) memcpy(copy, src, len);
+  copy[len] = '\0';
+  sqlq_ring_entry *e = &r->entries[r->n++];
+  e->seq = d->column_int64(st, 0);
+  e->at_us = d->column_int64(st, 1);
+  e->payload = copy;
+  e->payload_len = len;
+  return SQLQ_OK;
+}
+
+static int read_tx(sqlq_db *db, void *arg) {
+  struct read *r = arg;
+  const sqlq_driver *d = db->drv_methods;
+  int64_t capacity, last;
+  int rc = ring_info(db, r->ring, &capacity, &last);
+  sqlq__stmt *st;
+  if (rc == SQLQ_OK) rc = sqlq__prepare(db, SQLQ__SQL_RING_READ, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, r->ring);
+  d->bind_int64(st, 2, r->since);
+  d->bind_int64(st, 3, r->limit > 0 ? r->limit : -1);
+  size_t cap = 0;
+  while ((rc = d->step(db, st)) == SQLQ__ROW)
+    if ((rc = add_entry(db, st, r, &cap)) != SQLQ_OK) break;
+  d->reset(st);
+  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+SQLQ__API void sqlq_ring_entries_free(sqlq_ring_entry *entries, size_t n) {
+  if (entries == NULL) return;
+  for (size_t i = 0; i < n; i++) free((void *)entries[i].payload);
+  free(entries);
+}
+
+SQLQ__API int sqlq_ring_read(sqlq_db *db, const char *ring, int64_t since, int limit,
+                             sqlq_ring_entry **entries_out, size_t *n_out) {
+  *entries_out = NULL;
+  *n_out = 0;
+  int rc = check_ring(db, ring);
+  if (rc != SQLQ_OK) return rc;
+  struct read r = {ring, since < 0 ? 0 : since, limit, NULL, 0};
+  rc = sqlq__in_tx(db, SQLQ__TX_READ, read_tx, &r);
+  if (rc != SQLQ_OK) {
+    sqlq_ring_entries_free(r.entries, r.n);
+    return rc;
+  }
+  *entries_out = r.entries;
+  *n_out = r.n;
+  return SQLQ_OK;
+}
+
+struct follow {
+  const char *ring;
+  int64_t since;
+};
+
+/* Is there an entry above since?  Only a push can bring one. */
+static int entry_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
+  struct follow *f = arg;
+  int64_t capacity, last;
+  int rc = ring_info(db, f->ring, &capacity, &last);
+  *due_in_us = rc == SQLQ_OK && last > f->since ? 0 : -1;
+  return rc;
+}
+
+SQLQ__API int sqlq_ring_wait(sqlq_db *db, const char *ring, int64_t since, double timeout) {
+  int rc = check_ring(db, ring);
+  int64_t deadline = -1;
+  if (rc == SQLQ_OK) rc = sqlq__deadline(db, timeout, &deadline);
+  if (rc != SQLQ_OK) return rc;
+  struct follow f = {ring, since};
+  char channel[CHANNEL_SIZE];
+  rc = sqlq__wait_on(db, ring_channel(ring, channel), entry_due, &f, deadline);
+  if (rc == SQLQ_TIMEOUT)
+    return sqlq__error(db, SQLQ_TIMEOUT, "no entry came to ring '%s' in time", ring);
+  return rc;
+}

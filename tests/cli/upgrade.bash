@@ -1,0 +1,54 @@
+# tests/cli/upgrade.bash -- the body of the schema upgrade tests, sourced by
+# upgrade.sh (SQLite) and pg_upgrade.sh (PostgreSQL) after lib.sh, with
+#   $url          the database
+#   sql           a function that runs the SQL text $1 on it
+#   downgrade     a function that turns a version 2 database into version 1
+#                 by dropping what migration 2 adds (migration 1 is as it
+#                 was, so this is the schema a version 1 sqlq made)
+# A job of version 1 survives the upgrade; rings and pools work after it.
+
+set_version() {
+  sql "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, 0)"
+}
+unset_version() {
+  sql "DELETE FROM sqlq_schema WHERE version = $1"
+}
+
+q="upgrade-$$"
+run "init" 0 sq init
+expect_out "init makes version 2" "schema version 2"
+run "push a job" 0 sq push "$q" "from version 1"
+downgrade
+
+run "stats on version 1" 0 sq stats --json "$q"
+expect_out "the job is there" "{\"queues\":[{\"queue\":\"$q\",\"ready\":1,\"scheduled\":0,\"running\":0,\"dead\":0,\"paused\":false}]}"
+run "rings need the upgrade" 69 sq ring create "$q" 5
+expect_error_line "rings need the upgrade"
+expect_err_has "the error says what to do" "run \`sqlq init\`"
+run "pools need the upgrade" 69 sq pool add "$q" item
+expect_error_line "pools need the upgrade"
+
+run "upgrade" 0 sq init
+expect_out "the upgrade reaches version 2" "schema version 2"
+run "upgrade again" 0 sq init
+expect_out "again changes nothing" "schema version 2"
+run "the job survived" 0 sq jobs --json "$q"
+expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
+run "ring create" 0 sq ring create "$q" 5
+run "ring push" 0 sq ring push "$q" entry
+expect_out "the first entry" "1"
+run "pool add" 0 sq pool add "$q" item
+run "pool next" 0 sq pool next "$q"
+expect_out "the item" "item"
+sq ring drop "$q" >/dev/null
+sq pool remove "$q" item >/dev/null
+sq purge "$q" >/dev/null
+
+set_version 3
+run "a newer schema is refused" 69 sq init
+expect_error_line "a newer schema is refused"
+expect_err_has "the error names the versions" "version 3"
+unset_version 3
+run "init after the newer one is gone" 0 sq init
+
+finish
