@@ -5,10 +5,12 @@
 say() { echo "$bench_name: $*" >&2; }
 
 # repeat CMD...: run CMD $RUNS times; each run prints one JSON object.
+# A script that defines a function before_run has it called before each.
 repeat() {
   local i
   for ((i = 1; i <= RUNS; i++)); do
     say "  run $i/$RUNS: ${*##*/}"
+    if declare -F before_run >/dev/null; then before_run; fi
     "$@"
   done
 }

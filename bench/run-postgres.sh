@@ -65,6 +65,11 @@ idle_cost() {
   python3 -c "print(f'{max(0, ($t3 - $t2) - ($t1 - $t0)) / $IDLE_S:.3f}')"
 }
 
+# Each run starts, as pgbench's do, on a vacuumed table: the dead index
+# entries the runs before left would otherwise slow its claims down, by as
+# much as the jobs those runs ran (see docs/postgres.md, "VACUUM").
+before_run() { psql -XAtq "$SQLQ_URL" -c "VACUUM sqlq_jobs"; }
+
 pg_setting() { psql -XAt "$SQLQ_URL" -c "SHOW $1"; }
 
 a_args=(bench --jobs "$JOBS" --workers 4 --batch 100 --json --latency-samples 0)
