@@ -2,21 +2,26 @@
 ** mysql_claim.c -- the claim in two steps, in one transaction.
 **
 ** 1. The pick (sql[SQLQ__SQL_CLAIM]): SELECT ... FOR UPDATE SKIP LOCKED
-**    locks the first due jobs and the first jobs whose lease expired that
-**    no other claimer holds, and reads them whole.
-** 2. Of those, in the order priority DESC, run_at, id, the expired jobs
-**    with no attempt left are buried as dead, and the first `limit` of the
-**    others are marked running with the claim's token and lease by one
-**    UPDATE ... WHERE id IN (...) of their ids.
+**    locks the first `limit` due jobs, in the order priority DESC, run_at,
+**    id, that no other claimer holds, and reads them whole.
+** 2. One UPDATE ... WHERE id IN (...) of their ids marks them running
+**    with the claim's token and lease.
 **
-** Both UPDATEs name their rows by id and hold no LIMIT, SKIP LOCKED or
+** Expired leases: the pick also says, reading without locks, whether the
+** queue has jobs whose lease expired.  Only then (rarely) does the claim
+** lock those jobs, bury the ones with no attempt left as dead, put the
+** others back as ready (their error saying why), and pick again.  A
+** locking scan of the running jobs in every claim would hold gap locks
+** that the other claimers' UPDATEs wait for, and deadlock them.
+**
+** The UPDATEs name their rows by id and hold no LIMIT, SKIP LOCKED or
 ** clock of the client, so they replay identically under statement-based
 ** replication.  The ids written into their text are integers the server
 ** returned, never text from the caller.
 **
-** The statement then shows the pick's rows of the jobs taken, with the
-** attempt counted and the new lease (see my_column_int64 in mysql.c).  A
-** claim outside a transaction (SQLQ__TX_SINGLE) opens its own.
+** The statement then shows the pick's rows, with the attempt counted and
+** the new lease (see my_column_int64 in mysql.c).  A claim outside a
+** transaction (SQLQ__TX_SINGLE) opens its own.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,22 +30,7 @@
 #include "mysql_int.h"
 
 /* The pick's columns this file reads. */
-enum { COL_ID = 0, COL_PRIORITY = 1, COL_RUN_AT = 2, COL_ATTEMPTS = 3, COL_MAX_ATTEMPTS = 4,
-       COL_EXPIRED = 6, COL_LEASE_UNTIL = 10 };
-
-/* A job the pick locked: its place in the order and in the stored rows. */
-typedef struct candidate {
-  long long id, priority, run_at;
-  int dead;                  /* its lease expired and no attempt is left */
-  unsigned long long row;
-} candidate;
-
-static int candidate_order(const void *a, const void *b) {
-  const candidate *x = a, *y = b;
-  if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
-  if (x->run_at != y->run_at) return x->run_at < y->run_at ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
-}
+enum { COL_ID = 0, COL_LEASE_UNTIL = 10, COL_EXPIRED_EXIST = 11 };
 
 static long long col_int(const sqlq__stmt *st, int i) {
   const my_col *c = &st->cols[i];
@@ -48,77 +38,106 @@ static long long col_int(const sqlq__stmt *st, int i) {
   return c->is_int ? c->ival : strtoll(c->buf, NULL, 10);
 }
 
-/* Run "UPDATE sqlq_jobs SET <set> WHERE id IN (<ids>)" for the n ids of
-** the candidates in list (indexes into cands). */
-static int update_ids(sqlq_db *db, const char *set, const candidate *cands, const int *list, int n) {
+/* Run "UPDATE sqlq_jobs SET <set> WHERE id IN (<ids>)" for n ids. */
+static int update_ids(sqlq_db *db, const char *set, const long long *ids, int n) {
   if (n == 0) return SQLQ_OK;
   size_t size = strlen(set) + 64 + (size_t)n * 21;
   char *sql = malloc(size);
   if (sql == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   size_t len = (size_t)snprintf(sql, size, "UPDATE sqlq_jobs SET %s WHERE id IN (", set);
-  for (int k = 0; k < n; k++)
-    len += (size_t)snprintf(sql + len, size - len, "%s%lld", k ? "," : "", cands[list[k]].id);
+  for (int k = 0; k < n; k++) len += (size_t)snprintf(sql + len, size - len, "%s%lld", k ? "," : "", ids[k]);
   snprintf(sql + len, size - len, ")");
   int rc = sqlq__my_query(db, MY(db)->conn, sql, "claim");
   free(sql);
   return rc;
 }
 
-/* Read the pick's rows into cands (n of them, in stored order). */
-static int read_candidates(sqlq_db *db, sqlq__stmt *st, candidate *cands, int n,
-                           long long *lease_until) {
-  for (int r = 0; r < n; r++) {
-    int rc = sqlq__my_fetch(db, st);
+/* Does queue (parameter 1 of the pick) have expired leases?  The pick's
+** first row says; with no row, ask. */
+static int expired_exist(sqlq_db *db, sqlq__stmt *pick, int n_rows, int *exist) {
+  if (n_rows > 0) {
+    mysql_stmt_data_seek(pick->ms, 0);
+    int rc = sqlq__my_fetch(db, pick);
     if (rc != SQLQ__ROW) return rc == SQLQ__DONE ? sqlq__error(db, SQLQ_ERROR, "mysql: the pick lost a row") : rc;
-    cands[r].id = col_int(st, COL_ID);
-    cands[r].priority = col_int(st, COL_PRIORITY);
-    cands[r].run_at = col_int(st, COL_RUN_AT);
-    cands[r].dead = col_int(st, COL_EXPIRED) && col_int(st, COL_ATTEMPTS) >= col_int(st, COL_MAX_ATTEMPTS);
-    cands[r].row = (unsigned long long)r;
-    *lease_until = col_int(st, COL_LEASE_UNTIL);
+    *exist = col_int(pick, COL_EXPIRED_EXIST) != 0;
+    return SQLQ_OK;
   }
-  return SQLQ_OK;
+  const char *params[1] = {pick->params[0].buffer};
+  sqlq__stmt *st;
+  int rc = sqlq__my_run(db, MY_SQL_EXPIRED_EXIST, 1, params, NULL, &st);
+  if (rc == SQLQ_OK) rc = sqlq__my_fetch(db, st);
+  *exist = rc == SQLQ__ROW && col_int(st, 0) != 0;
+  db->drv_methods->reset(st);
+  return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
+/* Lock the queue's jobs whose lease expired; bury those with no attempt
+** left and make the others ready again. */
+static int take_back_expired(sqlq_db *db, const char *queue) {
+  const char *params[1] = {queue};
+  sqlq__stmt *st;
+  int rc = sqlq__my_run(db, MY_SQL_EXPIRED, 1, params, NULL, &st);
+  int n = rc == SQLQ_OK ? (int)mysql_stmt_num_rows(st->ms) : 0;
+  long long *ids = n ? malloc((size_t)n * sizeof *ids) : NULL;
+  int n_dead = 0, n_ready = 0;
+  if (n && ids == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  /* The dead fill ids from the front, the others from the back. */
+  if (rc == SQLQ_OK) {
+    while ((rc = sqlq__my_fetch(db, st)) == SQLQ__ROW && n_dead + n_ready < n) {
+      if (col_int(st, 1)) ids[n_dead++] = col_int(st, 0);
+      else ids[n - ++n_ready] = col_int(st, 0);
+    }
+  }
+  db->drv_methods->reset(st);
+  if (rc == SQLQ__DONE) rc = SQLQ_OK;
+  if (rc == SQLQ_OK)
+    rc = update_ids(db,
+                    "last_error = CONCAT('lease expired during attempt ', attempts),"
+                    " state = 'dead', token = NULL, lease_until = NULL",
+                    ids, n_dead);
+  if (rc == SQLQ_OK)
+    rc = update_ids(db,
+                    "last_error = CONCAT('lease expired during attempt ', attempts),"
+                    " state = 'ready', token = NULL, lease_until = NULL",
+                    ids + n - n_ready, n_ready);
+  free(ids);
+  return rc;
 }
 
 /* Steps 1 and 2 inside the open transaction. */
 static int pick_and_mark(sqlq_db *db, sqlq__stmt *st) {
   int rc = sqlq__my_execute(db, st);
-  if (rc != SQLQ_OK) return rc;
-  long long limit = st->ints[3], token = st->ints[1];
-  int n = (int)mysql_stmt_num_rows(st->ms);
-  if (n == 0) return SQLQ_OK;
-  candidate *cands = calloc((size_t)n, sizeof *cands);
-  int *taken = calloc((size_t)n, sizeof *taken), *buried = calloc((size_t)n, sizeof *buried);
+  int n = rc == SQLQ_OK ? (int)mysql_stmt_num_rows(st->ms) : 0, exist = 0;
+  if (rc == SQLQ_OK) rc = expired_exist(db, st, n, &exist);
+  if (rc == SQLQ_OK && exist) {
+    mysql_stmt_free_result(st->ms);
+    rc = take_back_expired(db, st->params[0].buffer);
+    if (rc == SQLQ_OK) rc = sqlq__my_execute(db, st);
+    n = rc == SQLQ_OK ? (int)mysql_stmt_num_rows(st->ms) : 0;
+  }
+  if (rc != SQLQ_OK || n == 0) return rc;
+  long long *ids = malloc((size_t)n * sizeof *ids);
   st->rows = calloc((size_t)n, sizeof *st->rows);
-  if (cands == NULL || taken == NULL || buried == NULL || st->rows == NULL) {
-    rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    goto done;
+  if (ids == NULL || st->rows == NULL) {
+    free(ids);
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   }
-  if ((rc = read_candidates(db, st, cands, n, &st->lease_until)) != SQLQ_OK) goto done;
-  qsort(cands, (size_t)n, sizeof *cands, candidate_order);
-  int n_taken = 0, n_buried = 0;
-  for (int k = 0; k < n; k++) {
-    if (cands[k].dead) buried[n_buried++] = k;
-    else if (n_taken < limit) taken[n_taken++] = k;
+  mysql_stmt_data_seek(st->ms, 0);
+  for (int r = 0; rc == SQLQ_OK && r < n; r++) {
+    rc = sqlq__my_fetch(db, st);
+    if (rc == SQLQ__ROW) rc = SQLQ_OK;
+    else if (rc == SQLQ__DONE) rc = sqlq__error(db, SQLQ_ERROR, "mysql: the pick lost a row");
+    ids[r] = col_int(st, COL_ID);
+    st->rows[r] = (unsigned long long)r;
+    st->lease_until = col_int(st, COL_LEASE_UNTIL);
   }
-  rc = update_ids(db,
-                  "last_error = CONCAT('lease expired during attempt ', attempts),"
-                  " state = 'dead', token = NULL, lease_until = NULL",
-                  cands, buried, n_buried);
-  char set[256];
-  /* Assignments run left to right: last_error reads the old state. */
+  char set[160];
   snprintf(set, sizeof set,
-           "last_error = IF(state = 'running', CONCAT('lease expired during attempt ', attempts),"
-           " last_error), attempts = attempts + 1, state = 'running', token = %lld,"
-           " lease_until = %lld",
-           token, st->lease_until);
-  if (rc == SQLQ_OK) rc = update_ids(db, set, cands, taken, n_taken);
-  for (int k = 0; rc == SQLQ_OK && k < n_taken; k++) st->rows[k] = cands[taken[k]].row;
-  st->n_rows = rc == SQLQ_OK ? n_taken : 0;
-done:
-  free(cands);
-  free(taken);
-  free(buried);
+           "attempts = attempts + 1, state = 'running', token = %lld, lease_until = %lld",
+           st->ints[1], st->lease_until);
+  if (rc == SQLQ_OK) rc = update_ids(db, set, ids, n);
+  st->n_rows = rc == SQLQ_OK ? n : 0;
+  free(ids);
   return rc;
 }
 

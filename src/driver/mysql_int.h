@@ -14,6 +14,8 @@
 /* The driver's own statements, numbered after the core's. */
 enum {
   MY_SQL_RELEASED_QUEUE = SQLQ__SQL_COUNT, /* $1 id -> queue (after RELEASE) */
+  MY_SQL_EXPIRED_EXIST,                    /* $1 queue -> has expired leases (no locks) */
+  MY_SQL_EXPIRED,                          /* $1 queue -> id, dead: expired leases, locked */
   MY_SQL_TOUCHED,                          /* $1 id $2 token -> lease_until (after TOUCH) */
   MY_SQL_WAIT_QUEUE,                       /* $1 queue: the queue the wait statement reads */
   MY_SQL_WAIT_TAG,                         /* $1 queue -> the tag of its waiters */

@@ -12,7 +12,8 @@
 ** no UUID(), no SKIP LOCKED in a writing statement, no trigger.  The claim
 ** picks its jobs with a SELECT ... FOR UPDATE SKIP LOCKED and marks them
 ** with an UPDATE ... WHERE id IN (...) of the ids picked (mysql_claim.c);
-** every ordering ends with the unique id.
+** every ordering ends with the unique id.  No REAP: the claim takes back
+** expired leases itself, and only when its pick saw that there are some.
 **
 ** InnoDB has no partial indexes: the dedupe key's uniqueness among
 ** unfinished jobs is a unique index on a generated column that is NULL for
@@ -39,9 +40,8 @@
 
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 
-#define CLAIM_COLUMNS \
-  "j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
-  " j.state = 'running', j.group_key, j.dedupe_key, j.payload, " NOW_US " + $3"
+#define EXPIRED \
+  "queue = $1 AND state = 'running' AND lease_until <= " NOW_US
 
 #define DEDUPE_FREE(j) \
   "(" j ".dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \
@@ -78,21 +78,18 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_DEDUPE_LOOKUP] =
     "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
   [SQLQ__SQL_QUEUE_REGISTER] = "INSERT IGNORE INTO sqlq_queues (queue) VALUES ($1)",
-  /* No REAP: the claim takes expired leases (mysql_claim.c). */
   [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
-  /* The claim's pick: the first $4 due jobs no other claimer holds, then
-  ** the first $4 whose lease expired; mysql_claim.c keeps the first $4 of
-  ** both.  Columns: those of the core's CLAIM, but column 6 says whether
-  ** the job's lease expired and column 10 is its new lease_until. */
+  /* The claim's pick: the first $4 due jobs no other claimer holds.
+  ** Columns: those of the core's CLAIM, then the new lease_until and
+  ** whether the queue has expired leases (read without locking). */
   [SQLQ__SQL_CLAIM] =
-    "(SELECT " CLAIM_COLUMNS " FROM sqlq_jobs j"
+    "SELECT j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at,"
+    " j.lease_until, j.group_key, j.dedupe_key, j.payload, " NOW_US " + $3,"
+    " EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")"
+    " FROM sqlq_jobs j"
     " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US
     " AND " GROUP_HEAD " AND " NOT_PAUSED
-    " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED)"
-    " UNION ALL (SELECT " CLAIM_COLUMNS " FROM sqlq_jobs j"
-    " WHERE j.queue = $1 AND j.state = 'running' AND j.lease_until <= " NOW_US
-    " AND " NOT_PAUSED
-    " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED)",
+    " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED",
 
   [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD,
   [SQLQ__SQL_HISTORY_COPY] =
@@ -157,6 +154,10 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
 
   /* The driver's own statements. */
+  [MY_SQL_EXPIRED_EXIST] = "SELECT EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")",
+  [MY_SQL_EXPIRED] =
+    "SELECT id, attempts >= max_attempts FROM sqlq_jobs WHERE " EXPIRED
+    " ORDER BY id FOR UPDATE SKIP LOCKED",
   [MY_SQL_RELEASED_QUEUE] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
   [MY_SQL_TOUCHED] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,
   [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1",
