@@ -38,13 +38,16 @@ static long long col_int(const sqlq__stmt *st, int i) {
   return c->is_int ? c->ival : strtoll(c->buf, NULL, 10);
 }
 
-/* Run "UPDATE sqlq_jobs SET <set> WHERE id IN (<ids>)" for n ids. */
+/* Run "UPDATE sqlq_jobs SET <set> WHERE id IN (<ids>)" for n ids.  The
+** primary key is named: with the statistics of a table that just grew, the
+** optimizer may scan the whole index instead, locking every row, and
+** deadlock the other claimers. */
 static int update_ids(sqlq_db *db, const char *set, const long long *ids, int n) {
   if (n == 0) return SQLQ_OK;
   size_t size = strlen(set) + 64 + (size_t)n * 21;
   char *sql = malloc(size);
   if (sql == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  size_t len = (size_t)snprintf(sql, size, "UPDATE sqlq_jobs SET %s WHERE id IN (", set);
+  size_t len = (size_t)snprintf(sql, size, "UPDATE sqlq_jobs FORCE INDEX (PRIMARY) SET %s WHERE id IN (", set);
   for (int k = 0; k < n; k++) len += (size_t)snprintf(sql + len, size - len, "%s%lld", k ? "," : "", ids[k]);
   snprintf(sql + len, size - len, ")");
   int rc = sqlq__my_query(db, MY(db)->conn, sql, "claim");

@@ -79,14 +79,16 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
   [SQLQ__SQL_QUEUE_REGISTER] = "INSERT IGNORE INTO sqlq_queues (queue) VALUES ($1)",
   [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
-  /* The claim's pick: the first $4 due jobs no other claimer holds.
+  /* The claim's pick: the first $4 due jobs no other claimer holds.  The
+  ** locking reads name their index: a scan of another would lock rows
+  ** other claimers need (see mysql_claim.c).
   ** Columns: those of the core's CLAIM, then the new lease_until and
   ** whether the queue has expired leases (read without locking). */
   [SQLQ__SQL_CLAIM] =
     "SELECT j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at,"
     " j.lease_until, j.group_key, j.dedupe_key, j.payload, " NOW_US " + $3,"
     " EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")"
-    " FROM sqlq_jobs j"
+    " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)"
     " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US
     " AND " GROUP_HEAD " AND " NOT_PAUSED
     " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED",
@@ -156,7 +158,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   /* The driver's own statements. */
   [MY_SQL_EXPIRED_EXIST] = "SELECT EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")",
   [MY_SQL_EXPIRED] =
-    "SELECT id, attempts >= max_attempts FROM sqlq_jobs WHERE " EXPIRED
+    "SELECT id, attempts >= max_attempts FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
+    " WHERE " EXPIRED
     " ORDER BY id FOR UPDATE SKIP LOCKED",
   [MY_SQL_RELEASED_QUEUE] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
   [MY_SQL_TOUCHED] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,

@@ -59,8 +59,9 @@ INSERT INTO $orders (note) VALUES ('order 3');
 INSERT INTO sqlq_jobs (queue, payload, priority) VALUES ('$q', 'order 3', 5);
 COMMIT;
 SQL
+# Each job's command appends its payload and then a newline.
 tries=0
-until grep -q 'order 3' "$tmp/done" 2>/dev/null || [ "$tries" -ge 200 ]; do
+until [ "$(wc -l < "$tmp/done" 2>/dev/null)" -ge 2 ] || [ "$tries" -ge 200 ]; do
   tries=$((tries + 1))
   sleep 0.1
 done
