@@ -3,9 +3,11 @@
 ** migrations.
 **
 ** NOW_US is the server's clock in microseconds since the epoch, fixed for
-** the length of a statement: UTC_TIMESTAMP(6) is the statement's start
-** time, which the binary log carries, so a replica computes the same value.
-** It does not depend on the session's time zone.
+** the length of a statement: UNIX_TIMESTAMP() and NOW(6) read the
+** statement's start time, which the binary log carries, so a replica
+** computes the same value (UTC_TIMESTAMP() would be logged as unsafe).  The
+** whole seconds come from UNIX_TIMESTAMP(), which no time zone affects;
+** only the microseconds come from NOW(6).
 **
 ** Every writing statement is deterministic under statement-based
 ** replication (binlog_format=STATEMENT): no LIMIT in an UPDATE or DELETE,
@@ -27,7 +29,7 @@
 */
 #include "mysql_int.h"
 
-#define NOW_US "TIMESTAMPDIFF(MICROSECOND, '1970-01-01', UTC_TIMESTAMP(6))"
+#define NOW_US "(UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))"
 
 /* A job of a FIFO group may run only when no earlier job of its group is
 ** unfinished.  (A subquery of a locking read reads without locking.) */

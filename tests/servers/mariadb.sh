@@ -12,6 +12,9 @@
 #                              the primary from its first binlog event
 #   mariadb.sh sql PORT SQL    run SQL as root over the unix socket (batch
 #                              output, no column names)
+#   mariadb.sh replica-status PORT
+#                              the replica's SHOW SLAVE STATUS, "Name: value"
+#                              lines
 #
 # The data directory is /tmp/sqlq-test-my-PORT (data/ inside it); it also
 # holds the server's unix socket (mysqld.sock), its configuration (my.cnf)
@@ -43,7 +46,7 @@ die() {
 }
 
 usage() {
-  echo "usage: $prog start|stop|restart|url PORT | start-replica PORT PORT | sql PORT SQL" >&2
+  echo "usage: $prog start|stop|restart|url|replica-status PORT | start-replica PORT PORT | sql PORT SQL" >&2
   exit 2
 }
 
@@ -56,7 +59,7 @@ check_port() {
 [ "$#" -ge 2 ] || usage
 command=$1
 case "$command" in
-  start | stop | restart | url) [ "$#" -eq 2 ] || usage ;;
+  start | stop | restart | url | replica-status) [ "$#" -eq 2 ] || usage ;;
   start-replica | sql) [ "$#" -eq 3 ] || usage ;;
   *) usage ;;
 esac
@@ -215,7 +218,7 @@ start_replica() {
   create_server "server-id = 1
 log-bin = $dir/binlog
 binlog_format = STATEMENT"
-  admin -e "CREATE USER root@'127.0.0.1'; GRANT ALL ON *.* TO root@'127.0.0.1' WITH GRANT OPTION" ||
+  admin -e "CREATE USER IF NOT EXISTS root@'127.0.0.1'; GRANT ALL ON *.* TO root@'127.0.0.1' WITH GRANT OPTION" ||
     die "cannot let the replica in on port $primary"
   # The users and database come to the replica from the binary log.
   local first
@@ -241,4 +244,5 @@ case "$command" in
   restart) restart_server ;;
   start-replica) start_replica "$2" "$3" ;;
   sql) admin -N -B -e "$3" ;;
+  replica-status) admin -e "SHOW SLAVE STATUS\G" | sed 's/^ *//' ;;
 esac
