@@ -95,6 +95,9 @@ static int claim_tx(sqlq_db *db, void *arg) {
   struct claim *c = arg;
   const sqlq_driver *d = db->drv_methods;
   int rc;
+  /* A run again after a deadlock forgets what the first run copied. */
+  for (int i = 0; i < c->n; i++) free((void *)c->jobs[i].payload);
+  c->n = 0;
   if (d->sql[SQLQ__SQL_REAP] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
@@ -254,6 +257,7 @@ static int ack_array(sqlq_db *db, struct acks *a, int64_t *first_stale) {
 
 static int ack_tx(sqlq_db *db, void *arg) {
   struct acks *a = arg;
+  a->acked = 0;
   int64_t first_stale = 0;
   size_t n_stale = 0, one_by_one = a->n;
   /* The array statement acks several jobs at once, or one whose history

@@ -1,0 +1,141 @@
+/*
+** mysql_int.h -- declarations shared by the files of the MySQL/MariaDB
+** driver (mysql.c: connection, statements, transactions, errors;
+** mysql_sql.c: the dialect; mysql_claim.c: the two-step claim;
+** mysql_wait.c: wake-ups with KILL QUERY; mysql_lock.c: GET_LOCK).
+*/
+#ifndef SQLQ_MYSQL_INT_H
+#define SQLQ_MYSQL_INT_H
+
+#include <mysql.h>
+
+#include "sqlq_int.h"
+
+/* The driver's own statements, numbered after the core's. */
+enum {
+  MY_SQL_RELEASED_QUEUE = SQLQ__SQL_COUNT, /* $1 id -> queue (after RELEASE) */
+  MY_SQL_EXPIRED_EXIST,                    /* $1 queue -> has expired leases (no locks) */
+  MY_SQL_EXPIRED,                          /* $1 queue -> id, dead: expired leases, locked */
+  MY_SQL_TOUCHED,                          /* $1 id $2 token -> lease_until (after TOUCH) */
+  MY_SQL_WAIT_QUEUE,                       /* $1 queue: the queue the wait statement reads */
+  MY_SQL_WAIT_TAG,                         /* $1 queue -> the tag of its waiters */
+  MY_SQL_WAKE,                             /* $1 queue $2 n: interrupt n waiters */
+  MY_SQL_COUNT
+};
+
+/* Most distinct parameters ($1..$N) and placeholders of one statement. */
+#define MY_MAX_PARAMS 8
+#define MY_MAX_MARKS 16
+
+/* One result column of the current row: integers are fetched as such,
+** everything else as bytes into buf (grown to fit). */
+typedef struct my_col {
+  int is_int;
+  long long ival;
+  char *buf;
+  unsigned long cap;
+  unsigned long len;
+  my_bool is_null;
+  my_bool error;
+} my_col;
+
+/*
+** A statement of one connection: its text with $N rewritten to `?`,
+** prepared once per connection, bound by $N, executed at its first step,
+** its rows stored on the client and fetched one by one.
+**
+** Some of the core's statements are more than one statement here (see
+** mysql.c): a follow-up statement's rows stand for the first's, and the
+** claim shows a subset of its pick's rows with some columns replaced.
+*/
+struct sqlq__stmt {
+  int id;
+  MYSQL_STMT *ms;                    /* NULL until prepared on this connection */
+  int n_marks;                       /* placeholders in the rewritten text */
+  unsigned char marks[MY_MAX_MARKS]; /* the parameter (0-based) of each */
+  MYSQL_BIND params[MY_MAX_PARAMS];  /* bound values, by parameter */
+  long long ints[MY_MAX_PARAMS];
+  unsigned long lens[MY_MAX_PARAMS];
+  my_bool nulls[MY_MAX_PARAMS];
+  int n_params;                      /* highest parameter bound */
+  unsigned n_cols;
+  my_col *cols;
+  MYSQL_BIND *col_binds;
+  int executed;                      /* rows (if any) are stored */
+  long long changes;
+  long long insert_id;
+  /* The claim: the rows of its pick shown (their indexes, in order), the
+  ** next one to show, and the replaced columns. */
+  unsigned long long *rows;
+  int n_rows, next_row;
+  long long lease_until;
+  /* The follow-up whose rows stand for this statement's, once it ran. */
+  struct sqlq__stmt *view;
+};
+
+typedef struct mysql_db {
+  MYSQL *conn;                       /* NULL while disconnected */
+  int lost;                          /* the connection broke: open it again */
+  /* What it takes to connect again (and to open the lock connection). */
+  char *host, *user, *password, *dbname, *socket;
+  unsigned port;
+  unsigned connect_timeout;
+  sqlq__stmt stmts[MY_SQL_COUNT];
+  int in_tx;                         /* a transaction is open */
+  int init_lock;                     /* sqlq init's lock is held until the transaction ends */
+  sqlq__backoff reconnect;
+  /* Wake-ups (mysql_wait.c). */
+  double wake_interval;              /* the longest sleep of a wait, seconds */
+  char *wait_queue;                  /* the queue the session's wait statement is for */
+  char wait_tag[33];                 /* its tag: 32 hex digits */
+  /* Named locks: a second connection, so that a lock is never taken or
+  ** waited for inside the caller's transaction; it also interrupts this
+  ** handle's own waits (KILL QUERY). */
+  MYSQL *aux;
+} mysql_db;
+
+#define MY(db) ((mysql_db *)(db)->drv)
+
+extern const char *const sqlq__mysql_sql[MY_SQL_COUNT];
+extern const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION];
+extern const char sqlq__mysql_wait_sql[];
+
+/* Record the error of conn (or of st when not NULL) on db, mapped to a
+** status, and return that status.  what says what failed.  Marks db's
+** connection lost when the error says it is. */
+int sqlq__my_error(sqlq_db *db, MYSQL *conn, MYSQL_STMT *st, const char *what);
+/* Open a new connection with db's parameters; NULL with an error recorded. */
+MYSQL *sqlq__my_connect(sqlq_db *db);
+/* Make sure db's connection is up, reconnecting (paced) when it was lost
+** outside a transaction. */
+int sqlq__my_ready(sqlq_db *db);
+/* Run a driver statement with the given text ($1..$n) or integer
+** parameters: params[k] NULL means the integer ints[k].  Rows, if any, are
+** read with the statement interface; the caller resets st. */
+int sqlq__my_run(sqlq_db *db, int id, int n, const char *const *params, const long long *ints,
+                 sqlq__stmt **out);
+/* Execute st (prepared on first use) with its bound parameters and store
+** its rows on the client. */
+int sqlq__my_execute(sqlq_db *db, sqlq__stmt *st);
+/* Fetch the next stored row of st: SQLQ__ROW, SQLQ__DONE or an error.
+** Columns cut short by their buffer are fetched again into a larger one. */
+int sqlq__my_fetch(sqlq_db *db, sqlq__stmt *st);
+/* Run sql (no parameters; results, if any, dropped) on conn. */
+int sqlq__my_query(sqlq_db *db, MYSQL *conn, const char *sql, const char *what);
+
+/* The claim (mysql_claim.c): run the pick of st, mark the jobs taken, and
+** leave st showing their rows. */
+int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st);
+
+int sqlq__my_wait_prepare(sqlq_db *db, const char *queue);
+int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
+int sqlq__my_notify(sqlq_db *db, const char *queue, int n);
+void sqlq__my_forget_wait(mysql_db *m);
+
+/* The lock connection, opened on first use; NULL with an error recorded. */
+MYSQL *sqlq__my_aux(sqlq_db *db);
+int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
+                  sqlq__lockstate **out);
+void sqlq__my_unlock(sqlq_db *db, sqlq__lockstate *ls);
+
+#endif /* SQLQ_MYSQL_INT_H */
