@@ -11,10 +11,11 @@
 ** The isolation level is the server's default, REPEATABLE READ: under
 ** binlog_format=STATEMENT, MariaDB refuses writes under READ COMMITTED.
 **
-** Three of the core's statements are more than one statement here:
-** RELEASE and TOUCH return a row, which UPDATE cannot on MariaDB 10.11, so
-** a follow-up SELECT reads it once the UPDATE changed a row; the claim is a
-** pick and an UPDATE (mysql_claim.c).  A duplicate dedupe key makes the
+** Five of the core's statements are more than one statement here:
+** RELEASE, TOUCH and RING_ADVANCE return a row, which UPDATE cannot on
+** MariaDB 10.11, so a follow-up SELECT reads it once the UPDATE changed a
+** row; the claim is a pick and an UPDATE (mysql_claim.c), and POOL_NEXT a
+** turn, a pick, an UPDATE and a read (mysql_pool.c).  A duplicate dedupe key makes the
 ** ENQUEUE fail with error 1062, which only undoes that statement: it reads
 ** as "no row stored".
 **
@@ -47,6 +48,7 @@ static const char *const options[] = {"socket", "wake_interval", "connect_timeou
 static const int follow_up[MY_SQL_COUNT] = {
   [SQLQ__SQL_RELEASE] = MY_SQL_RELEASED_QUEUE,
   [SQLQ__SQL_TOUCH] = MY_SQL_TOUCHED,
+  [SQLQ__SQL_RING_ADVANCE] = MY_SQL_RING_ADVANCED,
 };
 
 /* ---------------------------------------------------------------------
@@ -482,6 +484,8 @@ static int my_step(sqlq_db *db, sqlq__stmt *st) {
     if (rc != SQLQ_OK) return rc;
     if (st->id == SQLQ__SQL_CLAIM) {
       rc = sqlq__my_claim(db, st);
+    } else if (st->id == SQLQ__SQL_POOL_NEXT) {
+      rc = sqlq__my_pool_next(db, st);
     } else {
       rc = sqlq__my_execute(db, st);
       /* A duplicate dedupe key: nothing stored (see above). */
@@ -603,6 +607,21 @@ static int my_exec(sqlq_db *db, const char *script) {
     m->init_lock = rc == SQLQ_OK;
   }
   return rc == SQLQ_OK ? sqlq__my_query(db, m->conn, script, "script") : rc;
+}
+
+int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, int (*fn)(sqlq_db *db, sqlq__stmt *st)) {
+  mysql_db *m = MY(db);
+  int own = !m->in_tx;
+  int rc = own ? sqlq__my_query(db, m->conn, "START TRANSACTION", "START TRANSACTION") : SQLQ_OK;
+  if (rc == SQLQ_OK) rc = fn(db, st);
+  if (own && rc == SQLQ_OK) rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
+  if (own && rc != SQLQ_OK && !m->lost) {
+    sqlq__saved_error saved;
+    sqlq__save_error(db, &saved);
+    sqlq__my_query(db, m->conn, "ROLLBACK", "ROLLBACK");
+    sqlq__restore_error(db, &saved);
+  }
+  return rc;
 }
 
 static void end_tx(sqlq_db *db) {

@@ -145,17 +145,7 @@ static int pick_and_mark(sqlq_db *db, sqlq__stmt *st) {
 }
 
 int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st) {
-  mysql_db *m = MY(db);
-  int own = !m->in_tx;
-  int rc = own ? sqlq__my_query(db, m->conn, "START TRANSACTION", "START TRANSACTION") : SQLQ_OK;
-  if (rc == SQLQ_OK) rc = pick_and_mark(db, st);
-  if (own && rc == SQLQ_OK) rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
-  if (own && rc != SQLQ_OK && !m->lost) {
-    sqlq__saved_error saved;
-    sqlq__save_error(db, &saved);
-    sqlq__my_query(db, m->conn, "ROLLBACK", "ROLLBACK");
-    sqlq__restore_error(db, &saved);
-  }
+  int rc = sqlq__my_in_own_tx(db, st, pick_and_mark);
   /* With no row taken, step shows none. */
   if (rc == SQLQ_OK && st->rows == NULL) st->rows = calloc(1, sizeof *st->rows);
   return rc == SQLQ_OK && st->rows == NULL ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : rc;

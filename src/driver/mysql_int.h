@@ -2,6 +2,7 @@
 ** mysql_int.h -- declarations shared by the files of the MySQL/MariaDB
 ** driver (mysql.c: connection, statements, transactions, errors;
 ** mysql_sql.c: the dialect; mysql_claim.c: the two-step claim;
+** mysql_pool.c: a pool's next item;
 ** mysql_wait.c: wake-ups with KILL QUERY; mysql_lock.c: GET_LOCK).
 */
 #ifndef SQLQ_MYSQL_INT_H
@@ -20,6 +21,12 @@ enum {
   MY_SQL_WAIT_QUEUE,                       /* $1 queue: the queue the wait statement reads */
   MY_SQL_WAIT_TAG,                         /* $1 queue -> the tag of its waiters */
   MY_SQL_WAKE,                             /* $1 queue $2 n: interrupt n waiters */
+  /* Rings and pools (schema version 2). */
+  MY_SQL_RING_ADVANCED,                    /* $1 ring $2 count -> first seq, capacity
+                                              (after RING_ADVANCE) */
+  MY_SQL_POOL_TURN,                        /* $1 pool: locks its first item by name */
+  MY_SQL_POOL_STAMP,                       /* $1 pool $2 hold_us $3 token $4 id */
+  MY_SQL_POOL_PICKED,                      /* $1 id -> POOL_NEXT's columns */
   MY_SQL_COUNT
 };
 
@@ -123,9 +130,17 @@ int sqlq__my_fetch(sqlq_db *db, sqlq__stmt *st);
 /* Run sql (no parameters; results, if any, dropped) on conn. */
 int sqlq__my_query(sqlq_db *db, MYSQL *conn, const char *sql, const char *what);
 
+/* Run fn(db, st) in the open transaction, or else in one of its own,
+** committed when fn succeeds and rolled back when it fails. */
+int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, int (*fn)(sqlq_db *db, sqlq__stmt *st));
+
 /* The claim (mysql_claim.c): run the pick of st, mark the jobs taken, and
 ** leave st showing their rows. */
 int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st);
+/* A pool's next item (mysql_pool.c): take the pool's turn, run the pick
+** of st, stamp the item and leave st showing its row (none when no item
+** is free). */
+int sqlq__my_pool_next(sqlq_db *db, sqlq__stmt *st);
 
 int sqlq__my_wait_prepare(sqlq_db *db, const char *queue);
 int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);

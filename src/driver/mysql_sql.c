@@ -168,6 +168,61 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1",
   [MY_SQL_WAIT_TAG] = "SELECT MD5(CONCAT(DATABASE(), '/', $1))",
   [MY_SQL_WAKE] = "CALL sqlq_wake($1, $2)",
+
+  /* Rings (schema version 2).  RING_ADVANCE's UPDATE takes the next
+  ** numbers and keeps the ring's row locked until the transaction ends, so
+  ** concurrent pushes take turns; its follow-up SELECT (MY_SQL_RING_ADVANCED,
+  ** run by mysql.c once the UPDATE matched the row) reads the row as the
+  ** UPDATE left it, since a transaction sees its own changes.  The ring
+  ** entries have one unique key only, so that STORE's upsert is safe under
+  ** statement-based replication. */
+  [SQLQ__SQL_RING_CREATE] =
+    "INSERT INTO sqlq_rings (name, capacity, created_at) VALUES ($1, $2, " NOW_US ")"
+    " ON DUPLICATE KEY UPDATE name = name",
+  [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1",
+  [SQLQ__SQL_RING_ADVANCE] = "UPDATE sqlq_rings SET next_seq = next_seq + $2 WHERE name = $1",
+  [MY_SQL_RING_ADVANCED] = "SELECT next_seq - $2, capacity FROM sqlq_rings WHERE name = $1",
+  [SQLQ__SQL_RING_STORE] =
+    "INSERT INTO sqlq_ring_entries (ring, slot, seq, at, payload)"
+    " VALUES ($1, $2 % $3, $2, " NOW_US ", $4) ON DUPLICATE KEY UPDATE"
+    " seq = VALUES(seq), at = VALUES(at), payload = VALUES(payload)",
+  [SQLQ__SQL_RING_READ] =
+    "SELECT seq, at, payload FROM sqlq_ring_entries WHERE ring = $1 AND seq > $2"
+    " ORDER BY seq LIMIT $3",
+  [SQLQ__SQL_RING_CLEAR] = "DELETE FROM sqlq_ring_entries WHERE ring = $1",
+  [SQLQ__SQL_RING_DROP] = "DELETE FROM sqlq_rings WHERE name = $1",
+
+  /* Pools (schema version 2).  POOL_NEXT is the pick of mysql_pool.c, which
+  ** first takes the pool's turn (MY_SQL_POOL_TURN), then stamps the item
+  ** picked (MY_SQL_POOL_STAMP) and reads it back (MY_SQL_POOL_PICKED).
+  ** The picks are locking reads, which read the newest committed rows. */
+  [SQLQ__SQL_POOL_ADD] = "INSERT IGNORE INTO sqlq_pool_items (pool, item) VALUES ($1, $2)",
+  [SQLQ__SQL_POOL_REMOVE] = "DELETE FROM sqlq_pool_items WHERE pool = $1 AND item = $2",
+  [SQLQ__SQL_POOL_LIST] =
+    "SELECT id, item, last_used, uses, IF(held_until > " NOW_US ", held_until, NULL)"
+    " FROM sqlq_pool_items WHERE pool = $1 ORDER BY last_used, id",
+  [MY_SQL_POOL_TURN] =
+    "SELECT id FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_item) WHERE pool = $1"
+    " ORDER BY item LIMIT 1 FOR UPDATE",
+  [SQLQ__SQL_POOL_NEXT] =
+    "SELECT id FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_lru) WHERE pool = $1"
+    " AND (held_until IS NULL OR held_until <= " NOW_US ")"
+    " ORDER BY last_used, id LIMIT 1 FOR UPDATE",
+  /* $1 pool $2 hold_us $3 token $4 id.  The newest stamp is read in the
+  ** UPDATE, which locks what it reads: the newest committed value. */
+  [MY_SQL_POOL_STAMP] =
+    "UPDATE sqlq_pool_items i,"
+    " (SELECT max(last_used) AS newest FROM sqlq_pool_items WHERE pool = $1) AS n"
+    " SET i.last_used = GREATEST(" NOW_US ", n.newest + 1), i.uses = i.uses + 1,"
+    " i.held_until = IF($2 > 0, " NOW_US " + $2, NULL), i.token = IF($2 > 0, $3, NULL)"
+    " WHERE i.id = $4",
+  [MY_SQL_POOL_PICKED] =
+    "SELECT id, item, last_used, uses, held_until FROM sqlq_pool_items WHERE id = $1",
+  [SQLQ__SQL_POOL_COUNT] =
+    "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1 AND ($2 IS NULL OR item = $2)",
+  [SQLQ__SQL_POOL_RELEASE] =
+    "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
+    " WHERE pool = $1 AND item = $2 AND token = $3",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -243,6 +298,43 @@ static const char migration_1[] =
   "  CLOSE waits;"
   " END";
 
+/* Version 2: rings and pools.  docs/schema.md documents each column.
+** Names and items are VARBINARY: compared byte for byte like the other
+** dialects' text (utf8mb4_bin pads with spaces), and an item's 1024 bytes
+** fit the unique key (InnoDB keys hold at most 3072 bytes). */
+static const char migration_2[] =
+  "CREATE TABLE sqlq_rings ("
+  " name       VARBINARY(128) NOT NULL PRIMARY KEY,"
+  " capacity   BIGINT         NOT NULL,"
+  " next_seq   BIGINT         NOT NULL DEFAULT 1,"
+  " created_at BIGINT         NOT NULL DEFAULT (" NOW_US "),"
+  " CONSTRAINT sqlq_rings_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_rings_capacity CHECK (capacity BETWEEN 1 AND 1000000000)"
+  ") ENGINE=InnoDB;"
+  "CREATE TABLE sqlq_ring_entries ("
+  " ring    VARBINARY(128) NOT NULL,"
+  " slot    BIGINT         NOT NULL,"
+  " seq     BIGINT         NOT NULL,"
+  " at      BIGINT         NOT NULL,"
+  " payload LONGBLOB       NOT NULL,"
+  " PRIMARY KEY (ring, slot),"
+  " KEY sqlq_ring_entries_seq (ring, seq)"
+  ") ENGINE=InnoDB;"
+  "CREATE TABLE sqlq_pool_items ("
+  " id         BIGINT          NOT NULL AUTO_INCREMENT PRIMARY KEY,"
+  " pool       VARBINARY(128)  NOT NULL,"
+  " item       VARBINARY(1024) NOT NULL,"
+  " last_used  BIGINT          NOT NULL DEFAULT 0,"
+  " uses       BIGINT          NOT NULL DEFAULT 0,"
+  " held_until BIGINT,"
+  " token      BIGINT,"
+  " CONSTRAINT sqlq_pool_items_pool_size CHECK (octet_length(pool) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_pool_items_item_size CHECK (octet_length(item) BETWEEN 1 AND 1024),"
+  " UNIQUE KEY sqlq_pool_items_item (pool, item),"
+  " KEY sqlq_pool_items_lru (pool, last_used, id)"
+  ") ENGINE=InnoDB;";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
+  migration_2,
 };

@@ -27,6 +27,7 @@
 ** own statement through its second session (mysql_lock.c).
 */
 #include <errno.h>
+#include <limits.h>
 #include <mysqld_error.h>
 #include <poll.h>
 #include <stdio.h>
@@ -149,7 +150,6 @@ static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
 }
 
 int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns) {
-  (void)queue;
   mysql_db *m = MY(db);
   int64_t interval_ns = (int64_t)(m->wake_interval * 1e9);
   for (;;) {
@@ -162,7 +162,10 @@ int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_
     int woken = 0;
     int rc = wait_once(db, wake_fd, left < 1000000 ? 0.001 : left / 1e9, &woken);
     if (rc == SQLQ_UNAVAILABLE) return SQLQ_OK;
-    if (rc != SQLQ_OK || woken) return rc;
+    /* The wait statement sees only a queue's jobs: for another channel (a
+    ** ring's, whose name starts with a control character) each sleep ends
+    ** the wait, and the core looks again. */
+    if (rc != SQLQ_OK || woken || (unsigned char)queue[0] < 0x20) return rc;
   }
 }
 
@@ -170,7 +173,7 @@ int sqlq__my_notify(sqlq_db *db, const char *queue, int n) {
   sqlq__saved_error saved;
   sqlq__save_error(db, &saved);
   const char *params[2] = {queue, NULL};
-  long long ints[2] = {0, n > 1 ? n : 1};
+  long long ints[2] = {0, n == SQLQ__WAKE_ALL ? INT_MAX : n > 1 ? n : 1};
   sqlq__stmt *st;
   int rc = sqlq__my_run(db, MY_SQL_WAKE, 2, params, ints, &st);
   db->drv_methods->reset(st);
