@@ -242,6 +242,9 @@ static int my_open(sqlq_db *db, const sqlq__url *url) {
 }
 
 static void free_stmt(sqlq__stmt *st) {
+  sqlq__my_free_arrays(st);
+  free(st->marks);
+  free(st->binds);
   for (unsigned c = 0; c < st->n_cols; c++) free(st->cols[c].buf);
   free(st->cols);
   free(st->col_binds);
@@ -272,31 +275,6 @@ static void *my_native(sqlq_db *db) {
 /* ---------------------------------------------------------------------
 ** Statements.
 */
-
-/* Rewrite text's $N parameters (outside quotes) to `?` into out, noting
-** which parameter each placeholder stands for. */
-static int rewrite(sqlq_db *db, sqlq__stmt *st, const char *text, char *out) {
-  char quote = 0;
-  st->n_marks = 0;
-  for (const char *p = text; *p; p++) {
-    if (quote) {
-      if (*p == quote) quote = 0;
-    } else if (*p == '\'' || *p == '"' || *p == '`') {
-      quote = *p;
-    } else if (*p == '$' && p[1] >= '1' && p[1] <= '9') {
-      int n = (int)strtol(p + 1, (char **)&p, 10);
-      p--;
-      if (n > MY_MAX_PARAMS || st->n_marks == MY_MAX_MARKS)
-        return sqlq__error(db, SQLQ_ERROR, "mysql: statement %d has too many parameters", st->id);
-      st->marks[st->n_marks++] = (unsigned char)(n - 1);
-      *out++ = '?';
-      continue;
-    }
-    *out++ = *p;
-  }
-  *out = '\0';
-  return SQLQ_OK;
-}
 
 /* Bind the result columns of st's prepared statement: integers as such,
 ** the rest as bytes. */
@@ -346,16 +324,16 @@ static int bind_columns(sqlq_db *db, sqlq__stmt *st) {
                                                         : SQLQ_OK;
 }
 
-/* Prepare sql[st->id] on the session, once. */
-static int prepare_once(sqlq_db *db, sqlq__stmt *st) {
+/* Prepare sql[st->id] on the session for `rows` array elements, once. */
+static int prepare_once(sqlq_db *db, sqlq__stmt *st, size_t rows) {
   mysql_db *m = MY(db);
-  if (st->ms) return SQLQ_OK;
-  const char *text = sqlq__mysql_sql[st->id];
-  char *sql = malloc(strlen(text) + 1);
-  if (sql == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  int rc = rewrite(db, st, text, sql);
-  if (rc == SQLQ_OK && (st->ms = mysql_stmt_init(m->conn)) == NULL)
-    rc = sqlq__my_error(db, m->conn, NULL, "prepare");
+  if (st->ms && st->prepared_rows == rows) return SQLQ_OK;
+  if (st->ms) mysql_stmt_close(st->ms);
+  st->ms = NULL;
+  char *sql = sqlq__my_statement_text(db, st, rows);
+  if (sql == NULL) return db->errcode;
+  int rc = SQLQ_OK;
+  if ((st->ms = mysql_stmt_init(m->conn)) == NULL) rc = sqlq__my_error(db, m->conn, NULL, "prepare");
   if (rc == SQLQ_OK && mysql_stmt_prepare(st->ms, sql, (unsigned long)strlen(sql)) != 0)
     rc = sqlq__my_error(db, m->conn, st->ms, "prepare");
   if (rc == SQLQ_OK) rc = bind_columns(db, st);
@@ -364,6 +342,7 @@ static int prepare_once(sqlq_db *db, sqlq__stmt *st) {
     mysql_stmt_close(st->ms);
     st->ms = NULL;
   }
+  st->prepared_rows = rows;
   return rc;
 }
 
@@ -375,60 +354,19 @@ static int my_prepare(sqlq_db *db, int id, sqlq__stmt **out) {
   return SQLQ_OK;
 }
 
-static MYSQL_BIND *param(sqlq__stmt *st, int i) {
-  if (i > st->n_params) st->n_params = i;
-  MYSQL_BIND *b = &st->params[i - 1];
-  memset(b, 0, sizeof *b);
-  return b;
-}
-
-static int my_bind_int64(sqlq__stmt *st, int i, int64_t v) {
-  MYSQL_BIND *b = param(st, i);
-  st->ints[i - 1] = v;
-  b->buffer_type = MYSQL_TYPE_LONGLONG;
-  b->buffer = &st->ints[i - 1];
-  return SQLQ_OK;
-}
-
-static int bind_bytes(sqlq__stmt *st, int i, enum enum_field_types type, const void *p, size_t n) {
-  MYSQL_BIND *b = param(st, i);
-  if (p == NULL) {
-    b->buffer_type = MYSQL_TYPE_NULL;
-    return SQLQ_OK;
-  }
-  st->lens[i - 1] = (unsigned long)n;
-  b->buffer_type = type;
-  b->buffer = (void *)p;
-  b->buffer_length = (unsigned long)n;
-  b->length = &st->lens[i - 1];
-  return SQLQ_OK;
-}
-
-static int my_bind_text(sqlq__stmt *st, int i, const char *s) {
-  return bind_bytes(st, i, MYSQL_TYPE_STRING, s, s ? strlen(s) : 0);
-}
-
-static int my_bind_blob(sqlq__stmt *st, int i, const void *p, size_t n) {
-  return bind_bytes(st, i, MYSQL_TYPE_BLOB, n ? p : "", n);
-}
-
 int sqlq__my_execute(sqlq_db *db, sqlq__stmt *st) {
-  int rc = prepare_once(db, st);
+  size_t rows = sqlq__my_is_array(st) ? sqlq__my_array_rows(st) : 0;
+  if (sqlq__my_is_array(st) && rows == 0)
+    return sqlq__error(db, SQLQ_ERROR, "mysql: statement %d run without its arrays", st->id);
+  int rc = prepare_once(db, st, rows);
+  if (rc == SQLQ_OK) rc = sqlq__my_bind_marks(db, st);
   if (rc != SQLQ_OK) return rc;
-  MYSQL_BIND binds[MY_MAX_MARKS];
-  for (int k = 0; k < st->n_marks; k++) {
-    if (st->marks[k] >= st->n_params) {
-      memset(&binds[k], 0, sizeof binds[k]);
-      binds[k].buffer_type = MYSQL_TYPE_NULL;
-    } else {
-      binds[k] = st->params[st->marks[k]];
-    }
-  }
-  if (st->n_marks && mysql_stmt_bind_param(st->ms, binds))
-    return sqlq__my_error(db, MY(db)->conn, st->ms, "bind");
   if (mysql_stmt_execute(st->ms) != 0) return sqlq__my_error(db, MY(db)->conn, st->ms, "query");
   st->changes = (long long)mysql_stmt_affected_rows(st->ms);
   st->insert_id = (long long)mysql_stmt_insert_id(st->ms);
+  /* The columns of a RETURNING clause are known only once it ran. */
+  if (st->n_cols == 0 && mysql_stmt_field_count(st->ms) > 0 && (rc = bind_columns(db, st)) != SQLQ_OK)
+    return rc;
   if (st->n_cols && mysql_stmt_store_result(st->ms) != 0)
     return sqlq__my_error(db, MY(db)->conn, st->ms, "query");
   st->executed = 1;
@@ -548,6 +486,7 @@ static int64_t my_last_insert_id(sqlq_db *db, sqlq__stmt *st) {
 static void clear(sqlq__stmt *st) {
   if (st->executed && st->ms) mysql_stmt_free_result(st->ms);
   st->executed = 0;
+  sqlq__my_free_arrays(st);
   st->n_params = 0;
   st->changes = 0;
   free(st->rows);
@@ -566,8 +505,8 @@ int sqlq__my_run(sqlq_db *db, int id, int n, const char *const *params, const lo
   sqlq__stmt *st = &MY(db)->stmts[id];
   clear(st);
   for (int k = 0; k < n; k++)
-    if (params[k]) my_bind_text(st, k + 1, params[k]);
-    else my_bind_int64(st, k + 1, ints[k]);
+    if (params[k]) sqlq__my_bind_text(st, k + 1, params[k]);
+    else sqlq__my_bind_int64(st, k + 1, ints[k]);
   *out = st;
   int rc = sqlq__my_ready(db);
   return rc == SQLQ_OK ? sqlq__my_execute(db, st) : rc;
@@ -681,9 +620,12 @@ const sqlq_driver sqlq__driver_mysql = {
   .commit = my_commit,
   .rollback = my_rollback,
   .prepare = my_prepare,
-  .bind_int64 = my_bind_int64,
-  .bind_text = my_bind_text,
-  .bind_blob = my_bind_blob,
+  .bind_int64 = sqlq__my_bind_int64,
+  .bind_text = sqlq__my_bind_text,
+  .bind_blob = sqlq__my_bind_blob,
+  .bind_int64_array = sqlq__my_bind_int64_array,
+  .bind_text_array = sqlq__my_bind_text_array,
+  .bind_blob_array = sqlq__my_bind_blob_array,
   .step = my_step,
   .column_is_null = my_column_is_null,
   .column_int64 = my_column_int64,

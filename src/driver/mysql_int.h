@@ -30,9 +30,27 @@ enum {
   MY_SQL_COUNT
 };
 
-/* Most distinct parameters ($1..$N) and placeholders of one statement. */
+/* Most distinct parameters ($1..$N) of one statement. */
 #define MY_MAX_PARAMS 8
-#define MY_MAX_MARKS 16
+
+/* A placeholder of a statement's text: the parameter it takes (0-based)
+** and, in a repeated section, which element of its array (1-based; 0:
+** the parameter's one value).  See mysql_bind.c. */
+typedef struct my_mark {
+  unsigned char param;
+  size_t elem;
+} my_mark;
+
+/* An array bound to a parameter by bind_*_array (when set): ints, or
+** pointers and lengths of text or blobs. */
+typedef struct my_array {
+  int set;
+  enum enum_field_types type;
+  size_t n;
+  long long *ints;
+  const void **ptrs;
+  unsigned long *lens;
+} my_array;
 
 /* One result column of the current row: integers are fetched as such,
 ** everything else as bytes into buf (grown to fit). */
@@ -58,12 +76,15 @@ typedef struct my_col {
 struct sqlq__stmt {
   int id;
   MYSQL_STMT *ms;                    /* NULL until prepared on this connection */
-  int n_marks;                       /* placeholders in the rewritten text */
-  unsigned char marks[MY_MAX_MARKS]; /* the parameter (0-based) of each */
+  size_t prepared_rows;              /* an array statement's rows as prepared */
+  my_mark *marks;                    /* placeholders in the prepared text */
+  size_t n_marks, cap_marks;
+  MYSQL_BIND *binds;                 /* one per mark, at execution */
+  size_t n_binds;
   MYSQL_BIND params[MY_MAX_PARAMS];  /* bound values, by parameter */
   long long ints[MY_MAX_PARAMS];
   unsigned long lens[MY_MAX_PARAMS];
-  my_bool nulls[MY_MAX_PARAMS];
+  my_array arrays[MY_MAX_PARAMS];
   int n_params;                      /* highest parameter bound */
   unsigned n_cols;
   my_col *cols;
@@ -121,6 +142,24 @@ int sqlq__my_ready(sqlq_db *db);
 ** read with the statement interface; the caller resets st. */
 int sqlq__my_run(sqlq_db *db, int id, int n, const char *const *params, const long long *ints,
                  sqlq__stmt **out);
+/* Parameters (mysql_bind.c).  sqlq__my_statement_text returns sql[st->id]
+** with its sections repeated for `rows` elements and its parameters
+** written `?`, noting st's marks (malloc'ed; NULL with an error recorded).
+** sqlq__my_bind_marks binds the values of st's marks to its prepared
+** statement. */
+char *sqlq__my_statement_text(sqlq_db *db, sqlq__stmt *st, size_t rows);
+int sqlq__my_is_array(const sqlq__stmt *st);
+size_t sqlq__my_array_rows(const sqlq__stmt *st);
+int sqlq__my_bind_marks(sqlq_db *db, sqlq__stmt *st);
+int sqlq__my_bind_int64(sqlq__stmt *st, int i, int64_t v);
+int sqlq__my_bind_text(sqlq__stmt *st, int i, const char *s);
+int sqlq__my_bind_blob(sqlq__stmt *st, int i, const void *p, size_t n);
+int sqlq__my_bind_int64_array(sqlq__stmt *st, int i, const int64_t *v, size_t n);
+int sqlq__my_bind_text_array(sqlq__stmt *st, int i, const char *const *v, size_t n);
+int sqlq__my_bind_blob_array(sqlq__stmt *st, int i, const void *const *p, const size_t *len,
+                             size_t n);
+void sqlq__my_free_arrays(sqlq__stmt *st);
+
 /* Execute st (prepared on first use) with its bound parameters and store
 ** its rows on the client. */
 int sqlq__my_execute(sqlq_db *db, sqlq__stmt *st);

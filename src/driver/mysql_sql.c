@@ -17,6 +17,12 @@
 ** every ordering ends with the unique id.  No REAP: the claim takes back
 ** expired leases itself, and only when its pick saw that there are some.
 **
+** The jobs table keeps transient statistics (STATS_PERSISTENT=0), which
+** InnoDB updates as the table changes, rather than persistent ones, updated
+** in the background: with the statistics of a table that just grew from
+** nothing, the optimizer scans a whole table for a DELETE of a list of ids,
+** locking every row (DELETE takes no index hint; the UPDATEs name theirs).
+**
 ** InnoDB has no partial indexes: the dedupe key's uniqueness among
 ** unfinished jobs is a unique index on a generated column that is NULL for
 ** finished jobs.  A duplicate is refused with error 1062, which the driver
@@ -157,6 +163,18 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
 
+  /* Batches (MariaDB's INSERT and DELETE ... RETURNING): a section
+  ** [[...]] is repeated once per element of the arrays (mysql_bind.c).
+  ** The rows of a multi-row INSERT take consecutive ids, in order, which
+  ** the binary log records.  No ACK_HISTORY_ARRAY: a DELETE cannot copy
+  ** its rows elsewhere, so keeping history acks one job at a time. */
+  [SQLQ__SQL_ENQUEUE_ARRAY] =
+    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key, payload,"
+    " created_at) VALUES [[($1, $2, " NOW_US " + $3, $4, $5, $6, " NOW_US ")]] RETURNING id",
+  [SQLQ__SQL_ACK_ARRAY] =
+    "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'"
+    " AND (id, token) IN ([[($1, $2)]]) RETURNING id",
+
   /* The driver's own statements. */
   [MY_SQL_EXPIRED_EXIST] = "SELECT EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")",
   [MY_SQL_EXPIRED] =
@@ -257,7 +275,7 @@ static const char migration_1[] =
   " KEY sqlq_jobs_lease (queue, state, lease_until),"
   " UNIQUE KEY sqlq_jobs_dedupe (queue, dedupe_live),"
   " KEY sqlq_jobs_group (queue, group_key, id)"
-  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin STATS_PERSISTENT=0;"
   "CREATE TABLE sqlq_queues ("
   " queue  VARCHAR(128) NOT NULL PRIMARY KEY,"
   " paused BOOLEAN      NOT NULL DEFAULT FALSE"
