@@ -24,6 +24,8 @@ enum {
   /* Rings and pools (schema version 2). */
   MY_SQL_RING_ADVANCED,                    /* $1 ring $2 count -> first seq, capacity
                                               (after RING_ADVANCE) */
+  MY_SQL_WAIT_MARK,                        /* the counter of the ring waited for
+                                              (@sqlq_wait_queue) into @sqlq_wait_mark */
   MY_SQL_POOL_TURN,                        /* $1 pool: locks its first item by name */
   MY_SQL_POOL_STAMP,                       /* $1 pool $2 hold_us $3 token $4 id */
   MY_SQL_POOL_PICKED,                      /* $1 id -> POOL_NEXT's columns */
@@ -127,6 +129,7 @@ typedef struct mysql_db {
 extern const char *const sqlq__mysql_sql[MY_SQL_COUNT];
 extern const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION];
 extern const char sqlq__mysql_wait_sql[];
+extern const char sqlq__mysql_ring_wait_sql[];
 
 /* Record the error of conn (or of st when not NULL) on db, mapped to a
 ** status, and return that status.  what says what failed.  Marks db's

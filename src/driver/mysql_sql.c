@@ -219,6 +219,9 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_POOL_LIST] =
     "SELECT id, item, last_used, uses, IF(held_until > " NOW_US ", held_until, NULL)"
     " FROM sqlq_pool_items WHERE pool = $1 ORDER BY last_used, id",
+  [MY_SQL_WAIT_MARK] =
+    "SET @sqlq_wait_mark = (SELECT next_seq FROM sqlq_rings"
+    " WHERE name = SUBSTRING(@sqlq_wait_queue, 7))",
   [MY_SQL_POOL_TURN] =
     "SELECT id FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_item) WHERE pool = $1"
     " ORDER BY item LIMIT 1 FOR UPDATE",
@@ -245,8 +248,42 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
 ** with one %s: the longest sleep, in seconds, as a literal. */
-const char sqlq__mysql_wait_sql[] =
-  "IF(d <= 0, 1, 2 + SLEEP(LEAST(COALESCE(d, %s), %s))) FROM (SELECT " WAIT_DUE " AS d) AS due";
+#define WAIT_BODY(due) \
+  "IF(d <= 0, 1, 2 + SLEEP(LEAST(COALESCE(d, %s), %s))) FROM (SELECT " due " AS d) AS due"
+const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE);
+
+/* The same for a ring's followers: due now when the ring's counter is not
+** the mark MY_SQL_WAIT_MARK took (the ring is named after the channel's
+** 6 characters "\x1Ering:"), else only a push's KILL QUERY ends it. */
+const char sqlq__mysql_ring_wait_sql[] = WAIT_BODY(
+  "IF((SELECT next_seq FROM sqlq_rings WHERE name = SUBSTRING(@sqlq_wait_queue, 7))"
+  " <=> @sqlq_wait_mark, NULL, 0)");
+
+/* Interrupt up to n sleeping waiters of channel wake_queue (mysql_wait.c):
+** their statements start with the comment sqlq-wait and the channel's tag.
+** A waiter that finished in the meantime is not there to kill: KILL QUERY
+** ID names the statement, never what its session runs next.  width is the
+** longest channel, in characters. */
+#define WAKE_PROCEDURE(width) \
+  "CREATE PROCEDURE sqlq_wake(IN wake_queue VARCHAR(" width "), IN n INT)" \
+  " SQL SECURITY DEFINER MODIFIES SQL DATA" \
+  " BEGIN" \
+  "  DECLARE done INT DEFAULT 0;" \
+  "  DECLARE qid BIGINT;" \
+  "  DECLARE waits CURSOR FOR SELECT query_id FROM information_schema.processlist" \
+  "   WHERE command = 'Query' AND info LIKE CONCAT('SELECT /*sqlq-wait:'," \
+  "    MD5(CONCAT(DATABASE(), '/', wake_queue)), '*/%')" \
+  "   ORDER BY time_ms DESC, id LIMIT n;" \
+  "  DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = 1;" \
+  "  DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END;" \
+  "  OPEN waits;" \
+  "  fetching: LOOP" \
+  "   FETCH waits INTO qid;" \
+  "   IF done THEN LEAVE fetching; END IF;" \
+  "   KILL QUERY ID qid;" \
+  "  END LOOP;" \
+  "  CLOSE waits;" \
+  " END"
 
 /* Version 1: jobs, queues, history, the wake-up procedure.  docs/schema.md
 ** documents each column; docs/mysql.md the procedure. */
@@ -292,29 +329,7 @@ static const char migration_1[] =
   " created_at   BIGINT       NOT NULL,"
   " finished_at  BIGINT       NOT NULL"
   ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
-  /* Interrupt up to n sleeping waiters of queue (mysql_wait.c): their
-  ** statements start with the comment sqlq-wait and the queue's tag.  A
-  ** waiter that finished in the meantime is not there to kill: KILL QUERY
-  ** ID names the statement, never what its session runs next. */
-  "CREATE PROCEDURE sqlq_wake(IN wake_queue VARCHAR(128), IN n INT)"
-  " SQL SECURITY DEFINER MODIFIES SQL DATA"
-  " BEGIN"
-  "  DECLARE done INT DEFAULT 0;"
-  "  DECLARE qid BIGINT;"
-  "  DECLARE waits CURSOR FOR SELECT query_id FROM information_schema.processlist"
-  "   WHERE command = 'Query' AND info LIKE CONCAT('SELECT /*sqlq-wait:',"
-  "    MD5(CONCAT(DATABASE(), '/', wake_queue)), '*/%')"
-  "   ORDER BY time_ms DESC, id LIMIT n;"
-  "  DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = 1;"
-  "  DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END;"
-  "  OPEN waits;"
-  "  fetching: LOOP"
-  "   FETCH waits INTO qid;"
-  "   IF done THEN LEAVE fetching; END IF;"
-  "   KILL QUERY ID qid;"
-  "  END LOOP;"
-  "  CLOSE waits;"
-  " END";
+  WAKE_PROCEDURE("128");
 
 /* Version 2: rings and pools.  docs/schema.md documents each column.
 ** Names and items are VARBINARY: compared byte for byte like the other
@@ -350,7 +365,10 @@ static const char migration_2[] =
   " CONSTRAINT sqlq_pool_items_item_size CHECK (octet_length(item) BETWEEN 1 AND 1024),"
   " UNIQUE KEY sqlq_pool_items_item (pool, item),"
   " KEY sqlq_pool_items_lru (pool, last_used, id)"
-  ") ENGINE=InnoDB;";
+  ") ENGINE=InnoDB;"
+  /* A ring's channel ("\x1Ering:NAME") is longer than a queue's name. */
+  "DROP PROCEDURE sqlq_wake;"
+  WAKE_PROCEDURE("134");
 
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,

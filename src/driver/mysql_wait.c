@@ -46,7 +46,13 @@ void sqlq__my_forget_wait(mysql_db *m) {
   m->wait_tag[0] = '\0';
 }
 
-int sqlq__my_wait_prepare(sqlq_db *db, const char *queue) {
+/* A channel whose name starts with a control character is a ring's
+** ("\x1Ering:NAME", see ring.c); any other is a queue's. */
+static int is_ring(const char *channel) {
+  return (unsigned char)channel[0] < 0x20;
+}
+
+static int prepare_channel(sqlq_db *db, const char *queue) {
   mysql_db *m = MY(db);
   int rc = sqlq__my_ready(db);
   if (rc != SQLQ_OK || (m->wait_queue && strcmp(m->wait_queue, queue) == 0)) return rc;
@@ -75,6 +81,18 @@ int sqlq__my_wait_prepare(sqlq_db *db, const char *queue) {
   if (rc != SQLQ_OK) return rc;
   if ((m->wait_queue = strdup(queue)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   return SQLQ_OK;
+}
+
+/* For a ring, the wait statement also ends at once when the ring's counter
+** moved since this mark, taken before the core's check: a push committed
+** after the check is seen even when its KILL QUERY came too early. */
+int sqlq__my_wait_prepare(sqlq_db *db, const char *channel) {
+  int rc = prepare_channel(db, channel);
+  if (rc != SQLQ_OK || !is_ring(channel)) return rc;
+  sqlq__stmt *st;
+  rc = sqlq__my_run(db, MY_SQL_WAIT_MARK, 0, NULL, NULL, &st);
+  db->drv_methods->reset(st);
+  return rc;
 }
 
 /* Interrupt this handle's own wait statement through the second session.
@@ -118,7 +136,8 @@ static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
   mysql_db *m = MY(db);
   char limit[32], body[1024], sql[1100];
   snprintf(limit, sizeof limit, "%.3f", limit_s);
-  snprintf(body, sizeof body, sqlq__mysql_wait_sql, limit, limit);
+  snprintf(body, sizeof body, is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : sqlq__mysql_wait_sql,
+           limit, limit);
   int len = snprintf(sql, sizeof sql, "SELECT /*sqlq-wait:%s*/ %s", m->wait_tag, body);
   if (mysql_send_query(m->conn, sql, (unsigned long)len) != 0)
     return sqlq__my_error(db, m->conn, NULL, "wait");
@@ -150,6 +169,7 @@ static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
 }
 
 int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns) {
+  (void)queue;
   mysql_db *m = MY(db);
   int64_t interval_ns = (int64_t)(m->wake_interval * 1e9);
   for (;;) {
@@ -162,10 +182,7 @@ int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_
     int woken = 0;
     int rc = wait_once(db, wake_fd, left < 1000000 ? 0.001 : left / 1e9, &woken);
     if (rc == SQLQ_UNAVAILABLE) return SQLQ_OK;
-    /* The wait statement sees only a queue's jobs: for another channel (a
-    ** ring's, whose name starts with a control character) each sleep ends
-    ** the wait, and the core looks again. */
-    if (rc != SQLQ_OK || woken || (unsigned char)queue[0] < 0x20) return rc;
+    if (rc != SQLQ_OK || woken) return rc;
   }
 }
 
