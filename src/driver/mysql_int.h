@@ -27,7 +27,8 @@ enum {
   MY_SQL_WAIT_MARK,                        /* the counter of the ring waited for
                                               (@sqlq_wait_queue) into @sqlq_wait_mark */
   MY_SQL_POOL_TURN,                        /* $1 pool: locks its first item by name */
-  MY_SQL_POOL_STAMP,                       /* $1 pool $2 hold_us $3 token $4 id */
+  MY_SQL_POOL_NEWEST,                      /* $1 pool -> its newest stamp, locked */
+  MY_SQL_POOL_STAMP,                       /* $1 newest stamp $2 hold_us $3 token $4 id */
   MY_SQL_POOL_PICKED,                      /* $1 id -> POOL_NEXT's columns */
   MY_SQL_COUNT
 };

@@ -209,19 +209,21 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " ORDER BY seq LIMIT $3",
   [SQLQ__SQL_RING_CLEAR] = "DELETE FROM sqlq_ring_entries WHERE ring = $1",
   [SQLQ__SQL_RING_DROP] = "DELETE FROM sqlq_rings WHERE name = $1",
+  /* A ring follower's mark (see sqlq__mysql_ring_wait_sql). */
+  [MY_SQL_WAIT_MARK] =
+    "SET @sqlq_wait_mark = (SELECT next_seq FROM sqlq_rings"
+    " WHERE name = SUBSTRING(@sqlq_wait_queue, 7))",
 
   /* Pools (schema version 2).  POOL_NEXT is the pick of mysql_pool.c, which
-  ** first takes the pool's turn (MY_SQL_POOL_TURN), then stamps the item
-  ** picked (MY_SQL_POOL_STAMP) and reads it back (MY_SQL_POOL_PICKED).
-  ** The picks are locking reads, which read the newest committed rows. */
+  ** first takes the pool's turn (MY_SQL_POOL_TURN), then reads the newest
+  ** stamp (MY_SQL_POOL_NEWEST), stamps the item picked (MY_SQL_POOL_STAMP)
+  ** and reads it back (MY_SQL_POOL_PICKED).  The reads before the UPDATE
+  ** lock what they read, and so read the newest committed rows. */
   [SQLQ__SQL_POOL_ADD] = "INSERT IGNORE INTO sqlq_pool_items (pool, item) VALUES ($1, $2)",
   [SQLQ__SQL_POOL_REMOVE] = "DELETE FROM sqlq_pool_items WHERE pool = $1 AND item = $2",
   [SQLQ__SQL_POOL_LIST] =
     "SELECT id, item, last_used, uses, IF(held_until > " NOW_US ", held_until, NULL)"
     " FROM sqlq_pool_items WHERE pool = $1 ORDER BY last_used, id",
-  [MY_SQL_WAIT_MARK] =
-    "SET @sqlq_wait_mark = (SELECT next_seq FROM sqlq_rings"
-    " WHERE name = SUBSTRING(@sqlq_wait_queue, 7))",
   [MY_SQL_POOL_TURN] =
     "SELECT id FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_item) WHERE pool = $1"
     " ORDER BY item LIMIT 1 FOR UPDATE",
@@ -229,14 +231,16 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "SELECT id FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_lru) WHERE pool = $1"
     " AND (held_until IS NULL OR held_until <= " NOW_US ")"
     " ORDER BY last_used, id LIMIT 1 FOR UPDATE",
-  /* $1 pool $2 hold_us $3 token $4 id.  The newest stamp is read in the
-  ** UPDATE, which locks what it reads: the newest committed value. */
+  [MY_SQL_POOL_NEWEST] =
+    "SELECT last_used FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_lru) WHERE pool = $1"
+    " ORDER BY last_used DESC, id DESC LIMIT 1 FOR UPDATE",
+  /* The newest stamp comes as a value, $1: an UPDATE that reads it from
+  ** the table (a table with an AUTO_INCREMENT column) is logged as unsafe
+  ** for statement-based replication. */
   [MY_SQL_POOL_STAMP] =
-    "UPDATE sqlq_pool_items i,"
-    " (SELECT max(last_used) AS newest FROM sqlq_pool_items WHERE pool = $1) AS n"
-    " SET i.last_used = GREATEST(" NOW_US ", n.newest + 1), i.uses = i.uses + 1,"
-    " i.held_until = IF($2 > 0, " NOW_US " + $2, NULL), i.token = IF($2 > 0, $3, NULL)"
-    " WHERE i.id = $4",
+    "UPDATE sqlq_pool_items SET last_used = GREATEST(" NOW_US ", $1 + 1), uses = uses + 1,"
+    " held_until = IF($2 > 0, " NOW_US " + $2, NULL), token = IF($2 > 0, $3, NULL)"
+    " WHERE id = $4",
   [MY_SQL_POOL_PICKED] =
     "SELECT id, item, last_used, uses, held_until FROM sqlq_pool_items WHERE id = $1",
   [SQLQ__SQL_POOL_COUNT] =

@@ -7,8 +7,11 @@
 # concurrently by two `sqlq work -c 4` workers and by `sqlq bench`'s four
 # threads; one job in seven fails its first attempt and is retried, one in
 # thirteen fails until it is dead; acked jobs are kept in the history
-# table.  Once the queue is drained and the replica has applied the whole
-# binary log, every sqlq table checksums the same on both servers, the
+# table.  Then four processes push into a ring of 50 (one push per call,
+# and `sqlq bench --ring`'s four threads) and three take from a pool of four
+# items, some with holds they release (and `sqlq bench --pool`'s four
+# threads).  Once the replica has applied the whole binary log, every sqlq
+# table (rings and pools too) checksums the same on both servers, the
 # replica reports no SQL error, and the primary logged no statement as
 # unsafe for statement-based replication.  A server that does not start
 # fails the test.
@@ -23,7 +26,7 @@ primary=$SQLQ_TEST_MY_REPLICATION_PORT
 replica=$((primary + 1))
 url="mysql://sqlq@127.0.0.1:$primary/sqlq?history=1"
 q="replicated"
-tables="sqlq_schema sqlq_queues sqlq_jobs sqlq_jobs_history"
+tables="sqlq_schema sqlq_queues sqlq_jobs sqlq_jobs_history sqlq_rings sqlq_ring_entries sqlq_pool_items"
 
 stop_servers() {
   "${server[@]}" stop "$replica" >/dev/null 2>&1
@@ -55,6 +58,37 @@ for pid in "${workers[@]}"; do
   wait "$pid" || die "a worker failed: $(tail -n 3 "$tmp"/worker.*.log)"
 done
 pass "two workers and the bench's threads drained the queue"
+
+# Rings and pools: concurrent pushes and picks, holds and releases.
+sq ring create "$q" 50 >/dev/null || die "ring create"
+sq pool add "$q" a b c d >/dev/null || die "pool add"
+clients=()
+for c in 1 2 3 4; do
+  (for i in $(seq 60); do sq ring push "$q" "$c.$i" >/dev/null || exit 1; done) &
+  clients+=("$!")
+done
+for c in 1 2 3; do
+  (for i in $(seq 40); do
+    if [ "$((i % 5))" = 0 ]; then
+      IFS=$'\t' read -r item token < <(sq pool next --hold 60 "$q") &&
+        sq pool release --token "$token" "$q" "$item" >/dev/null || exit 1
+    else
+      sq pool next "$q" >/dev/null || exit 1
+    fi
+  done) &
+  clients+=("$!")
+done
+bg_pids+=("${clients[@]}")
+for mode in ring pool; do
+  "$SQLQ" --url "$url" bench --$mode --jobs 1000 --workers 4 >"$tmp/bench-$mode.log" 2>&1 ||
+    die "bench --$mode failed: $(tail -n 3 "$tmp/bench-$mode.log")"
+done
+for pid in "${clients[@]}"; do
+  wait "$pid" || die "a ring or pool client failed"
+done
+seqs=$(sq ring read --json "$q" | grep -o '"seq":[0-9]*' | cut -d: -f2 | tr '\n' ' ')
+[ "$seqs" = "$(seq -s ' ' 191 240) " ] || die "the ring holds $seqs, not the newest 50 of 240 pushes"
+pass "four processes pushed 240 entries, three took 120 items"
 
 sql() {
   "${server[@]}" sql "$1" "$2"
