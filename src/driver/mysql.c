@@ -593,6 +593,8 @@ const sqlq_driver sqlq__driver_mysql = {
   .options = options,
   .caps = SQLQ__CAP_LOCKS,
   .sql = sqlq__mysql_sql,
+  /* Well within max_allowed_packet's defaults (MariaDB 16 MiB, MySQL 64). */
+  .array_bytes_max = 4 << 20,
   .migrations = sqlq__mysql_migrations,
   .open = my_open,
   .close = my_close,

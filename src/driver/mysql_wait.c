@@ -22,9 +22,12 @@
 ** their jobs are seen within L, when the statement runs again.  An idle
 ** waiter thus sends one statement every L seconds.
 **
-** The handle's eventfd (local wake-ups, sqlq_interrupt()) is watched
-** beside the session's socket; when it fires, the handle interrupts its
-** own statement through its second session (mysql_lock.c).
+** The handle's eventfd is watched beside the session's socket.  When
+** sqlq_interrupt() fired it, the handle interrupts its own statement
+** through its second session (mysql_lock.c).  A local wake-up (a commit in
+** this process) is left to the producer's sqlq_wake, which follows it:
+** two sessions killing one statement at once were measured to stall both
+** until the statement ended by itself (2 s), so only one kills.
 */
 #include <errno.h>
 #include <mysqld_error.h>
@@ -128,8 +131,11 @@ static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0 || (fds[0].revents & POLLIN) || (fds[0].revents & (POLLERR | POLLHUP))) break;
     if (fds[1].revents & POLLIN) {
-      interrupt_own(db);
-      break;
+      if (atomic_load(&db->interrupted)) {
+        interrupt_own(db);
+        break;
+      }
+      fds[1].events = 0;
     }
   }
   if (mysql_read_query_result(m->conn) != 0) {
