@@ -41,7 +41,7 @@
 #define ER_CONNECTION_KILLED_MARIADB 1927
 #define ER_CLIENT_INTERACTION_TIMEOUT_MARIADB 4031
 
-static const char *const options[] = {"socket", "wake_interval", "connect_timeout", NULL};
+static const char *const options[] = {"socket", "wake", "wake_interval", "connect_timeout", NULL};
 
 /* The follow-up statement of each statement that has one (0: none). */
 static const int follow_up[MY_SQL_COUNT] = {
@@ -113,8 +113,14 @@ int sqlq__my_error(sqlq_db *db, MYSQL *conn, MYSQL_STMT *st, const char *what) {
 static int read_options(sqlq_db *db, mysql_db *m, const sqlq__url *url) {
   m->wake_interval = 2.0;
   m->connect_timeout = 10;
+  m->kill_wake = 1;
   const char *v;
   char *end;
+  if ((v = sqlq__url_option(url, "wake"))) {
+    if (strcmp(v, "kill") && strcmp(v, "poll"))
+      return sqlq__error(db, SQLQ_MISUSE, "URL option wake must be kill or poll");
+    m->kill_wake = strcmp(v, "kill") == 0;
+  }
   if ((v = sqlq__url_option(url, "wake_interval"))) {
     double s = strtod(v, &end);
     if (*v == '\0' || *end || !(s >= 0.01 && s <= 3600))

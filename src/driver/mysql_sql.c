@@ -28,9 +28,9 @@
 ** finished jobs.  A duplicate is refused with error 1062, which the driver
 ** reads as "no row stored" (mysql.c).
 **
-** Wake-ups (mysql_wait.c): a waiting worker runs a SELECT that sleeps on
+** Wake-ups (mysql_wait.c): a waiting worker runs a SELECT that waits on
 ** the server, marked with a comment naming its queue's tag; the procedure
-** sqlq_wake(queue, n) interrupts up to n of those sleeps with KILL QUERY ID,
+** sqlq_wake(queue, n) interrupts up to n of those waits with KILL QUERY ID,
 ** which writes nothing and so replicates nothing.
 */
 #include "mysql_int.h"
@@ -183,15 +183,18 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " ORDER BY id FOR UPDATE SKIP LOCKED",
   [MY_SQL_RELEASED_QUEUE] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
   [MY_SQL_TOUCHED] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,
-  [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1",
+  [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1, @sqlq_wait_block = $2",
   [MY_SQL_WAIT_TAG] = "SELECT MD5(CONCAT(DATABASE(), '/', $1))",
   [MY_SQL_WAKE] = "CALL sqlq_wake($1, $2)",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
-** with one %s: the longest sleep, in seconds, as a literal. */
+** with two %s: the longest wait, in seconds, as a literal.  It waits for
+** the lock @sqlq_wait_block, which the handle's second session holds
+** (mysql_wait.c): 2 when the wait ran out, 3 when the lock was had. */
 const char sqlq__mysql_wait_sql[] =
-  "IF(d <= 0, 1, 2 + SLEEP(LEAST(COALESCE(d, %s), %s))) FROM (SELECT " WAIT_DUE " AS d) AS due";
+  "IF(d <= 0, 1, 2 + GET_LOCK(@sqlq_wait_block, LEAST(COALESCE(d, %s), %s)))"
+  " FROM (SELECT " WAIT_DUE " AS d) AS due";
 
 /* Version 1: jobs, queues, history, the wake-up procedure.  docs/schema.md
 ** documents each column; docs/mysql.md the procedure. */
