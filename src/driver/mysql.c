@@ -24,7 +24,6 @@
 ** rolls the whole transaction back: the driver says so with
 ** db->tx_retryable, and the core runs its transaction again.
 */
-#include <errno.h>
 #include <math.h>
 #include <mysqld_error.h>
 #include <errmsg.h>
@@ -384,7 +383,7 @@ int sqlq__my_fetch(sqlq_db *db, sqlq__stmt *st) {
   if (r == 1) return sqlq__my_error(db, MY(db)->conn, st->ms, "fetch");
   for (unsigned c = 0; c < st->n_cols; c++) {
     my_col *col = &st->cols[c];
-    if (col->is_int || col->is_null || col->len <= col->cap) continue;
+    if (col->is_int || col->is_null || col->len < col->cap) continue;
     char *nb = realloc(col->buf, col->len + 1);
     if (nb == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
     col->buf = nb;
