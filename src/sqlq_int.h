@@ -197,6 +197,10 @@ typedef struct sqlq_driver {
   const char *const *options;       /* URL options the driver reads, NULL-terminated */
   unsigned caps;                    /* SQLQ__CAP_* */
   const char *const *sql;           /* SQLQ__SQL_COUNT statements */
+  /* The most bytes of payloads and group keys one ENQUEUE_ARRAY statement
+  ** may carry (a server refuses packets over its limit); 0: no limit.
+  ** Larger batches take the one-row statement. */
+  size_t array_bytes_max;
   /* Migrations: migrations[v-1] upgrades schema version v-1 to v, for v
   ** from 1 up to SQLQ_SCHEMA_VERSION or the first NULL entry, whichever
   ** comes first: a dialect still without a step stops below the library's
@@ -232,8 +236,9 @@ typedef struct sqlq_driver {
   int (*bind_text)(sqlq__stmt *st, int i, const char *s); /* s NULL: SQL NULL */
   int (*bind_blob)(sqlq__stmt *st, int i, const void *p, size_t n);
   /* Bind an array of n values to parameter i; only for drivers whose
-  ** dialect has the *_ARRAY statements.  The driver copies the values.
-  ** A NULL element of a text array is SQL NULL. */
+  ** dialect has the *_ARRAY statements.  The driver copies the values (or,
+  ** for text and blobs, may keep pointers: the core keeps them valid until
+  ** reset).  A NULL element of a text array is SQL NULL. */
   int (*bind_int64_array)(sqlq__stmt *st, int i, const int64_t *v, size_t n);
   int (*bind_text_array)(sqlq__stmt *st, int i, const char *const *v, size_t n);
   int (*bind_blob_array)(sqlq__stmt *st, int i, const void *const *p, const size_t *len,

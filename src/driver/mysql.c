@@ -25,7 +25,6 @@
 ** rolls the whole transaction back: the driver says so with
 ** db->tx_retryable, and the core runs its transaction again.
 */
-#include <errno.h>
 #include <math.h>
 #include <mysqld_error.h>
 #include <errmsg.h>
@@ -42,7 +41,7 @@
 #define ER_CONNECTION_KILLED_MARIADB 1927
 #define ER_CLIENT_INTERACTION_TIMEOUT_MARIADB 4031
 
-static const char *const options[] = {"socket", "wake_interval", "connect_timeout", NULL};
+static const char *const options[] = {"socket", "wake", "wake_interval", "connect_timeout", NULL};
 
 /* The follow-up statement of each statement that has one (0: none). */
 static const int follow_up[MY_SQL_COUNT] = {
@@ -115,8 +114,14 @@ int sqlq__my_error(sqlq_db *db, MYSQL *conn, MYSQL_STMT *st, const char *what) {
 static int read_options(sqlq_db *db, mysql_db *m, const sqlq__url *url) {
   m->wake_interval = 2.0;
   m->connect_timeout = 10;
+  m->kill_wake = 1;
   const char *v;
   char *end;
+  if ((v = sqlq__url_option(url, "wake"))) {
+    if (strcmp(v, "kill") && strcmp(v, "poll"))
+      return sqlq__error(db, SQLQ_MISUSE, "URL option wake must be kill or poll");
+    m->kill_wake = strcmp(v, "kill") == 0;
+  }
   if ((v = sqlq__url_option(url, "wake_interval"))) {
     double s = strtod(v, &end);
     if (*v == '\0' || *end || !(s >= 0.01 && s <= 3600))
@@ -380,7 +385,7 @@ int sqlq__my_fetch(sqlq_db *db, sqlq__stmt *st) {
   if (r == 1) return sqlq__my_error(db, MY(db)->conn, st->ms, "fetch");
   for (unsigned c = 0; c < st->n_cols; c++) {
     my_col *col = &st->cols[c];
-    if (col->is_int || col->is_null || col->len <= col->cap) continue;
+    if (col->is_int || col->is_null || col->len < col->cap) continue;
     char *nb = realloc(col->buf, col->len + 1);
     if (nb == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
     col->buf = nb;
@@ -612,6 +617,8 @@ const sqlq_driver sqlq__driver_mysql = {
   .options = options,
   .caps = SQLQ__CAP_LOCKS,
   .sql = sqlq__mysql_sql,
+  /* Well within max_allowed_packet's defaults (MariaDB 16 MiB, MySQL 64). */
+  .array_bytes_max = 4 << 20,
   .migrations = sqlq__mysql_migrations,
   .open = my_open,
   .close = my_close,

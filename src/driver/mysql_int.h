@@ -18,7 +18,7 @@ enum {
   MY_SQL_EXPIRED_EXIST,                    /* $1 queue -> has expired leases (no locks) */
   MY_SQL_EXPIRED,                          /* $1 queue -> id, dead: expired leases, locked */
   MY_SQL_TOUCHED,                          /* $1 id $2 token -> lease_until (after TOUCH) */
-  MY_SQL_WAIT_QUEUE,                       /* $1 queue: the queue the wait statement reads */
+  MY_SQL_WAIT_QUEUE,                       /* $1 queue $2 block lock: what the wait statement reads */
   MY_SQL_WAIT_TAG,                         /* $1 queue -> the tag of its waiters */
   MY_SQL_WAKE,                             /* $1 queue $2 n: interrupt n waiters */
   /* Rings and pools (schema version 2). */
@@ -116,9 +116,12 @@ typedef struct mysql_db {
   int init_lock;                     /* sqlq init's lock is held until the transaction ends */
   sqlq__backoff reconnect;
   /* Wake-ups (mysql_wait.c). */
+  int kill_wake;                     /* producers interrupt waits (URL option wake) */
   double wake_interval;              /* the longest sleep of a wait, seconds */
   char *wait_queue;                  /* the queue the session's wait statement is for */
   char wait_tag[33];                 /* its tag: 32 hex digits */
+  char block[32];                    /* the lock the wait statement waits for */
+  int block_held;                    /* ... which aux holds */
   /* Named locks: a second connection, so that a lock is never taken or
   ** waited for inside the caller's transaction; it also interrupts this
   ** handle's own waits (KILL QUERY). */
@@ -192,6 +195,13 @@ void sqlq__my_forget_wait(mysql_db *m);
 
 /* The lock connection, opened on first use; NULL with an error recorded. */
 MYSQL *sqlq__my_aux(sqlq_db *db);
+/* Run sql on aux with the name and, when seconds is not NULL, a number of
+** seconds as parameters; read its one integer answer into *v when v is not
+** NULL (*v is -1 for NULL). */
+int sqlq__my_run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *name,
+                        double *seconds, long long *v);
+/* Drop the lock session when it broke; its locks are gone with it. */
+void sqlq__my_check_aux(mysql_db *m);
 int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out);
 void sqlq__my_unlock(sqlq_db *db, sqlq__lockstate *ls);

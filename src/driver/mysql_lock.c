@@ -11,8 +11,8 @@
 ** So that a name means the same lock on both, a name of 1 to 64 bytes of
 ** printable ASCII without capital letters is used as it is (another
 ** program can GET_LOCK it too); any other name, and any name beginning with
-** "sqlq:", becomes "sqlq:" and the 16 hex digits of its 64-bit key (the
-** core's FNV-1a hash).  Names that differ only in case thus stay distinct
+** "sqlq" (the driver's own locks), becomes "sqlq:" and the 16 hex digits
+** of its 64-bit key (the core's FNV-1a hash).  Names that differ only in case thus stay distinct
 ** locks on both servers.
 **
 ** Timeouts: MariaDB waits fractions of a second; MySQL truncates the
@@ -35,7 +35,7 @@ struct sqlq__lockstate {
 
 /* The name GET_LOCK is given for a lock (see above). */
 static void lock_name(uint64_t key, const unsigned char *name, size_t len, char *out) {
-  int plain = len <= NAME_MAX_PLAIN && !(len >= 5 && memcmp(name, "sqlq:", 5) == 0);
+  int plain = len <= NAME_MAX_PLAIN && !(len >= 4 && memcmp(name, "sqlq", 4) == 0);
   for (size_t i = 0; plain && i < len; i++)
     if (name[i] < 0x20 || name[i] > 0x7e || (name[i] >= 'A' && name[i] <= 'Z')) plain = 0;
   if (plain) {
@@ -52,19 +52,16 @@ MYSQL *sqlq__my_aux(sqlq_db *db) {
   return m->aux;
 }
 
-/* Drop a lock session that broke; its locks are gone with it. */
-static void check_aux(mysql_db *m) {
+void sqlq__my_check_aux(mysql_db *m) {
   if (m->aux && mysql_errno(m->aux) >= 2000 && mysql_errno(m->aux) < 3000) {
     mysql_close(m->aux);
     m->aux = NULL;
+    m->block_held = 0;
   }
 }
 
-/* Run sql on the lock session with the name and, when seconds is not
-** NULL, a number of seconds as parameters; read its one integer answer
-** into *v when v is not NULL (*v is -1 for NULL). */
-static int run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *name,
-                      double *seconds, long long *v) {
+int sqlq__my_run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *name,
+                        double *seconds, long long *v) {
   MYSQL_BIND in[2], out;
   memset(in, 0, sizeof in);
   memset(&out, 0, sizeof out);
@@ -102,12 +99,12 @@ int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
   while (rc == SQLQ_OK && !got) {
     double seconds = forever ? FOREVER_ROUND_S : timeout_s;
     long long v = 0;
-    rc = run_on_aux(db, aux, "SELECT GET_LOCK(?, ?)", ls->name, &seconds, &v);
+    rc = sqlq__my_run_on_aux(db, aux, "SELECT GET_LOCK(?, ?)", ls->name, &seconds, &v);
     if (rc == SQLQ_OK && v < 0) rc = sqlq__error(db, SQLQ_ERROR, "mysql: GET_LOCK answered NULL");
     got = v == 1;
     if (!forever) break;
   }
-  if (rc != SQLQ_OK) check_aux(m);
+  if (rc != SQLQ_OK) sqlq__my_check_aux(m);
   if (rc == SQLQ_BUSY) /* 1213 or 3058: waiting would deadlock */
     rc = sqlq__error(db, SQLQ_BUSY, "lock not taken: waiting for it would deadlock");
   if (rc == SQLQ_OK && !got) rc = sqlq__error(db, SQLQ_BUSY, "lock is held elsewhere");
@@ -124,7 +121,7 @@ void sqlq__my_unlock(sqlq_db *db, sqlq__lockstate *ls) {
   if (m->aux) {
     sqlq__saved_error saved;
     sqlq__save_error(db, &saved);
-    if (run_on_aux(db, m->aux, "DO RELEASE_LOCK(?)", ls->name, NULL, NULL) != SQLQ_OK) check_aux(m);
+    if (sqlq__my_run_on_aux(db, m->aux, "DO RELEASE_LOCK(?)", ls->name, NULL, NULL) != SQLQ_OK) sqlq__my_check_aux(m);
     sqlq__restore_error(db, &saved);
   }
   free(ls);

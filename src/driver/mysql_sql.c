@@ -28,9 +28,9 @@
 ** finished jobs.  A duplicate is refused with error 1062, which the driver
 ** reads as "no row stored" (mysql.c).
 **
-** Wake-ups (mysql_wait.c): a waiting worker runs a SELECT that sleeps on
+** Wake-ups (mysql_wait.c): a waiting worker runs a SELECT that waits on
 ** the server, marked with a comment naming its queue's tag; the procedure
-** sqlq_wake(queue, n) interrupts up to n of those sleeps with KILL QUERY ID,
+** sqlq_wake(queue, n) interrupts up to n of those waits with KILL QUERY ID,
 ** which writes nothing and so replicates nothing.
 */
 #include "mysql_int.h"
@@ -183,7 +183,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " ORDER BY id FOR UPDATE SKIP LOCKED",
   [MY_SQL_RELEASED_QUEUE] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
   [MY_SQL_TOUCHED] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,
-  [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1",
+  [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1, @sqlq_wait_block = $2",
   [MY_SQL_WAIT_TAG] = "SELECT MD5(CONCAT(DATABASE(), '/', $1))",
   [MY_SQL_WAKE] = "CALL sqlq_wake($1, $2)",
 
@@ -251,9 +251,12 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
-** with one %s: the longest sleep, in seconds, as a literal. */
+** with two %s: the longest wait, in seconds, as a literal.  It waits for
+** the lock @sqlq_wait_block, which the handle's second session holds
+** (mysql_wait.c): 2 when the wait ran out, 3 when the lock was had. */
 #define WAIT_BODY(due) \
-  "IF(d <= 0, 1, 2 + SLEEP(LEAST(COALESCE(d, %s), %s))) FROM (SELECT " due " AS d) AS due"
+  "IF(d <= 0, 1, 2 + GET_LOCK(@sqlq_wait_block, LEAST(COALESCE(d, %s), %s)))" \
+  " FROM (SELECT " due " AS d) AS due"
 const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE);
 
 /* The same for a ring's followers: due now when the ring's counter is not
@@ -263,7 +266,7 @@ const char sqlq__mysql_ring_wait_sql[] = WAIT_BODY(
   "IF((SELECT next_seq FROM sqlq_rings WHERE name = SUBSTRING(@sqlq_wait_queue, 7))"
   " <=> @sqlq_wait_mark, NULL, 0)");
 
-/* Interrupt up to n sleeping waiters of channel wake_queue (mysql_wait.c):
+/* Interrupt up to n waiting waiters of channel wake_queue (mysql_wait.c):
 ** their statements start with the comment sqlq-wait and the channel's tag.
 ** A waiter that finished in the meantime is not there to kill: KILL QUERY
 ** ID names the statement, never what its session runs next.  width is the

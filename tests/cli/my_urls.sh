@@ -50,6 +50,9 @@ expect_err_has "no database" "names its database"
 run "bad wake_interval" 64 "$SQLQ" --url "$SQLQ_TEST_MY_URL?wake_interval=0" stats
 expect_error_line "bad wake_interval"
 expect_err_has "bad wake_interval" "wake_interval must be"
+run "bad wake" 64 "$SQLQ" --url "$SQLQ_TEST_MY_URL?wake=shout" stats
+expect_error_line "bad wake"
+expect_err_has "bad wake" "wake must be kill or poll"
 run "relative socket" 64 "$SQLQ" --url "mysql://sqlq@localhost/sqlq?socket=mysqld.sock" stats
 expect_error_line "relative socket"
 run "bad connect_timeout" 64 "$SQLQ" --url "$SQLQ_TEST_MY_URL?connect_timeout=soon" stats
@@ -58,8 +61,11 @@ run "unknown option" 64 "$SQLQ" --url "$SQLQ_TEST_MY_URL?colour=blue" stats
 expect_error_line "unknown option"
 expect_err_has "unknown option" "unknown URL option 'colour'"
 
-# A short wake interval still drains the queue.
+# A short wake interval still drains the queue, and so does polling.
 run "drain" 0 timeout 30 "$SQLQ" --url "$SQLQ_TEST_MY_URL?wake_interval=0.05" \
+  work --drain "$q" -- sh -c 'cat >/dev/null'
+printf 'a\nb\nc\n' | "$SQLQ" --url "$SQLQ_TEST_MY_URL" push --lines "$q" >/dev/null
+run "drain, polling" 0 timeout 30 "$SQLQ" --url "$SQLQ_TEST_MY_URL?wake=poll&wake_interval=0.05" \
   work --drain "$q" -- sh -c 'cat >/dev/null'
 run "stats after drain" 0 "$SQLQ" --url "$SQLQ_TEST_MY_URL" stats --json "$q"
 case "$(cat "$tmp/out")" in
