@@ -14,8 +14,8 @@
 ** Five of the core's statements are more than one statement here:
 ** RELEASE, TOUCH and RING_ADVANCE return a row, which UPDATE cannot on
 ** MariaDB 10.11, so a follow-up SELECT reads it once the UPDATE changed a
-** row; the claim is a pick and an UPDATE (mysql_claim.c), and POOL_NEXT a
-** turn, a pick, an UPDATE and a read (mysql_pool.c).  A duplicate dedupe key makes the
+** row; the claim is a pick and an UPDATE (mysql_claim.c), and POOL_NEXT
+** five statements (mysql_pool.c).  A duplicate dedupe key makes the
 ** ENQUEUE fail with error 1062, which only undoes that statement: it reads
 ** as "no row stored".
 **

@@ -30,6 +30,11 @@
 ** their jobs are seen within L, when the statement runs again.  An idle
 ** waiter thus sends one statement every L seconds.
 **
+** A ring's followers wait the same way on the ring's channel: d is 0 when
+** the ring's counter moved since the mark wait_prepare took before the
+** core's check, else NULL, and a push wakes every one of them (n
+** SQLQ__WAKE_ALL becomes the largest INT).
+**
 ** With the URL option wake=poll, producers call nothing either, and
 ** waiters only look again every L seconds (for servers or proxies where
 ** KILL cannot reach the waiters' sessions).
@@ -90,6 +95,8 @@ static int is_ring(const char *channel) {
   return (unsigned char)channel[0] < 0x20;
 }
 
+/* Set the session up for the wait statement of channel queue: the block
+** lock held, @sqlq_wait_queue and the tag (once per channel). */
 static int prepare_channel(sqlq_db *db, const char *queue) {
   mysql_db *m = MY(db);
   int rc = sqlq__my_ready(db);
