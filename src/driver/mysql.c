@@ -553,12 +553,12 @@ static int my_exec(sqlq_db *db, const char *script) {
   return rc == SQLQ_OK ? sqlq__my_query(db, m->conn, script, "script") : rc;
 }
 
-int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, int (*fn)(sqlq_db *db, sqlq__stmt *st)) {
+int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, sqlq__my_tx_fn fn) {
   mysql_db *m = MY(db);
-  int own = !m->in_tx;
+  int own = !m->in_tx, committed = 0;
   int rc = own ? sqlq__my_query(db, m->conn, "START TRANSACTION", "START TRANSACTION") : SQLQ_OK;
-  if (rc == SQLQ_OK) rc = fn(db, st);
-  if (own && rc == SQLQ_OK) rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
+  if (rc == SQLQ_OK) rc = fn(db, st, own, &committed);
+  if (own && rc == SQLQ_OK && !committed) rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
   if (own && rc != SQLQ_OK && !m->lost) {
     sqlq__saved_error saved;
     sqlq__save_error(db, &saved);

@@ -21,7 +21,8 @@
 **
 ** The statement then shows the pick's rows, with the attempt counted and
 ** the new lease (see my_column_int64 in mysql.c).  A claim outside a
-** transaction (SQLQ__TX_SINGLE) opens its own.
+** transaction (SQLQ__TX_SINGLE) opens its own, and sends its COMMIT with
+** the UPDATE: three round trips.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,18 +39,20 @@ static long long col_int(const sqlq__stmt *st, int i) {
   return c->is_int ? c->ival : strtoll(c->buf, NULL, 10);
 }
 
-/* Run "UPDATE sqlq_jobs SET <set> WHERE id IN (<ids>)" for n ids.  The
+/* Run "UPDATE sqlq_jobs SET <set> WHERE id IN (<ids>)" for n ids, and
+** COMMIT in the same round trip when commit is set (a failed UPDATE stops
+** the script before it).  The
 ** primary key is named: with the statistics of a table that just grew, the
 ** optimizer may scan the whole index instead, locking every row, and
 ** deadlock the other claimers. */
-static int update_ids(sqlq_db *db, const char *set, const long long *ids, int n) {
+static int update_ids(sqlq_db *db, const char *set, const long long *ids, int n, int commit) {
   if (n == 0) return SQLQ_OK;
   size_t size = strlen(set) + 64 + (size_t)n * 21;
   char *sql = malloc(size);
   if (sql == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   size_t len = (size_t)snprintf(sql, size, "UPDATE sqlq_jobs FORCE INDEX (PRIMARY) SET %s WHERE id IN (", set);
   for (int k = 0; k < n; k++) len += (size_t)snprintf(sql + len, size - len, "%s%lld", k ? "," : "", ids[k]);
-  snprintf(sql + len, size - len, ")");
+  snprintf(sql + len, size - len, commit ? "); COMMIT" : ")");
   int rc = sqlq__my_query(db, MY(db)->conn, sql, "claim");
   free(sql);
   return rc;
@@ -97,18 +100,19 @@ static int take_back_expired(sqlq_db *db, const char *queue) {
     rc = update_ids(db,
                     "last_error = CONCAT('lease expired during attempt ', attempts),"
                     " state = 'dead', token = NULL, lease_until = NULL",
-                    ids, n_dead);
+                    ids, n_dead, 0);
   if (rc == SQLQ_OK)
     rc = update_ids(db,
                     "last_error = CONCAT('lease expired during attempt ', attempts),"
                     " state = 'ready', token = NULL, lease_until = NULL",
-                    ids + n - n_ready, n_ready);
+                    ids + n - n_ready, n_ready, 0);
   free(ids);
   return rc;
 }
 
-/* Steps 1 and 2 inside the open transaction. */
-static int pick_and_mark(sqlq_db *db, sqlq__stmt *st) {
+/* Steps 1 and 2 inside the open transaction; with commit set, the UPDATE
+** that marks the jobs also commits, and *committed says it did. */
+static int pick_and_mark(sqlq_db *db, sqlq__stmt *st, int commit, int *committed) {
   int rc = sqlq__my_execute(db, st);
   int n = rc == SQLQ_OK ? (int)mysql_stmt_num_rows(st->ms) : 0, exist = 0;
   if (rc == SQLQ_OK) rc = expired_exist(db, st, n, &exist);
@@ -138,7 +142,8 @@ static int pick_and_mark(sqlq_db *db, sqlq__stmt *st) {
   snprintf(set, sizeof set,
            "attempts = attempts + 1, state = 'running', token = %lld, lease_until = %lld",
            st->ints[1], st->lease_until);
-  if (rc == SQLQ_OK) rc = update_ids(db, set, ids, n);
+  if (rc == SQLQ_OK) rc = update_ids(db, set, ids, n, commit);
+  *committed = rc == SQLQ_OK && commit;
   st->n_rows = rc == SQLQ_OK ? n : 0;
   free(ids);
   return rc;

@@ -176,9 +176,14 @@ int sqlq__my_fetch(sqlq_db *db, sqlq__stmt *st);
 /* Run sql (no parameters; results, if any, dropped) on conn. */
 int sqlq__my_query(sqlq_db *db, MYSQL *conn, const char *sql, const char *what);
 
-/* Run fn(db, st) in the open transaction, or else in one of its own,
-** committed when fn succeeds and rolled back when it fails. */
-int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, int (*fn)(sqlq_db *db, sqlq__stmt *st));
+/* Work of a driver statement done in a transaction: commit says that the
+** transaction is fn's own, which fn may commit itself with its last
+** statement (setting *committed). */
+typedef int (*sqlq__my_tx_fn)(sqlq_db *db, sqlq__stmt *st, int commit, int *committed);
+/* Run fn(db, st, ...) in the open transaction, or else in one of its own,
+** committed when fn succeeds (unless fn did) and rolled back when it
+** fails. */
+int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, sqlq__my_tx_fn fn);
 
 /* The claim (mysql_claim.c): run the pick of st, mark the jobs taken, and
 ** leave st showing their rows. */

@@ -36,8 +36,11 @@ static int run_for_int(sqlq_db *db, int id, int n, const char *const *params,
   return rc;
 }
 
-/* Steps 1 to 5 inside the open transaction. */
-static int pick_and_stamp(sqlq_db *db, sqlq__stmt *st) {
+/* Steps 1 to 5 inside the open transaction, which they leave to the
+** caller to commit. */
+static int pick_and_stamp(sqlq_db *db, sqlq__stmt *st, int commit, int *committed) {
+  (void)commit;
+  (void)committed;
   const sqlq_driver *d = db->drv_methods;
   const char *params[4] = {st->params[0].buffer, NULL, NULL, NULL};
   long long ints[4] = {0, st->ints[1], st->ints[2], 0}, ignored = 0;

@@ -3,18 +3,18 @@
 #
 # Starts a MariaDB primary and a replica with binlog_format=STATEMENT on two
 # loopback ports (tests/servers/mariadb.sh start-replica).  On the primary,
-# 3,000 jobs of three priorities (so, many equal ones) are claimed
-# concurrently by two `sqlq work -c 4` workers and by `sqlq bench`'s four
-# threads; one job in seven fails its first attempt and is retried, one in
-# thirteen fails until it is dead; acked jobs are kept in the history
-# table.  Then four processes push into a ring of 50 (one push per call,
-# and `sqlq bench --ring`'s four threads) and three take from a pool of four
-# items, some with holds they release (and `sqlq bench --pool`'s four
-# threads).  Once the replica has applied the whole binary log, every sqlq
-# table (rings and pools too) checksums the same on both servers, the
-# replica reports no SQL error, and the primary logged no statement as
-# unsafe for statement-based replication.  A server that does not start
-# fails the test.
+# 1,200 jobs of three priorities and one FIFO group (so, many equal
+# priorities) are claimed concurrently by two `sqlq work -c 4` workers while
+# `sqlq bench`'s four threads claim 2,000 more; one job in seven fails its
+# first attempt and is retried, one in thirteen fails until it is dead;
+# acked jobs are kept in the history table.  Then four processes push into
+# a ring of 50 (one push per call, and `sqlq bench --ring`'s four threads)
+# and three take from a pool of four items, some with holds they release
+# (and `sqlq bench --pool`'s four threads).  Once the replica has applied
+# the whole binary log, every sqlq table (rings and pools too) checksums the
+# same on both servers, the replica reports no SQL error, and the primary
+# logged no statement as unsafe for statement-based replication.  A server
+# that does not start fails the test.
 #
 # Needs SQLQ_TEST_MY_SERVER and SQLQ_TEST_MY_REPLICATION_PORT (the
 # primary's port; the replica takes the next), set by tests/CMakeLists.txt.
@@ -39,11 +39,11 @@ pass "started a primary on $primary and a replica on $replica"
 
 sq init >/dev/null || die "init"
 for prio in 0 1 2; do
-  seq $((prio * 1000 + 1)) $((prio * 1000 + 1000)) | sq push --lines -p "$prio" "$q" >/dev/null ||
+  seq $((prio * 300 + 1)) $((prio * 300 + 300)) | sq push --lines -p "$prio" "$q" >/dev/null ||
     die "push of priority $prio"
 done
-seq 1 200 | sq push --lines -g g1 "$q" >/dev/null || die "push of a group"
-pass "pushed 3,200 jobs"
+seq 1 300 | sq push --lines -g g1 "$q" >/dev/null || die "push of a group"
+pass "pushed 1,200 jobs"
 
 # Fail 1 job in 7 on its first attempt, and 1 in 13 for ever (dead after 3).
 cmd='read -r n; [ "$((n % 13))" -ne 0 ] || exit 1; [ "$((n % 7))" -ne 0 ] || [ "$SQLQ_ATTEMPT" -gt 1 ] || exit 1'

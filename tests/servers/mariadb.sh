@@ -40,21 +40,13 @@ set -euo pipefail
 prog=mariadb.sh
 timeout_s=60
 
-die() {
-  echo "$prog: $*" >&2
-  exit 1
-}
-
 usage() {
   echo "usage: $prog start|stop|restart|url|replica-status PORT | start-replica PORT PORT | sql PORT SQL" >&2
   exit 2
 }
 
-check_port() {
-  if ! [[ $1 =~ ^[1-9][0-9]{0,4}$ ]] || [ "$1" -gt 65535 ]; then
-    usage
-  fi
-}
+# shellcheck source=tests/servers/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [ "$#" -ge 2 ] || usage
 command=$1
@@ -73,16 +65,7 @@ for tool in mariadb mariadb-admin mariadb-install-db; do
   command -v "$tool" >/dev/null || die "no $tool (bash scripts/install-deps.sh installs mariadb-server)"
 done
 
-# as_owner CMD...: run CMD as the user who owns the server.
-if [ "$(id -u)" -eq 0 ]; then
-  id -u mysql >/dev/null 2>&1 || die "running as root needs the 'mysql' system user (package mariadb-server)"
-  owner=mysql
-  as_owner() { runuser -u mysql -- "$@"; }
-  cd /  # the mysql user may not be allowed into the caller's directory
-else
-  owner=$(id -un)
-  as_owner() { "$@"; }
-fi
+run_servers_as mysql mariadb-server
 
 # Per-port paths: set_port PORT.
 set_port() {
