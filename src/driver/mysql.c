@@ -179,12 +179,18 @@ MYSQL *sqlq__my_connect(sqlq_db *db) {
   /* Locks waited for by a write give up after the handle's busy timeout
   ** (whole seconds, at least 1); the SQL mode is fixed so that the
   ** server's configuration does not change what a statement means. */
-  char sql[256];
+  char sql[320];
   snprintf(sql, sizeof sql,
            "SET SESSION innodb_lock_wait_timeout = %ld,"
-           " sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO'",
+           " sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO';"
+           " SELECT @@log_bin = 0 OR @@binlog_format <> 'STATEMENT'",
            db->busy_timeout < 1 ? 1L : (long)ceil(db->busy_timeout));
-  if (mysql_query(conn, sql) != 0) {
+  int ok = mysql_query(conn, sql) == 0 && mysql_next_result(conn) == 0;
+  MYSQL_RES *res = ok ? mysql_store_result(conn) : NULL;
+  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+  if (row && row[0]) m->rc_claims = strcmp(row[0], "1") == 0;
+  if (res) mysql_free_result(res);
+  if (!row) {
     sqlq__error(db, SQLQ_UNAVAILABLE, "mysql: cannot set up the session on %s: %s",
                 db->url_redacted, mysql_error(conn));
     mysql_close(conn);

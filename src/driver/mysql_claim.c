@@ -22,7 +22,11 @@
 ** The statement then shows the pick's rows, with the attempt counted and
 ** the new lease (see my_column_int64 in mysql.c).  A claim outside a
 ** transaction (SQLQ__TX_SINGLE) opens its own, and sends its COMMIT with
-** the UPDATE: three round trips.
+** the UPDATE: three round trips.  Unless the binary log is statement-based
+** (which refuses writes under READ COMMITTED), that transaction reads
+** committed: under REPEATABLE READ, a pick that reaches the end of the
+** queue's ready jobs locks the gap after them until it commits, and every
+** producer's INSERT of a new job waits for it.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +156,10 @@ static int pick_and_mark(sqlq_db *db, sqlq__stmt *st, int commit, int *committed
 int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st) {
   mysql_db *m = MY(db);
   int own = !m->in_tx, committed = 0;
-  int rc = own ? sqlq__my_query(db, m->conn, "START TRANSACTION", "START TRANSACTION") : SQLQ_OK;
+  const char *start = m->rc_claims
+                          ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION"
+                          : "START TRANSACTION";
+  int rc = own ? sqlq__my_query(db, m->conn, start, "START TRANSACTION") : SQLQ_OK;
   if (rc == SQLQ_OK) rc = pick_and_mark(db, st, own, &committed);
   if (own && rc == SQLQ_OK && !committed) rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
   if (own && rc != SQLQ_OK && !m->lost) {

@@ -103,6 +103,9 @@ typedef struct mysql_db {
   unsigned connect_timeout;
   sqlq__stmt stmts[MY_SQL_COUNT];
   int in_tx;                         /* a transaction is open */
+  /* The claim's own transactions may read committed: no statement-based
+  ** binary log (which refuses writes under READ COMMITTED). */
+  int rc_claims;
   int init_lock;                     /* sqlq init's lock is held until the transaction ends */
   sqlq__backoff reconnect;
   /* Wake-ups (mysql_wait.c). */
