@@ -8,8 +8,9 @@
 ** stored on the client when they execute.  The session stays in autocommit:
 ** reads and single-statement writes (SQLQ__TX_SINGLE) are their own
 ** transactions, and other writes run between START TRANSACTION and COMMIT.
-** The isolation level is the server's default, REPEATABLE READ: under
-** binlog_format=STATEMENT, MariaDB refuses writes under READ COMMITTED.
+** The isolation level is the server's default, REPEATABLE READ, but for the
+** claim's own transactions (mysql_claim.c): under binlog_format=STATEMENT,
+** MariaDB refuses writes under READ COMMITTED.
 **
 ** Three of the core's statements are more than one statement here:
 ** RELEASE and TOUCH return a row, which UPDATE cannot on MariaDB 10.11, so
