@@ -8,8 +8,9 @@
 ** stored on the client when they execute.  The session stays in autocommit:
 ** reads and single-statement writes (SQLQ__TX_SINGLE) are their own
 ** transactions, and other writes run between START TRANSACTION and COMMIT.
-** The isolation level is the server's default, REPEATABLE READ: under
-** binlog_format=STATEMENT, MariaDB refuses writes under READ COMMITTED.
+** The isolation level is the server's default, REPEATABLE READ, but for the
+** claim's own transactions (mysql_claim.c): under binlog_format=STATEMENT,
+** MariaDB refuses writes under READ COMMITTED.
 **
 ** Five of the core's statements are more than one statement here:
 ** RELEASE, TOUCH and RING_ADVANCE return a row, which UPDATE cannot on
@@ -181,12 +182,18 @@ MYSQL *sqlq__my_connect(sqlq_db *db) {
   /* Locks waited for by a write give up after the handle's busy timeout
   ** (whole seconds, at least 1); the SQL mode is fixed so that the
   ** server's configuration does not change what a statement means. */
-  char sql[256];
+  char sql[320];
   snprintf(sql, sizeof sql,
            "SET SESSION innodb_lock_wait_timeout = %ld,"
-           " sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO'",
+           " sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO';"
+           " SELECT @@log_bin = 0 OR @@binlog_format <> 'STATEMENT'",
            db->busy_timeout < 1 ? 1L : (long)ceil(db->busy_timeout));
-  if (mysql_query(conn, sql) != 0) {
+  int ok = mysql_query(conn, sql) == 0 && mysql_next_result(conn) == 0;
+  MYSQL_RES *res = ok ? mysql_store_result(conn) : NULL;
+  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+  if (row && row[0]) m->rc_claims = strcmp(row[0], "1") == 0;
+  if (res) mysql_free_result(res);
+  if (!row) {
     sqlq__error(db, SQLQ_UNAVAILABLE, "mysql: cannot set up the session on %s: %s",
                 db->url_redacted, mysql_error(conn));
     mysql_close(conn);
@@ -553,10 +560,10 @@ static int my_exec(sqlq_db *db, const char *script) {
   return rc == SQLQ_OK ? sqlq__my_query(db, m->conn, script, "script") : rc;
 }
 
-int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, sqlq__my_tx_fn fn) {
+int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, const char *start, sqlq__my_tx_fn fn) {
   mysql_db *m = MY(db);
   int own = !m->in_tx, committed = 0;
-  int rc = own ? sqlq__my_query(db, m->conn, "START TRANSACTION", "START TRANSACTION") : SQLQ_OK;
+  int rc = own ? sqlq__my_query(db, m->conn, start, "START TRANSACTION") : SQLQ_OK;
   if (rc == SQLQ_OK) rc = fn(db, st, own, &committed);
   if (own && rc == SQLQ_OK && !committed) rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
   if (own && rc != SQLQ_OK && !m->lost) {

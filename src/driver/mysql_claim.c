@@ -22,7 +22,11 @@
 ** The statement then shows the pick's rows, with the attempt counted and
 ** the new lease (see my_column_int64 in mysql.c).  A claim outside a
 ** transaction (SQLQ__TX_SINGLE) opens its own, and sends its COMMIT with
-** the UPDATE: three round trips.
+** the UPDATE: three round trips.  Unless the binary log is statement-based
+** (which refuses writes under READ COMMITTED), that transaction reads
+** committed: under REPEATABLE READ, a pick that reaches the end of the
+** queue's ready jobs locks the gap after them until it commits, and every
+** producer's INSERT of a new job waits for it.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,7 +154,10 @@ static int pick_and_mark(sqlq_db *db, sqlq__stmt *st, int commit, int *committed
 }
 
 int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st) {
-  int rc = sqlq__my_in_own_tx(db, st, pick_and_mark);
+  const char *start = MY(db)->rc_claims
+                          ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION"
+                          : "START TRANSACTION";
+  int rc = sqlq__my_in_own_tx(db, st, start, pick_and_mark);
   /* With no row taken, step shows none. */
   if (rc == SQLQ_OK && st->rows == NULL) st->rows = calloc(1, sizeof *st->rows);
   return rc == SQLQ_OK && st->rows == NULL ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : rc;

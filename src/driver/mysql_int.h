@@ -113,6 +113,9 @@ typedef struct mysql_db {
   unsigned connect_timeout;
   sqlq__stmt stmts[MY_SQL_COUNT];
   int in_tx;                         /* a transaction is open */
+  /* The claim's own transactions may read committed: no statement-based
+  ** binary log (which refuses writes under READ COMMITTED). */
+  int rc_claims;
   int init_lock;                     /* sqlq init's lock is held until the transaction ends */
   sqlq__backoff reconnect;
   /* Wake-ups (mysql_wait.c). */
@@ -181,9 +184,9 @@ int sqlq__my_query(sqlq_db *db, MYSQL *conn, const char *sql, const char *what);
 ** statement (setting *committed). */
 typedef int (*sqlq__my_tx_fn)(sqlq_db *db, sqlq__stmt *st, int commit, int *committed);
 /* Run fn(db, st, ...) in the open transaction, or else in one of its own,
-** committed when fn succeeds (unless fn did) and rolled back when it
-** fails. */
-int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, sqlq__my_tx_fn fn);
+** opened by the script start, committed when fn succeeds (unless fn did)
+** and rolled back when it fails. */
+int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, const char *start, sqlq__my_tx_fn fn);
 
 /* The claim (mysql_claim.c): run the pick of st, mark the jobs taken, and
 ** leave st showing their rows. */

@@ -63,5 +63,5 @@ static int pick_and_stamp(sqlq_db *db, sqlq__stmt *st, int commit, int *committe
 }
 
 int sqlq__my_pool_next(sqlq_db *db, sqlq__stmt *st) {
-  return sqlq__my_in_own_tx(db, st, pick_and_stamp);
+  return sqlq__my_in_own_tx(db, st, "START TRANSACTION", pick_and_stamp);
 }
