@@ -7,12 +7,15 @@
 # call) and `sqlq bench --pool` (picks from a pool of 16 items, one per
 # call) with 1 client, 4 client threads and 4 client processes, each RUNS
 # times (default 3), on SQLite (a fresh temporary file per run, under
-# $BENCH_TMPDIR, default $TMPDIR, else /tmp) and on a throwaway PostgreSQL
+# $BENCH_TMPDIR, default $TMPDIR, else /tmp), on a throwaway PostgreSQL
 # server (tests/servers/postgres.sh on port $PG_PORT, default 55474, with
-# PostgreSQL's durable defaults), and prints the median rate of each as a
-# Markdown table on stdout, after a short description of the machine.
-# Every call is its own transaction.  Environment knobs: RUNS, OPS (calls
-# per run, default 20000), PG_PORT.
+# PostgreSQL's durable defaults) and on a throwaway MariaDB server
+# (tests/servers/mariadb.sh on port $MY_PORT, default 55475, with InnoDB's
+# durable defaults), and prints the median rate of each as a Markdown table
+# on stdout, after a short description of the machine.  Every call is its
+# own transaction.  Environment knobs: RUNS, OPS (calls per run, default
+# 20000), PG_PORT, MY_PORT, BACKENDS (which to run, default
+# "sqlite postgres mariadb"; only their servers are started).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,7 +23,10 @@ SQLQ=${1:-${SQLQ:-build/sqlq}}
 RUNS=${RUNS:-3}
 OPS=${OPS:-20000}
 PG_PORT=${PG_PORT:-55474}
+MY_PORT=${MY_PORT:-55475}
+BACKENDS=${BACKENDS:-sqlite postgres mariadb}
 server="$here/../tests/servers/postgres.sh"
+my_server="$here/../tests/servers/mariadb.sh"
 
 if [[ ! -x $SQLQ ]]; then
   echo "run-rings-pools.sh: no sqlq binary at '$SQLQ' (build it, or pass its path)" >&2
@@ -31,17 +37,42 @@ source "$here/lib.sh"
 bench_name=run-rings-pools.sh
 export TMPDIR=${BENCH_TMPDIR:-${TMPDIR:-/tmp}}
 
-bash "$server" start "$PG_PORT" >&2
-trap 'bash "$server" stop "$PG_PORT" >&2' EXIT
-pg_url=$(bash "$server" url "$PG_PORT")
-pg_setting() { psql -XAt "$pg_url" -c "SHOW $1"; }
-
-# The default URL makes `sqlq bench` use a fresh temporary SQLite file.
-urls=("sqlite:sqlq.db" "$pg_url")
+# Each backend run: its URL and a line describing it.  The default URL
+# makes `sqlq bench` use a fresh temporary SQLite file.
+urls=()
+lines=()
+stops=()
+trap 'for stop in "${stops[@]}"; do eval "$stop" >&2; done' EXIT
+for backend in $BACKENDS; do
+  case $backend in
+  sqlite)
+    urls+=("sqlite:sqlq.db")
+    lines+=("- SQLite: $(sqlite3 --version 2>/dev/null | cut -d' ' -f1) (WAL, synchronous=NORMAL), files under $TMPDIR")
+    ;;
+  postgres)
+    bash "$server" start "$PG_PORT" >&2
+    stops+=("bash '$server' stop '$PG_PORT'")
+    pg_url=$(bash "$server" url "$PG_PORT")
+    pg_setting() { psql -XAt "$pg_url" -c "SHOW $1"; }
+    urls+=("$pg_url")
+    lines+=("- PostgreSQL: $(pg_setting server_version), fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit), on 127.0.0.1")
+    ;;
+  mariadb)
+    bash "$my_server" start "$MY_PORT" >&2
+    stops+=("bash '$my_server' stop '$MY_PORT'")
+    my_setting() { bash "$my_server" sql "$MY_PORT" "SELECT @@$1"; }
+    urls+=("$(bash "$my_server" url "$MY_PORT")")
+    lines+=("- MariaDB: $(my_setting version), innodb_flush_log_at_trx_commit $(my_setting innodb_flush_log_at_trx_commit), on 127.0.0.1")
+    ;;
+  *)
+    echo "run-rings-pools.sh: unknown backend '$backend' in BACKENDS" >&2
+    exit 64
+    ;;
+  esac
+done
 clients=("--workers 1" "--workers 4" "--workers 4 --processes")
 
-machine "- SQLite: $(sqlite3 --version 2>/dev/null | cut -d' ' -f1) (WAL, synchronous=NORMAL), files under $TMPDIR" \
-  "- PostgreSQL: $(pg_setting server_version), fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit), on 127.0.0.1"
+machine "${lines[@]}"
 
 echo "## Results (rings and pools)"
 echo

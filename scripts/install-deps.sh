@@ -18,6 +18,8 @@ packages=(
   libcmocka-dev valgrind            # the C tests
   'postgresql|postgresql-15'        # the PostgreSQL tests' server
   'postgresql-client|postgresql-client-15'  # and psql
+  libmariadb-dev                    # the MySQL/MariaDB backend
+  mariadb-server mariadb-client     # the MariaDB tests' servers, and mariadb
   sqlite3 python3                   # the benchmark's peers and reports
 )
 server_package=postgresql
@@ -69,6 +71,23 @@ if [[ " ${missing[*]} " == *" $server_package "* ]]; then
   fi
   install_env+=(UCF_FORCE_CONFFOLD=1)
 fi
+
+# Services installed now are not started: a policy-rc.d that says no (exit
+# 101) while apt-get runs, unless the machine has one of its own.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# scripts/install-deps.sh: start no service while installing\nexit 101\n' |
+    "${as_root[@]}" tee "$policy" >/dev/null
+  "${as_root[@]}" chmod 755 "$policy"
+  own_policy=1
+fi
+remove_policy() {
+  if [ "$own_policy" = 1 ]; then
+    "${as_root[@]}" rm -f "$policy"
+  fi
+}
+trap remove_policy EXIT
 
 echo "install-deps: installing ${missing[*]}"
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q

@@ -44,6 +44,7 @@ SQLQ__API int sqlq_resume(sqlq_db *db, const char *queue) { return set_paused(db
 static int retry_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
   int rc = SQLQ_OK;
+  q->count = 0;
   if (q->ids == NULL) rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_DEAD, q->queue, NULL, &q->count);
   for (size_t i = 0; q->ids && i < q->n_ids && rc == SQLQ_OK; i++)
     rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_ID, q->queue, &q->ids[i], &q->count);
@@ -65,6 +66,7 @@ SQLQ__API int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, siz
 
 static int purge_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
+  q->count = 0;
   return sqlq__run_for_queue(db, SQLQ__SQL_PURGE, q->queue, NULL, &q->count);
 }
 

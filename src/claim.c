@@ -95,6 +95,9 @@ static int claim_tx(sqlq_db *db, void *arg) {
   struct claim *c = arg;
   const sqlq_driver *d = db->drv_methods;
   int rc;
+  /* A run again after a deadlock forgets what the first run copied. */
+  for (int i = 0; i < c->n; i++) free((void *)c->jobs[i].payload);
+  c->n = 0;
   if (d->sql[SQLQ__SQL_REAP] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
@@ -252,13 +255,21 @@ static int ack_array(sqlq_db *db, struct acks *a, int64_t *first_stale) {
   return rc;
 }
 
+/* Does the dialect have the array ack this handle needs (with or without
+** history)? */
+static int has_ack_array(const sqlq_db *db) {
+  const char *const *sql = db->drv_methods->sql;
+  return sql[db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY] != NULL;
+}
+
 static int ack_tx(sqlq_db *db, void *arg) {
   struct acks *a = arg;
+  a->acked = 0;
   int64_t first_stale = 0;
   size_t n_stale = 0, one_by_one = a->n;
   /* The array statement acks several jobs at once, or one whose history
-  ** is kept (one statement instead of two). */
-  if (db->drv_methods->sql[SQLQ__SQL_ACK_ARRAY] && (a->n > 1 || db->keep_history)) {
+  ** is kept (one statement instead of two), when the dialect has it. */
+  if (has_ack_array(db) && (a->n > 1 || db->keep_history)) {
     int rc = ack_array(db, a, &first_stale);
     if (rc != SQLQ_OK) return rc;
     n_stale = a->n - a->acked;
@@ -290,7 +301,7 @@ SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, si
   /* One statement acks them all when the dialect has the array form (see
   ** ack_tx), or when a single job's ack keeps no history. */
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
-  if (db->drv_methods->sql[SQLQ__SQL_ACK_ARRAY] || (n == 1 && !db->keep_history))
+  if (has_ack_array(db) || (n == 1 && !db->keep_history))
     kind |= SQLQ__TX_SINGLE;
   int rc = n ? sqlq__in_tx(db, kind, ack_tx, &a) : SQLQ_OK;
   if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? a.acked : 0;

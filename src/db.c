@@ -265,14 +265,21 @@ int sqlq__in_tx(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *db, void *arg), v
   if (rc != SQLQ_OK) return rc;
   sqlq__clear_error(db);
   if (db->in_user_tx) return fn(db, arg);
-  if ((rc = db->drv_methods->begin(db, kind)) != SQLQ_OK) return rc;
-  rc = fn(db, arg);
-  /* SQLQ_STALE and SQLQ_PAUSED report on work that was done correctly. */
-  if (rc == SQLQ_OK || rc == SQLQ_STALE || rc == SQLQ_PAUSED) {
-    int crc = commit_and_wake(db);
-    return crc == SQLQ_OK ? rc : crc;
+  for (int attempt = 1;; attempt++) {
+    db->tx_retryable = 0;
+    if ((rc = db->drv_methods->begin(db, kind)) != SQLQ_OK) return rc;
+    rc = fn(db, arg);
+    /* SQLQ_STALE and SQLQ_PAUSED report on work that was done correctly. */
+    if (rc == SQLQ_OK || rc == SQLQ_STALE || rc == SQLQ_PAUSED) {
+      int crc = commit_and_wake(db);
+      if (crc == SQLQ_OK) return rc;
+      rc = crc;
+    } else {
+      rc = abandon(db, rc);
+    }
+    if (!db->tx_retryable || attempt == SQLQ__TX_ATTEMPTS) return rc;
+    sqlq__clear_error(db);
   }
-  return abandon(db, rc);
 }
 
 SQLQ__API int sqlq_begin(sqlq_db *db) {

@@ -120,11 +120,18 @@ done:
   return rc;
 }
 
-/* Can specs[0..n) go through the array statement? */
+/* Can specs[0..n) go through the array statement?  (Each chunk of
+** ARRAY_CHUNK jobs is one statement, within the driver's byte limit.) */
 static int fits_array(sqlq_db *db, const sqlq_job_spec *specs, size_t n) {
-  if (n < 2 || db->drv_methods->sql[SQLQ__SQL_ENQUEUE_ARRAY] == NULL) return 0;
-  for (size_t i = 0; i < n; i++)
+  const sqlq_driver *d = db->drv_methods;
+  if (n < 2 || d->sql[SQLQ__SQL_ENQUEUE_ARRAY] == NULL) return 0;
+  size_t bytes = 0;
+  for (size_t i = 0; i < n; i++) {
     if (specs[i].dedupe_key) return 0; /* duplicates need the one-row path */
+    bytes += specs[i].payload_len + (specs[i].group_key ? strlen(specs[i].group_key) : 0);
+    if (d->array_bytes_max && bytes > d->array_bytes_max) return 0;
+    if (i % ARRAY_CHUNK == ARRAY_CHUNK - 1) bytes = 0;
+  }
   return 1;
 }
 

@@ -197,6 +197,10 @@ typedef struct sqlq_driver {
   const char *const *options;       /* URL options the driver reads, NULL-terminated */
   unsigned caps;                    /* SQLQ__CAP_* */
   const char *const *sql;           /* SQLQ__SQL_COUNT statements */
+  /* The most bytes of payloads and group keys one ENQUEUE_ARRAY statement
+  ** may carry (a server refuses packets over its limit); 0: no limit.
+  ** Larger batches take the one-row statement. */
+  size_t array_bytes_max;
   /* Migrations: migrations[v-1] upgrades schema version v-1 to v, for v
   ** from 1 up to SQLQ_SCHEMA_VERSION or the first NULL entry, whichever
   ** comes first: a dialect still without a step stops below the library's
@@ -232,8 +236,9 @@ typedef struct sqlq_driver {
   int (*bind_text)(sqlq__stmt *st, int i, const char *s); /* s NULL: SQL NULL */
   int (*bind_blob)(sqlq__stmt *st, int i, const void *p, size_t n);
   /* Bind an array of n values to parameter i; only for drivers whose
-  ** dialect has the *_ARRAY statements.  The driver copies the values.
-  ** A NULL element of a text array is SQL NULL. */
+  ** dialect has the *_ARRAY statements.  The driver copies the values (or,
+  ** for text and blobs, may keep pointers: the core keeps them valid until
+  ** reset).  A NULL element of a text array is SQL NULL. */
   int (*bind_int64_array)(sqlq__stmt *st, int i, const int64_t *v, size_t n);
   int (*bind_text_array)(sqlq__stmt *st, int i, const char *const *v, size_t n);
   int (*bind_blob_array)(sqlq__stmt *st, int i, const void *const *p, const size_t *len,
@@ -350,6 +355,10 @@ struct sqlq_db {
                                    drivers without lock_xact) */
   int errcode;
   char errmsg[SQLQ__ERRMSG_SIZE];
+  /* Set by a driver with the error it records when the database rolled
+  ** the whole transaction back as a deadlock's victim: running it again
+  ** may succeed (see sqlq__in_tx). */
+  int tx_retryable;
 };
 
 /* Record an error on db: its status and formatted text.  Returns status. */
@@ -374,6 +383,18 @@ int64_t sqlq__monotonic_ns(void);
 /* The timeout for poll() until the monotonic time deadline_ns: -1 for
 ** none (deadline_ns < 0), else milliseconds rounded up, capped at 2e9. */
 int sqlq__poll_ms(int64_t deadline_ns);
+
+/* Pacing of the attempts to open a lost connection again: after a failed
+** attempt, the next waits for a pause that doubles from 50 ms up to 2 s;
+** a successful one resets the pause. */
+typedef struct sqlq__backoff {
+  int64_t retry_at_ns;  /* CLOCK_MONOTONIC; 0: at once */
+  int64_t pause_ns;     /* after the last failure; 0: none failed */
+} sqlq__backoff;
+/* Nanoseconds until the next attempt may be made (0: now). */
+int64_t sqlq__backoff_wait_ns(const sqlq__backoff *b);
+/* Record the outcome of an attempt. */
+void sqlq__backoff_result(sqlq__backoff *b, int ok);
 
 /* qsort()/bsearch() order of int64_t values (job ids). */
 int sqlq__id_order(const void *a, const void *b);
@@ -401,7 +422,11 @@ uint64_t sqlq__hash64(const void *p, size_t n);
 
 /* Run fn(db, arg) inside a transaction: the caller's when one is open,
 ** else a new one of the given kind (SQLQ__TX_*), committed on success and
-** rolled back on failure. */
+** rolled back on failure.  A transaction of its own that the database
+** chose as a deadlock's victim (the driver sets db->tx_retryable) runs
+** again, up to SQLQ__TX_ATTEMPTS times in all: fn must start afresh each
+** time, resetting whatever it fills in arg. */
+#define SQLQ__TX_ATTEMPTS 8
 int sqlq__in_tx(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *db, void *arg), void *arg);
 
 /* Note that the current transaction made n jobs of queue ready, or (n 0)

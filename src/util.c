@@ -104,3 +104,22 @@ int sqlq__id_order(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
 }
+
+#define BACKOFF_FIRST_NS 50000000LL
+#define BACKOFF_MAX_NS 2000000000LL
+
+int64_t sqlq__backoff_wait_ns(const sqlq__backoff *b) {
+  int64_t d = b->retry_at_ns - sqlq__monotonic_ns();
+  return d > 0 ? d : 0;
+}
+
+void sqlq__backoff_result(sqlq__backoff *b, int ok) {
+  if (ok) {
+    b->pause_ns = 0;
+    b->retry_at_ns = 0;
+    return;
+  }
+  b->pause_ns = b->pause_ns ? b->pause_ns * 2 : BACKOFF_FIRST_NS;
+  if (b->pause_ns > BACKOFF_MAX_NS) b->pause_ns = BACKOFF_MAX_NS;
+  b->retry_at_ns = sqlq__monotonic_ns() + b->pause_ns;
+}

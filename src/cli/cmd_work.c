@@ -450,6 +450,9 @@ static void block(worker *w, enum claim_outcome outcome) {
     w->expect_job = 0;
     sleep_for_event(timeout < 0 ? w->idle : fmin(timeout, w->idle));
   } else if (outcome == CLAIM_EMPTY) {
+    /* A draining worker looks again every RECHECK_INTERVAL: the acks of
+    ** other workers that empty the queue wake nobody. */
+    if (w->drain && (timeout < 0 || timeout > RECHECK_INTERVAL)) timeout = RECHECK_INTERVAL;
     wait_for_job(w, timeout);
   } else if (outcome == CLAIM_RECHECK) {
     sleep_for_event(timeout < 0 ? RECHECK_INTERVAL : fmin(timeout, RECHECK_INTERVAL));

@@ -16,7 +16,7 @@
 **
 ** A session lost outside a transaction is opened again at the next call;
 ** after a failed attempt, calls fail at once with SQLQ_UNAVAILABLE until a
-** pause has passed that doubles from 50 ms up to 2 s.  Within a
+** pause has passed that doubles from 50 ms up to 2 s (sqlq__backoff).  Within a
 ** transaction, a lost session fails the call with SQLQ_UNAVAILABLE and the
 ** transaction is gone.
 */
@@ -27,9 +27,6 @@
 #include <sys/random.h>
 
 #include "postgres_int.h"
-
-#define RETRY_FIRST_NS 50000000LL
-#define RETRY_MAX_NS 2000000000LL
 
 /* URL options the driver reads: its own three, then those it passes on to
 ** libpq as connection keywords. */
@@ -212,22 +209,15 @@ int sqlq__pg_ready(sqlq_db *db) {
   if (p->in_tx)
     return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s in a transaction",
                        db->url_redacted);
-  int64_t now = sqlq__monotonic_ns();
-  if (now < p->retry_at_ns)
+  int64_t wait_ns = sqlq__backoff_wait_ns(&p->reconnect);
+  if (wait_ns > 0)
     return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: %s is unreachable; next try in %lld ms",
-                       db->url_redacted, (long long)((p->retry_at_ns - now) / 1000000));
+                       db->url_redacted, (long long)(wait_ns / 1000000));
   if (p->conn) PQfinish(p->conn);
   forget_session(p);
   p->conn = sqlq__pg_connect(db);
-  if (p->conn == NULL) {
-    p->retry_pause_ns = p->retry_pause_ns ? p->retry_pause_ns * 2 : RETRY_FIRST_NS;
-    if (p->retry_pause_ns > RETRY_MAX_NS) p->retry_pause_ns = RETRY_MAX_NS;
-    p->retry_at_ns = sqlq__monotonic_ns() + p->retry_pause_ns;
-    return db->errcode;
-  }
-  p->retry_pause_ns = 0;
-  p->retry_at_ns = 0;
-  return SQLQ_OK;
+  sqlq__backoff_result(&p->reconnect, p->conn != NULL);
+  return p->conn ? SQLQ_OK : db->errcode;
 }
 
 static void pg_close(sqlq_db *db);

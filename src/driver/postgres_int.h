@@ -60,10 +60,7 @@ typedef struct postgres_db {
   /* Pipelines sent without waiting for their results (notifications):
   ** the connection stays in pipeline mode until they are read. */
   int unread;
-  /* Reconnecting: the earliest time of the next attempt and the pause
-  ** after a failed one (doubling, capped). */
-  int64_t retry_at_ns;
-  int64_t retry_pause_ns;
+  sqlq__backoff reconnect;           /* pacing of reconnections */
   /* Wake-ups. */
   int notify;                        /* LISTEN/NOTIFY on (URL option notify) */
   double poll_interval;              /* seconds between looks when off */

@@ -80,7 +80,7 @@ baseline=$(sq stats --json)
 bad "unknown URL scheme" 69 "$SQLQ" --url foo://x stats
 bad "backend not built" 69 "$SQLQ" --url postgres://u:secret@h/db stats
 expect_err_lacks "the password is not shown" "secret"
-bad "mysql backend not built" 69 "$SQLQ" --url "mysql://u:secret@h:3306/db" push q x
+bad "mysql server unreachable, or backend not built" 69 "$SQLQ" --url "mysql://u:secret@h:3306/db" push q x
 expect_err_lacks "the mysql password is not shown" "secret"
 bad "a directory that cannot be created" 69 "$SQLQ" --url "sqlite:$tmp/no/such/dir/t.db" stats
 bad "no schema" 69 "$SQLQ" --url "sqlite:$tmp/empty.db" stats

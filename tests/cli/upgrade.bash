@@ -1,5 +1,6 @@
 # tests/cli/upgrade.bash -- the body of the schema upgrade tests, sourced by
-# upgrade.sh (SQLite) and pg_upgrade.sh (PostgreSQL) after lib.sh, with
+# upgrade.sh (SQLite), pg_upgrade.sh (PostgreSQL) and my_upgrade.sh
+# (MariaDB) after lib.sh, with
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
 #   downgrade     a function that turns a version 2 database into version 1

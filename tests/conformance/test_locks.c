@@ -89,6 +89,20 @@ static void lock_names_of_64k(void **state) {
   sqlq_close(other);
 }
 
+/* Names that differ only in case are different locks (MySQL would
+** compare them without regard to case). */
+static void lock_names_differ_in_case(void **state) {
+  fixture *f = *state;
+  sqlq_db *other = fx_open(f);
+  char lower[128], upper[128];
+  size_t len = strlen(fx_name(f, "case", lower, sizeof lower));
+  for (size_t i = 0; i <= len; i++)
+    upper[i] = lower[i] >= 'a' && lower[i] <= 'z' ? (char)(lower[i] - 'a' + 'A') : lower[i];
+  assert_excludes_only_same(f->db, other, upper, lower, len);
+  assert_excludes_only_same(f->db, other, lower, upper, len);
+  sqlq_close(other);
+}
+
 /* One-byte names work and are distinct from each other. */
 static void lock_names_of_one_byte(void **state) {
   fixture *f = *state;
@@ -277,6 +291,7 @@ int run_lock_tests(void) {
       FX_TEST(lock_names_with_nul_bytes),
       FX_TEST(lock_names_of_64k),
       FX_TEST(lock_names_of_one_byte),
+      FX_TEST(lock_names_differ_in_case),
       FX_TEST(lock_name_limits),
       FX_TEST(lock_released_when_holder_killed),
       FX_TEST(lock_kept_when_forked_child_exits),

@@ -30,22 +30,18 @@ set -euo pipefail
 prog=postgres.sh
 timeout_s=30
 
-die() {
-  echo "$prog: $*" >&2
-  exit 1
-}
-
 usage() {
   echo "usage: $prog start|stop|restart|url PORT" >&2
   exit 2
 }
 
+# shellcheck source=tests/servers/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 [ "$#" -eq 2 ] || usage
 command=$1
 port=$2
-if ! [[ $port =~ ^[1-9][0-9]{0,4}$ ]] || [ "$port" -gt 65535 ]; then
-  usage
-fi
+check_port "$port"
 
 dir=/tmp/sqlq-test-pg-$port
 log=$dir/server.log
@@ -67,16 +63,7 @@ if [ -z "$bindir" ]; then
 fi
 [ -x "$bindir/pg_ctl" ] || die "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (bash scripts/install-deps.sh installs them)"
 
-# as_owner CMD...: run CMD as the user who owns the server.
-if [ "$(id -u)" -eq 0 ]; then
-  id -u postgres >/dev/null 2>&1 || die "running as root needs the 'postgres' system user (package postgresql-common)"
-  owner=postgres
-  as_owner() { runuser -u postgres -- "$@"; }
-  cd /  # the postgres user may not be allowed into the caller's directory
-else
-  owner=$(id -un)
-  as_owner() { "$@"; }
-fi
+run_servers_as postgres postgresql-common
 
 # server_pids: the processes of the server in $dir (the postmaster and its
 # children all run in the data directory), from /proc.

@@ -1,0 +1,217 @@
+/*
+** mysql_int.h -- declarations shared by the files of the MySQL/MariaDB
+** driver (mysql.c: connection, statements, transactions, errors;
+** mysql_sql.c: the dialect; mysql_claim.c: the two-step claim;
+** mysql_pool.c: a pool's next item;
+** mysql_wait.c: wake-ups with KILL QUERY; mysql_lock.c: GET_LOCK).
+*/
+#ifndef SQLQ_MYSQL_INT_H
+#define SQLQ_MYSQL_INT_H
+
+#include <mysql.h>
+
+#include "sqlq_int.h"
+
+/* The driver's own statements, numbered after the core's. */
+enum {
+  MY_SQL_RELEASED_QUEUE = SQLQ__SQL_COUNT, /* $1 id -> queue (after RELEASE) */
+  MY_SQL_EXPIRED_EXIST,                    /* $1 queue -> has expired leases (no locks) */
+  MY_SQL_EXPIRED,                          /* $1 queue -> id, dead: expired leases, locked */
+  MY_SQL_TOUCHED,                          /* $1 id $2 token -> lease_until (after TOUCH) */
+  MY_SQL_WAIT_QUEUE,                       /* $1 queue $2 block lock: what the wait statement reads */
+  MY_SQL_WAIT_TAG,                         /* $1 queue -> the tag of its waiters */
+  MY_SQL_WAKE,                             /* $1 queue $2 n: interrupt n waiters */
+  /* Rings and pools (schema version 2). */
+  MY_SQL_RING_ADVANCED,                    /* $1 ring $2 count -> first seq, capacity
+                                              (after RING_ADVANCE) */
+  MY_SQL_WAIT_MARK,                        /* the counter of the ring waited for
+                                              (@sqlq_wait_queue) into @sqlq_wait_mark */
+  MY_SQL_POOL_TURN,                        /* $1 pool: locks its first item by name */
+  MY_SQL_POOL_NEWEST,                      /* $1 pool -> its newest stamp, locked */
+  MY_SQL_POOL_STAMP,                       /* $1 newest stamp $2 hold_us $3 token $4 id */
+  MY_SQL_POOL_PICKED,                      /* $1 id -> POOL_NEXT's columns */
+  MY_SQL_COUNT
+};
+
+/* Most distinct parameters ($1..$N) of one statement. */
+#define MY_MAX_PARAMS 8
+
+/* A placeholder of a statement's text: the parameter it takes (0-based)
+** and, in a repeated section, which element of its array (1-based; 0:
+** the parameter's one value).  See mysql_bind.c. */
+typedef struct my_mark {
+  unsigned char param;
+  size_t elem;
+} my_mark;
+
+/* An array bound to a parameter by bind_*_array (when set): ints, or
+** pointers and lengths of text or blobs. */
+typedef struct my_array {
+  int set;
+  enum enum_field_types type;
+  size_t n;
+  long long *ints;
+  const void **ptrs;
+  unsigned long *lens;
+} my_array;
+
+/* One result column of the current row: integers are fetched as such,
+** everything else as bytes into buf (grown to fit). */
+typedef struct my_col {
+  int is_int;
+  long long ival;
+  char *buf;
+  unsigned long cap;
+  unsigned long len;
+  my_bool is_null;
+  my_bool error;
+} my_col;
+
+/*
+** A statement of one connection: its text with $N rewritten to `?`,
+** prepared once per connection, bound by $N, executed at its first step,
+** its rows stored on the client and fetched one by one.
+**
+** Some of the core's statements are more than one statement here (see
+** mysql.c): a follow-up statement's rows stand for the first's, and the
+** claim shows a subset of its pick's rows with some columns replaced.
+*/
+struct sqlq__stmt {
+  int id;
+  MYSQL_STMT *ms;                    /* NULL until prepared on this connection */
+  size_t prepared_rows;              /* an array statement's rows as prepared */
+  my_mark *marks;                    /* placeholders in the prepared text */
+  size_t n_marks, cap_marks;
+  MYSQL_BIND *binds;                 /* one per mark, at execution */
+  size_t n_binds;
+  MYSQL_BIND params[MY_MAX_PARAMS];  /* bound values, by parameter */
+  long long ints[MY_MAX_PARAMS];
+  unsigned long lens[MY_MAX_PARAMS];
+  my_array arrays[MY_MAX_PARAMS];
+  int n_params;                      /* highest parameter bound */
+  unsigned n_cols;
+  my_col *cols;
+  MYSQL_BIND *col_binds;
+  int executed;                      /* rows (if any) are stored */
+  long long changes;
+  long long insert_id;
+  /* The claim: the rows of its pick shown (their indexes, in order), the
+  ** next one to show, and the replaced columns. */
+  unsigned long long *rows;
+  int n_rows, next_row;
+  long long lease_until;
+  /* The follow-up whose rows stand for this statement's, once it ran. */
+  struct sqlq__stmt *view;
+};
+
+typedef struct mysql_db {
+  MYSQL *conn;                       /* NULL while disconnected */
+  int lost;                          /* the connection broke: open it again */
+  /* What it takes to connect again (and to open the lock connection). */
+  char *host, *user, *password, *dbname, *socket;
+  unsigned port;
+  unsigned connect_timeout;
+  sqlq__stmt stmts[MY_SQL_COUNT];
+  int in_tx;                         /* a transaction is open */
+  /* The claim's own transactions may read committed: no statement-based
+  ** binary log (which refuses writes under READ COMMITTED). */
+  int rc_claims;
+  int init_lock;                     /* sqlq init's lock is held until the transaction ends */
+  sqlq__backoff reconnect;
+  /* Wake-ups (mysql_wait.c). */
+  int kill_wake;                     /* producers interrupt waits (URL option wake) */
+  double wake_interval;              /* the longest sleep of a wait, seconds */
+  char *wait_queue;                  /* the queue the session's wait statement is for */
+  char wait_tag[33];                 /* its tag: 32 hex digits */
+  char block[32];                    /* the lock the wait statement waits for */
+  int block_held;                    /* ... which aux holds */
+  /* Named locks: a second connection, so that a lock is never taken or
+  ** waited for inside the caller's transaction; it also interrupts this
+  ** handle's own waits (KILL QUERY). */
+  MYSQL *aux;
+} mysql_db;
+
+#define MY(db) ((mysql_db *)(db)->drv)
+
+extern const char *const sqlq__mysql_sql[MY_SQL_COUNT];
+extern const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION];
+extern const char sqlq__mysql_wait_sql[];
+extern const char sqlq__mysql_ring_wait_sql[];
+
+/* Record the error of conn (or of st when not NULL) on db, mapped to a
+** status, and return that status.  what says what failed.  Marks db's
+** connection lost when the error says it is. */
+int sqlq__my_error(sqlq_db *db, MYSQL *conn, MYSQL_STMT *st, const char *what);
+/* Open a new connection with db's parameters; NULL with an error recorded. */
+MYSQL *sqlq__my_connect(sqlq_db *db);
+/* Make sure db's connection is up, reconnecting (paced) when it was lost
+** outside a transaction. */
+int sqlq__my_ready(sqlq_db *db);
+/* Run a driver statement with the given text ($1..$n) or integer
+** parameters: params[k] NULL means the integer ints[k].  Rows, if any, are
+** read with the statement interface; the caller resets st. */
+int sqlq__my_run(sqlq_db *db, int id, int n, const char *const *params, const long long *ints,
+                 sqlq__stmt **out);
+/* Parameters (mysql_bind.c).  sqlq__my_statement_text returns sql[st->id]
+** with its sections repeated for `rows` elements and its parameters
+** written `?`, noting st's marks (malloc'ed; NULL with an error recorded).
+** sqlq__my_bind_marks binds the values of st's marks to its prepared
+** statement. */
+char *sqlq__my_statement_text(sqlq_db *db, sqlq__stmt *st, size_t rows);
+int sqlq__my_is_array(const sqlq__stmt *st);
+size_t sqlq__my_array_rows(const sqlq__stmt *st);
+int sqlq__my_bind_marks(sqlq_db *db, sqlq__stmt *st);
+int sqlq__my_bind_int64(sqlq__stmt *st, int i, int64_t v);
+int sqlq__my_bind_text(sqlq__stmt *st, int i, const char *s);
+int sqlq__my_bind_blob(sqlq__stmt *st, int i, const void *p, size_t n);
+int sqlq__my_bind_int64_array(sqlq__stmt *st, int i, const int64_t *v, size_t n);
+int sqlq__my_bind_text_array(sqlq__stmt *st, int i, const char *const *v, size_t n);
+int sqlq__my_bind_blob_array(sqlq__stmt *st, int i, const void *const *p, const size_t *len,
+                             size_t n);
+void sqlq__my_free_arrays(sqlq__stmt *st);
+
+/* Execute st (prepared on first use) with its bound parameters and store
+** its rows on the client. */
+int sqlq__my_execute(sqlq_db *db, sqlq__stmt *st);
+/* Fetch the next stored row of st: SQLQ__ROW, SQLQ__DONE or an error.
+** Columns cut short by their buffer are fetched again into a larger one. */
+int sqlq__my_fetch(sqlq_db *db, sqlq__stmt *st);
+/* Run sql (no parameters; results, if any, dropped) on conn. */
+int sqlq__my_query(sqlq_db *db, MYSQL *conn, const char *sql, const char *what);
+
+/* Work of a driver statement done in a transaction: commit says that the
+** transaction is fn's own, which fn may commit itself with its last
+** statement (setting *committed). */
+typedef int (*sqlq__my_tx_fn)(sqlq_db *db, sqlq__stmt *st, int commit, int *committed);
+/* Run fn(db, st, ...) in the open transaction, or else in one of its own,
+** opened by the script start, committed when fn succeeds (unless fn did)
+** and rolled back when it fails. */
+int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, const char *start, sqlq__my_tx_fn fn);
+
+/* The claim (mysql_claim.c): run the pick of st, mark the jobs taken, and
+** leave st showing their rows. */
+int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st);
+/* A pool's next item (mysql_pool.c): take the pool's turn, run the pick
+** of st, stamp the item and leave st showing its row (none when no item
+** is free). */
+int sqlq__my_pool_next(sqlq_db *db, sqlq__stmt *st);
+
+int sqlq__my_wait_prepare(sqlq_db *db, const char *queue);
+int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
+int sqlq__my_notify(sqlq_db *db, const char *queue, int n);
+void sqlq__my_forget_wait(mysql_db *m);
+
+/* The lock connection, opened on first use; NULL with an error recorded. */
+MYSQL *sqlq__my_aux(sqlq_db *db);
+/* Run sql on aux with the name and, when seconds is not NULL, a number of
+** seconds as parameters; read its one integer answer into *v when v is not
+** NULL (*v is -1 for NULL). */
+int sqlq__my_run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *name,
+                        double *seconds, long long *v);
+/* Drop the lock session when it broke; its locks are gone with it. */
+void sqlq__my_check_aux(mysql_db *m);
+int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
+                  sqlq__lockstate **out);
+void sqlq__my_unlock(sqlq_db *db, sqlq__lockstate *ls);
+
+#endif /* SQLQ_MYSQL_INT_H */

@@ -1,0 +1,383 @@
+/*
+** mysql_sql.c -- the SQL text of the MySQL/MariaDB dialect and its
+** migrations.
+**
+** NOW_US is the server's clock in microseconds since the epoch, fixed for
+** the length of a statement: UNIX_TIMESTAMP() and NOW(6) read the
+** statement's start time, which the binary log carries, so a replica
+** computes the same value (UTC_TIMESTAMP() would be logged as unsafe).  The
+** whole seconds come from UNIX_TIMESTAMP(), which no time zone affects;
+** only the microseconds come from NOW(6).
+**
+** Every writing statement is deterministic under statement-based
+** replication (binlog_format=STATEMENT): no LIMIT in an UPDATE or DELETE,
+** no UUID(), no SKIP LOCKED in a writing statement, no trigger.  The claim
+** picks its jobs with a SELECT ... FOR UPDATE SKIP LOCKED and marks them
+** with an UPDATE ... WHERE id IN (...) of the ids picked (mysql_claim.c);
+** every ordering ends with the unique id.  No REAP: the claim takes back
+** expired leases itself, and only when its pick saw that there are some.
+**
+** The jobs table keeps transient statistics (STATS_PERSISTENT=0), which
+** InnoDB updates as the table changes, rather than persistent ones, updated
+** in the background: with the statistics of a table that just grew from
+** nothing, the optimizer scans a whole table for a DELETE of a list of ids,
+** locking every row (DELETE takes no index hint; the UPDATEs name theirs).
+**
+** InnoDB has no partial indexes: the dedupe key's uniqueness among
+** unfinished jobs is a unique index on a generated column that is NULL for
+** finished jobs.  A duplicate is refused with error 1062, which the driver
+** reads as "no row stored" (mysql.c).
+**
+** Wake-ups (mysql_wait.c): a waiting worker runs a SELECT that waits on
+** the server, marked with a comment naming its queue's tag; the procedure
+** sqlq_wake(queue, n) interrupts up to n of those waits with KILL QUERY ID,
+** which writes nothing and so replicates nothing.
+*/
+#include "mysql_int.h"
+
+#define NOW_US "(UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))"
+
+/* A job of a FIFO group may run only when no earlier job of its group is
+** unfinished.  (A subquery of a locking read reads without locking.) */
+#define GROUP_HEAD \
+  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
+  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id))"
+
+#define NOT_PAUSED "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1 AND q.paused)"
+
+#define HELD "id = $1 AND token = $2 AND state = 'running'"
+
+#define EXPIRED \
+  "queue = $1 AND state = 'running' AND lease_until <= " NOW_US
+
+#define DEDUPE_FREE(j) \
+  "(" j ".dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \
+  " WHERE o.queue = " j ".queue AND o.dedupe_key = " j ".dedupe_key" \
+  " AND o.state IN ('ready','running') AND o.id <> " j ".id))"
+
+#define RETRY_SET \
+  "UPDATE sqlq_jobs j SET j.state = 'ready', j.attempts = 0, j.run_at = " NOW_US "," \
+  " j.token = NULL, j.lease_until = NULL"
+
+/* The seconds until queue @sqlq_wait_queue next needs a worker (a due job
+** or an expired lease), NULL when never; for the wait statement. */
+#define WAIT_DUE \
+  "(SELECT IF(EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = @sqlq_wait_queue AND paused), NULL," \
+  " (LEAST(COALESCE((SELECT min(j.run_at) FROM sqlq_jobs j WHERE j.queue = @sqlq_wait_queue" \
+  "   AND j.state = 'ready' AND " GROUP_HEAD "), 9e18)," \
+  "  COALESCE((SELECT min(lease_until) FROM sqlq_jobs WHERE queue = @sqlq_wait_queue" \
+  "   AND state = 'running'), 9e18)) - " NOW_US ") / 1e6))"
+
+const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
+  /* Concurrent `sqlq init`s take turns (the lock is the session's, freed
+  ** when init's transaction ends: see mysql.c). */
+  [SQLQ__SQL_SCHEMA_TABLE] =
+    "CREATE TABLE IF NOT EXISTS sqlq_schema ("
+    " version INT PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB",
+  [SQLQ__SQL_SCHEMA_VERSION] = "SELECT max(version) FROM sqlq_schema",
+  [SQLQ__SQL_SCHEMA_RECORD] =
+    "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, " NOW_US ")",
+
+  [SQLQ__SQL_ENQUEUE] =
+    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
+    " group_key, payload, created_at)"
+    " VALUES ($1, $2, " NOW_US " + $3, $4, $5, $6, $7, " NOW_US ")",
+  [SQLQ__SQL_DEDUPE_LOOKUP] =
+    "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
+  [SQLQ__SQL_QUEUE_REGISTER] = "INSERT IGNORE INTO sqlq_queues (queue) VALUES ($1)",
+  [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
+  /* The claim's pick: the first $4 due jobs no other claimer holds.  The
+  ** locking reads name their index: a scan of another would lock rows
+  ** other claimers need (see mysql_claim.c).
+  ** Columns: those of the core's CLAIM, then the new lease_until and
+  ** whether the queue has expired leases (read without locking). */
+  [SQLQ__SQL_CLAIM] =
+    "SELECT j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at,"
+    " j.lease_until, j.group_key, j.dedupe_key, j.payload, " NOW_US " + $3,"
+    " EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")"
+    " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)"
+    " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US
+    " AND " GROUP_HEAD " AND " NOT_PAUSED
+    " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED",
+
+  [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_HISTORY_COPY] =
+    "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
+    " dedupe_key, group_key, payload, created_at, finished_at)"
+    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
+    " payload, created_at, " NOW_US " FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIL_PEEK] =
+    "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
+  /* Single-table UPDATEs assign from left to right: run_at reads the old
+  ** state before state changes. */
+  [SQLQ__SQL_FAIL] =
+    "UPDATE sqlq_jobs SET"
+    " run_at = IF($3 <> 0, run_at, " NOW_US " + $4),"
+    " state = IF($3 <> 0, 'dead', 'ready'),"
+    " last_error = $5, token = NULL, lease_until = NULL WHERE " HELD,
+  /* RELEASE returns the queue: a second statement reads it (mysql.c). */
+  [SQLQ__SQL_RELEASE] =
+    "UPDATE sqlq_jobs SET state = 'ready', attempts = GREATEST(attempts - 1, 0),"
+    " run_at = " NOW_US " + $3, token = NULL, lease_until = NULL WHERE " HELD,
+  [SQLQ__SQL_TOUCH] =
+    "UPDATE sqlq_jobs SET lease_until = " NOW_US " + $3 WHERE " HELD,
+
+  [SQLQ__SQL_NEXT_DUE] =
+    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1),"
+    " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'"
+    "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - " NOW_US ","
+    " (SELECT min(lease_until) FROM sqlq_jobs"
+    "  WHERE queue = $1 AND state = 'running') - " NOW_US,
+  [SQLQ__SQL_PAUSE_SET] =
+    "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2 <> 0)"
+    " ON DUPLICATE KEY UPDATE paused = VALUES(paused)",
+  [SQLQ__SQL_STATS] =
+    "SELECT queue, CAST(sum(ready) AS SIGNED), CAST(sum(scheduled) AS SIGNED),"
+    " CAST(sum(running) AS SIGNED), CAST(sum(dead) AS SIGNED), max(paused)"
+    " FROM (SELECT queue, state = 'ready' AND run_at <= now AS ready,"
+    "  state = 'ready' AND run_at > now AS scheduled,"
+    "  state = 'running' AS running, state = 'dead' AS dead,"
+    "  0 AS paused FROM sqlq_jobs, (SELECT " NOW_US " AS now) AS clock"
+    "  WHERE $1 IS NULL OR queue = $1"
+    "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
+    "  WHERE $1 IS NULL OR queue = $1) AS counts"
+    " GROUP BY queue ORDER BY queue",
+  [SQLQ__SQL_LIST] =
+    "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
+    "  ELSE IF(run_at > " NOW_US ", 4, 1) END AS st,"
+    " priority, attempts, max_attempts, run_at, created_at, lease_until,"
+    " dedupe_key, group_key, last_error, payload"
+    " FROM sqlq_jobs WHERE queue = $1) AS jobs"
+    " WHERE $2 = 0 OR st = $2"
+    " ORDER BY priority DESC, run_at, id"
+    " LIMIT $3",
+  /* A job whose dedupe key an unfinished job holds stays where it is; of
+  ** several dead jobs with one key, the oldest is retried. */
+  [SQLQ__SQL_RETRY_ID] =
+    RETRY_SET " WHERE j.queue = $1 AND j.id = $2"
+    " AND j.state IN ('dead','ready') AND " DEDUPE_FREE("j"),
+  [SQLQ__SQL_RETRY_DEAD] =
+    RETRY_SET " WHERE j.queue = $1 AND j.state = 'dead' AND " DEDUPE_FREE("j")
+    " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
+    "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
+  [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
+
+  /* Batches (MariaDB's INSERT and DELETE ... RETURNING): a section
+  ** [[...]] is repeated once per element of the arrays (mysql_bind.c).
+  ** The rows of a multi-row INSERT take consecutive ids, in order, which
+  ** the binary log records.  No ACK_HISTORY_ARRAY: a DELETE cannot copy
+  ** its rows elsewhere, so keeping history acks one job at a time. */
+  [SQLQ__SQL_ENQUEUE_ARRAY] =
+    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key, payload,"
+    " created_at) VALUES [[($1, $2, " NOW_US " + $3, $4, $5, $6, " NOW_US ")]] RETURNING id",
+  [SQLQ__SQL_ACK_ARRAY] =
+    "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'"
+    " AND (id, token) IN ([[($1, $2)]]) RETURNING id",
+
+  /* The driver's own statements. */
+  [MY_SQL_EXPIRED_EXIST] = "SELECT EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")",
+  [MY_SQL_EXPIRED] =
+    "SELECT id, attempts >= max_attempts FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
+    " WHERE " EXPIRED
+    " ORDER BY id FOR UPDATE SKIP LOCKED",
+  [MY_SQL_RELEASED_QUEUE] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
+  [MY_SQL_TOUCHED] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,
+  [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1, @sqlq_wait_block = $2",
+  [MY_SQL_WAIT_TAG] = "SELECT MD5(CONCAT(DATABASE(), '/', $1))",
+  [MY_SQL_WAKE] = "CALL sqlq_wake($1, $2)",
+
+  /* Rings (schema version 2).  RING_ADVANCE's UPDATE takes the next
+  ** numbers and keeps the ring's row locked until the transaction ends, so
+  ** concurrent pushes take turns; its follow-up SELECT (MY_SQL_RING_ADVANCED,
+  ** run by mysql.c once the UPDATE matched the row) reads the row as the
+  ** UPDATE left it, since a transaction sees its own changes.  The ring
+  ** entries have one unique key only, so that STORE's upsert is safe under
+  ** statement-based replication. */
+  [SQLQ__SQL_RING_CREATE] =
+    "INSERT INTO sqlq_rings (name, capacity, created_at) VALUES ($1, $2, " NOW_US ")"
+    " ON DUPLICATE KEY UPDATE name = name",
+  [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1",
+  [SQLQ__SQL_RING_ADVANCE] = "UPDATE sqlq_rings SET next_seq = next_seq + $2 WHERE name = $1",
+  [MY_SQL_RING_ADVANCED] = "SELECT next_seq - $2, capacity FROM sqlq_rings WHERE name = $1",
+  [SQLQ__SQL_RING_STORE] =
+    "INSERT INTO sqlq_ring_entries (ring, slot, seq, at, payload)"
+    " VALUES ($1, $2 % $3, $2, " NOW_US ", $4) ON DUPLICATE KEY UPDATE"
+    " seq = VALUES(seq), at = VALUES(at), payload = VALUES(payload)",
+  [SQLQ__SQL_RING_READ] =
+    "SELECT seq, at, payload FROM sqlq_ring_entries WHERE ring = $1 AND seq > $2"
+    " ORDER BY seq LIMIT $3",
+  [SQLQ__SQL_RING_CLEAR] = "DELETE FROM sqlq_ring_entries WHERE ring = $1",
+  [SQLQ__SQL_RING_DROP] = "DELETE FROM sqlq_rings WHERE name = $1",
+  /* A ring follower's mark (see sqlq__mysql_ring_wait_sql). */
+  [MY_SQL_WAIT_MARK] =
+    "SET @sqlq_wait_mark = (SELECT next_seq FROM sqlq_rings"
+    " WHERE name = SUBSTRING(@sqlq_wait_queue, 7))",
+
+  /* Pools (schema version 2).  POOL_NEXT is the pick of mysql_pool.c, which
+  ** first takes the pool's turn (MY_SQL_POOL_TURN), then reads the newest
+  ** stamp (MY_SQL_POOL_NEWEST), stamps the item picked (MY_SQL_POOL_STAMP)
+  ** and reads it back (MY_SQL_POOL_PICKED).  The reads before the UPDATE
+  ** lock what they read, and so read the newest committed rows. */
+  [SQLQ__SQL_POOL_ADD] = "INSERT IGNORE INTO sqlq_pool_items (pool, item) VALUES ($1, $2)",
+  [SQLQ__SQL_POOL_REMOVE] = "DELETE FROM sqlq_pool_items WHERE pool = $1 AND item = $2",
+  [SQLQ__SQL_POOL_LIST] =
+    "SELECT id, item, last_used, uses, IF(held_until > " NOW_US ", held_until, NULL)"
+    " FROM sqlq_pool_items WHERE pool = $1 ORDER BY last_used, id",
+  [MY_SQL_POOL_TURN] =
+    "SELECT id FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_item) WHERE pool = $1"
+    " ORDER BY item LIMIT 1 FOR UPDATE",
+  [SQLQ__SQL_POOL_NEXT] =
+    "SELECT id FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_lru) WHERE pool = $1"
+    " AND (held_until IS NULL OR held_until <= " NOW_US ")"
+    " ORDER BY last_used, id LIMIT 1 FOR UPDATE",
+  [MY_SQL_POOL_NEWEST] =
+    "SELECT last_used FROM sqlq_pool_items FORCE INDEX (sqlq_pool_items_lru) WHERE pool = $1"
+    " ORDER BY last_used DESC, id DESC LIMIT 1 FOR UPDATE",
+  /* The newest stamp comes as a value, $1: an UPDATE that reads it from
+  ** the table (a table with an AUTO_INCREMENT column) is logged as unsafe
+  ** for statement-based replication. */
+  [MY_SQL_POOL_STAMP] =
+    "UPDATE sqlq_pool_items SET last_used = GREATEST(" NOW_US ", $1 + 1), uses = uses + 1,"
+    " held_until = IF($2 > 0, " NOW_US " + $2, NULL), token = IF($2 > 0, $3, NULL)"
+    " WHERE id = $4",
+  [MY_SQL_POOL_PICKED] =
+    "SELECT id, item, last_used, uses, held_until FROM sqlq_pool_items WHERE id = $1",
+  [SQLQ__SQL_POOL_COUNT] =
+    "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1 AND ($2 IS NULL OR item = $2)",
+  [SQLQ__SQL_POOL_RELEASE] =
+    "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
+    " WHERE pool = $1 AND item = $2 AND token = $3",
+};
+
+/* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
+** with two %s: the longest wait, in seconds, as a literal.  It waits for
+** the lock @sqlq_wait_block, which the handle's second session holds
+** (mysql_wait.c): 2 when the wait ran out, 3 when the lock was had. */
+#define WAIT_BODY(due) \
+  "IF(d <= 0, 1, 2 + GET_LOCK(@sqlq_wait_block, LEAST(COALESCE(d, %s), %s)))" \
+  " FROM (SELECT " due " AS d) AS due"
+const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE);
+
+/* The same for a ring's followers: due now when the ring's counter is not
+** the mark MY_SQL_WAIT_MARK took (the ring is named after the channel's
+** 6 characters "\x1Ering:"), else only a push's KILL QUERY ends it. */
+const char sqlq__mysql_ring_wait_sql[] = WAIT_BODY(
+  "IF((SELECT next_seq FROM sqlq_rings WHERE name = SUBSTRING(@sqlq_wait_queue, 7))"
+  " <=> @sqlq_wait_mark, NULL, 0)");
+
+/* Interrupt up to n waiting waiters of channel wake_queue (mysql_wait.c):
+** their statements start with the comment sqlq-wait and the channel's tag.
+** A waiter that finished in the meantime is not there to kill: KILL QUERY
+** ID names the statement, never what its session runs next.  width is the
+** longest channel, in characters. */
+#define WAKE_PROCEDURE(width) \
+  "CREATE PROCEDURE sqlq_wake(IN wake_queue VARCHAR(" width "), IN n INT)" \
+  " SQL SECURITY DEFINER MODIFIES SQL DATA" \
+  " BEGIN" \
+  "  DECLARE done INT DEFAULT 0;" \
+  "  DECLARE qid BIGINT;" \
+  "  DECLARE waits CURSOR FOR SELECT query_id FROM information_schema.processlist" \
+  "   WHERE command = 'Query' AND info LIKE CONCAT('SELECT /*sqlq-wait:'," \
+  "    MD5(CONCAT(DATABASE(), '/', wake_queue)), '*/%')" \
+  "   ORDER BY time_ms DESC, id LIMIT n;" \
+  "  DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = 1;" \
+  "  DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END;" \
+  "  OPEN waits;" \
+  "  fetching: LOOP" \
+  "   FETCH waits INTO qid;" \
+  "   IF done THEN LEAVE fetching; END IF;" \
+  "   KILL QUERY ID qid;" \
+  "  END LOOP;" \
+  "  CLOSE waits;" \
+  " END"
+
+/* Version 1: jobs, queues, history, the wake-up procedure.  docs/schema.md
+** documents each column; docs/mysql.md the procedure. */
+static const char migration_1[] =
+  "CREATE TABLE sqlq_jobs ("
+  " id           BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,"
+  " queue        VARCHAR(128) NOT NULL,"
+  " state        VARCHAR(8)   NOT NULL DEFAULT 'ready',"
+  " priority     INT          NOT NULL DEFAULT 0,"
+  " run_at       BIGINT       NOT NULL DEFAULT (" NOW_US "),"
+  " attempts     INT          NOT NULL DEFAULT 0,"
+  " max_attempts INT          NOT NULL DEFAULT 25,"
+  " lease_until  BIGINT,"
+  " token        BIGINT,"
+  " dedupe_key   VARCHAR(255),"
+  " group_key    VARCHAR(255),"
+  " payload      LONGBLOB     NOT NULL DEFAULT '',"
+  " last_error   TEXT,"
+  " created_at   BIGINT       NOT NULL DEFAULT (" NOW_US "),"
+  " dedupe_live  VARCHAR(255) AS (IF(state IN ('ready','running'), dedupe_key, NULL)) VIRTUAL,"
+  " CONSTRAINT sqlq_jobs_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_jobs_state CHECK (state IN ('ready','running','dead')),"
+  " CONSTRAINT sqlq_jobs_attempts CHECK (max_attempts >= 0),"
+  " KEY sqlq_jobs_claim (queue, state, priority DESC, run_at, id),"
+  " KEY sqlq_jobs_due (queue, state, run_at),"
+  " KEY sqlq_jobs_lease (queue, state, lease_until),"
+  " UNIQUE KEY sqlq_jobs_dedupe (queue, dedupe_live),"
+  " KEY sqlq_jobs_group (queue, group_key, id)"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin STATS_PERSISTENT=0;"
+  "CREATE TABLE sqlq_queues ("
+  " queue  VARCHAR(128) NOT NULL PRIMARY KEY,"
+  " paused BOOLEAN      NOT NULL DEFAULT FALSE"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
+  "CREATE TABLE sqlq_jobs_history ("
+  " id           BIGINT       NOT NULL PRIMARY KEY,"
+  " queue        VARCHAR(128) NOT NULL,"
+  " priority     INT          NOT NULL,"
+  " attempts     INT          NOT NULL,"
+  " max_attempts INT          NOT NULL,"
+  " dedupe_key   VARCHAR(255),"
+  " group_key    VARCHAR(255),"
+  " payload      LONGBLOB     NOT NULL,"
+  " created_at   BIGINT       NOT NULL,"
+  " finished_at  BIGINT       NOT NULL"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
+  WAKE_PROCEDURE("128");
+
+/* Version 2: rings and pools.  docs/schema.md documents each column.
+** Names and items are VARBINARY: compared byte for byte like the other
+** dialects' text (utf8mb4_bin pads with spaces), and an item's 1024 bytes
+** fit the unique key (InnoDB keys hold at most 3072 bytes). */
+static const char migration_2[] =
+  "CREATE TABLE sqlq_rings ("
+  " name       VARBINARY(128) NOT NULL PRIMARY KEY,"
+  " capacity   BIGINT         NOT NULL,"
+  " next_seq   BIGINT         NOT NULL DEFAULT 1,"
+  " created_at BIGINT         NOT NULL DEFAULT (" NOW_US "),"
+  " CONSTRAINT sqlq_rings_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_rings_capacity CHECK (capacity BETWEEN 1 AND 1000000000)"
+  ") ENGINE=InnoDB;"
+  "CREATE TABLE sqlq_ring_entries ("
+  " ring    VARBINARY(128) NOT NULL,"
+  " slot    BIGINT         NOT NULL,"
+  " seq     BIGINT         NOT NULL,"
+  " at      BIGINT         NOT NULL,"
+  " payload LONGBLOB       NOT NULL,"
+  " PRIMARY KEY (ring, slot),"
+  " KEY sqlq_ring_entries_seq (ring, seq)"
+  ") ENGINE=InnoDB;"
+  "CREATE TABLE sqlq_pool_items ("
+  " id         BIGINT          NOT NULL AUTO_INCREMENT PRIMARY KEY,"
+  " pool       VARBINARY(128)  NOT NULL,"
+  " item       VARBINARY(1024) NOT NULL,"
+  " last_used  BIGINT          NOT NULL DEFAULT 0,"
+  " uses       BIGINT          NOT NULL DEFAULT 0,"
+  " held_until BIGINT,"
+  " token      BIGINT,"
+  " CONSTRAINT sqlq_pool_items_pool_size CHECK (octet_length(pool) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_pool_items_item_size CHECK (octet_length(item) BETWEEN 1 AND 1024),"
+  " UNIQUE KEY sqlq_pool_items_item (pool, item),"
+  " KEY sqlq_pool_items_lru (pool, last_used, id)"
+  ") ENGINE=InnoDB;"
+  /* A ring's channel ("\x1Ering:NAME") is longer than a queue's name. */
+  "DROP PROCEDURE sqlq_wake;"
+  WAKE_PROCEDURE("134");
+
+const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
+  migration_1,
+  migration_2,
+};

@@ -1,0 +1,17 @@
+# tests/cli/my_upgrade.sh -- a MariaDB database of schema version 1 is
+# upgraded by `sqlq init` to version 2 (rings and pools) with its jobs
+# intact; a newer schema is refused.  Runs on a database of its own
+# (my_database.bash); needs the mariadb client.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/my_database.bash"
+
+sql() {
+  mariadb --no-defaults -h 127.0.0.1 -P "$SQLQ_TEST_MY_PORT" -u sqlq -N -B "$my_database" \
+    -e "$1" >/dev/null || fail "mariadb: $1"
+}
+downgrade() {
+  sql "DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
+       DELETE FROM sqlq_schema WHERE version = 2;"
+}
+
+. "$(dirname "$0")/upgrade.bash"

@@ -1,0 +1,124 @@
+# tests/crash/my_replication.sh -- statement-based replication stays in
+# step with sqlq's writes.
+#
+# Starts a MariaDB primary and a replica with binlog_format=STATEMENT on two
+# loopback ports (tests/servers/mariadb.sh start-replica).  On the primary,
+# 1,200 jobs of three priorities and one FIFO group (so, many equal
+# priorities) are claimed concurrently by two `sqlq work -c 4` workers while
+# `sqlq bench`'s four threads claim 2,000 more; one job in seven fails its
+# first attempt and is retried, one in thirteen fails until it is dead;
+# acked jobs are kept in the history table.  Then four processes push into
+# a ring of 50 (one push per call, and `sqlq bench --ring`'s four threads)
+# and three take from a pool of four items, some with holds they release
+# (and `sqlq bench --pool`'s four threads).  Once the replica has applied
+# the whole binary log, every sqlq table (rings and pools too) checksums the
+# same on both servers, the replica reports no SQL error, and the primary
+# logged no statement as unsafe for statement-based replication.  A server
+# that does not start fails the test.
+#
+# Needs SQLQ_TEST_MY_SERVER and SQLQ_TEST_MY_REPLICATION_PORT (the
+# primary's port; the replica takes the next), set by tests/CMakeLists.txt.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[ -n "${SQLQ_TEST_MY_REPLICATION_PORT:-}" ] || die "SQLQ_TEST_MY_REPLICATION_PORT is not set"
+server=($SQLQ_TEST_MY_SERVER)
+primary=$SQLQ_TEST_MY_REPLICATION_PORT
+replica=$((primary + 1))
+url="mysql://sqlq@127.0.0.1:$primary/sqlq?history=1"
+q="replicated"
+tables="sqlq_schema sqlq_queues sqlq_jobs sqlq_jobs_history sqlq_rings sqlq_ring_entries sqlq_pool_items"
+
+stop_servers() {
+  "${server[@]}" stop "$replica" >/dev/null 2>&1
+  "${server[@]}" stop "$primary" >/dev/null 2>&1
+}
+trap 'cleanup; stop_servers' EXIT
+
+"${server[@]}" start-replica "$primary" "$replica" || die "the primary and replica did not start"
+pass "started a primary on $primary and a replica on $replica"
+
+sq init >/dev/null || die "init"
+for prio in 0 1 2; do
+  seq $((prio * 300 + 1)) $((prio * 300 + 300)) | sq push --lines -p "$prio" "$q" >/dev/null ||
+    die "push of priority $prio"
+done
+seq 1 300 | sq push --lines -g g1 "$q" >/dev/null || die "push of a group"
+pass "pushed 1,200 jobs"
+
+# Fail 1 job in 7 on its first attempt, and 1 in 13 for ever (dead after 3).
+cmd='read -r n; [ "$((n % 13))" -ne 0 ] || exit 1; [ "$((n % 7))" -ne 0 ] || [ "$SQLQ_ATTEMPT" -gt 1 ] || exit 1'
+for w in 1 2; do
+  "$SQLQ" --url "$url" work -c 4 --backoff 0 --drain "$q" -- sh -c "$cmd" >"$tmp/worker.$w.log" 2>&1 &
+  workers+=("$!")
+  bg_pids+=("$!")
+done
+"$SQLQ" --url "$url" bench --jobs 2000 --workers 4 --batch 10 >"$tmp/bench.log" 2>&1 ||
+  die "bench failed: $(tail -n 3 "$tmp/bench.log")"
+for pid in "${workers[@]}"; do
+  wait "$pid" || die "a worker failed: $(tail -n 3 "$tmp"/worker.*.log)"
+done
+pass "two workers and the bench's threads drained the queue"
+
+# Rings and pools: concurrent pushes and picks, holds and releases.
+sq ring create "$q" 50 >/dev/null || die "ring create"
+sq pool add "$q" a b c d >/dev/null || die "pool add"
+clients=()
+for c in 1 2 3 4; do
+  (for i in $(seq 60); do sq ring push "$q" "$c.$i" >/dev/null || exit 1; done) &
+  clients+=("$!")
+done
+for c in 1 2 3; do
+  (for i in $(seq 40); do
+    if [ "$((i % 5))" = 0 ]; then
+      IFS=$'\t' read -r item token < <(sq pool next --hold 60 "$q") &&
+        sq pool release --token "$token" "$q" "$item" >/dev/null || exit 1
+    else
+      sq pool next "$q" >/dev/null || exit 1
+    fi
+  done) &
+  clients+=("$!")
+done
+bg_pids+=("${clients[@]}")
+for mode in ring pool; do
+  "$SQLQ" --url "$url" bench --$mode --jobs 1000 --workers 4 >"$tmp/bench-$mode.log" 2>&1 ||
+    die "bench --$mode failed: $(tail -n 3 "$tmp/bench-$mode.log")"
+done
+for pid in "${clients[@]}"; do
+  wait "$pid" || die "a ring or pool client failed"
+done
+seqs=$(sq ring read --json "$q" | grep -o '"seq":[0-9]*' | cut -d: -f2 | tr '\n' ' ')
+[ "$seqs" = "$(seq -s ' ' 191 240) " ] || die "the ring holds $seqs, not the newest 50 of 240 pushes"
+pass "four processes pushed 240 entries, three took 120 items"
+
+sql() {
+  "${server[@]}" sql "$1" "$2"
+}
+dead=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs WHERE state = 'dead'")
+done_jobs=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs_history")
+[ "$dead" -gt 0 ] && [ "$done_jobs" -gt 0 ] || die "expected dead and finished jobs, got $dead and $done_jobs"
+pass "$done_jobs jobs finished, $dead dead"
+
+# The replica applies everything the primary logged.
+read -r file pos < <(sql "$primary" "SHOW MASTER STATUS" | cut -f1,2)
+waited=$(sql "$replica" "SELECT MASTER_POS_WAIT('$file', $pos, 120)")
+[ "$waited" != "NULL" ] && [ "$waited" -ge 0 ] 2>/dev/null || die "the replica did not catch up ($waited)"
+pass "the replica caught up with $file:$pos"
+
+"${server[@]}" replica-status "$replica" >"$tmp/replica" || die "no status from the replica"
+errno=$(awk '$1 == "Last_SQL_Errno:" { print $2 }' "$tmp/replica")
+running=$(awk '$1 == "Slave_SQL_Running:" { print $2 }' "$tmp/replica")
+[ "$errno" = 0 ] && [ "$running" = Yes ] ||
+  die "the replica's SQL thread: running=$running, error $errno: $(grep Last_SQL_Error "$tmp/replica")"
+pass "the replica has no SQL error"
+
+for t in $tables; do
+  a=$(sql "$primary" "CHECKSUM TABLE sqlq.$t EXTENDED" | cut -f2)
+  b=$(sql "$replica" "CHECKSUM TABLE sqlq.$t EXTENDED" | cut -f2)
+  [ -n "$a" ] && [ "$a" = "$b" ] || die "$t differs: primary $a, replica $b"
+done
+pass "every sqlq table is identical on both ($tables)"
+
+if grep -i "unsafe" "/tmp/sqlq-test-my-$primary/server.log" >"$tmp/unsafe"; then
+  die "the primary logged unsafe statements: $(head -n 3 "$tmp/unsafe")"
+fi
+pass "no statement was logged as unsafe"
