@@ -55,11 +55,15 @@ static const int follow_up[MY_SQL_COUNT] = {
 ** Errors.
 */
 
+/* Errors after which the session is opened again.  A statement
+** interrupted (1317) outside a wait was cut short by a server shutting
+** down, or by someone's KILL: either way a new session is the way on. */
 static int lost_connection(unsigned err) {
   return err == CR_SERVER_GONE_ERROR || err == CR_SERVER_LOST || err == CR_CONNECTION_ERROR ||
          err == CR_CONN_HOST_ERROR || err == CR_SERVER_LOST_EXTENDED ||
          err == ER_CONNECTION_KILLED_MARIADB || err == ER_SERVER_SHUTDOWN ||
-         err == ER_CLIENT_INTERACTION_TIMEOUT_MARIADB || err == CR_COMMANDS_OUT_OF_SYNC;
+         err == ER_QUERY_INTERRUPTED || err == ER_CLIENT_INTERACTION_TIMEOUT_MARIADB ||
+         err == CR_COMMANDS_OUT_OF_SYNC;
 }
 
 static int status_of(unsigned err) {
