@@ -163,6 +163,9 @@ static void interrupt_own(sqlq_db *db) {
     }
     if (res) mysql_free_result(res);
   }
+  /* A second session that broke (a signal can cut its read short) is
+  ** opened again by the next wait_prepare. */
+  sqlq__my_check_aux(m);
   sqlq__restore_error(db, &saved);
 }
 
@@ -230,6 +233,9 @@ int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_
   mysql_db *m = MY(db);
   int64_t interval_ns = (int64_t)(m->wake_interval * 1e9);
   for (;;) {
+    /* sqlq_interrupt(): the core says so, whether or not the kill of the
+    ** statement reached it (then it only ended in its own time). */
+    if (atomic_load(&db->interrupted)) return SQLQ_OK;
     /* A session that is away: the core's next look reconnects. */
     if (m->conn == NULL || m->lost || m->wait_tag[0] == '\0' || !m->block_held)
       return sleep_on_fd(wake_fd, deadline_ns, interval_ns);

@@ -47,7 +47,8 @@ expect_counts() {
 
 # restart_under_load URL RESTART_CMD...: restart a database server under
 # load.  Two producers push 300 jobs one `sqlq push` at a time (a push that
-# fails while the server is away is tried again), three `sqlq work` workers
+# fails while the server is away is tried again, for 90 s at least: a
+# restart on a loaded machine took over 30), three `sqlq work` workers
 # run them, and RESTART_CMD restarts the server while both sides are busy.
 # Every job must be run at least once (a job whose commit or ack was cut
 # off may run twice), and the queue must end empty, with the workers still
@@ -67,7 +68,7 @@ restart_under_load() {
       tries=0
       until "$SQLQ" --url "$url" push "$q" "job-$i" >/dev/null 2>>"$tmp/producer.log"; do
         tries=$((tries + 1))
-        [ "$tries" -lt 300 ] || { echo "job-$i never stored" >>"$tmp/producer.log"; return 1; }
+        [ "$tries" -lt 900 ] || { echo "job-$i never stored" >>"$tmp/producer.log"; return 1; }
         sleep 0.1
       done
       i=$((i + $2))
