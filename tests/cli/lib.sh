@@ -57,6 +57,12 @@ expect_out() {
   expect_eq "$1" "$(cat "$tmp/out")" "$2"
 }
 
+# expect_out_has NAME TEXT: stdout of the last run contains TEXT.
+expect_out_has() {
+  checks=$((checks + 1))
+  grep -qF -- "$2" "$tmp/out" || fail "$1: stdout lacks '$2': $(head -c 300 "$tmp/out" | tr '\n' '|')"
+}
+
 # expect_error_line NAME: stderr of the last run is one line, "sqlq: ...".
 expect_error_line() {
   checks=$((checks + 1))
@@ -73,6 +79,29 @@ expect_err_has() {
 expect_err_lacks() {
   checks=$((checks + 1))
   ! grep -qF -- "$2" "$tmp/err" || fail "$1: stderr has '$2'"
+}
+
+# expect_password_hidden SCHEME REASON: with a wrong password for the user
+# sqlq_pw (whose password is sqlq-secret), the server on 127.0.0.1:$port
+# refuses with REASON in one line that shows the URL with the password
+# hidden; with the right one, stats of queue $q succeeds.
+expect_password_hidden() {
+  local scheme=$1 reason=$2
+  run "wrong password" 69 "$SQLQ" --url "$scheme://sqlq_pw:not-the-secret@127.0.0.1:$port/sqlq" stats
+  expect_error_line "wrong password"
+  expect_err_has "wrong password" "$reason"
+  expect_err_has "wrong password" "$scheme://sqlq_pw:***@127.0.0.1:$port/sqlq"
+  expect_err_lacks "wrong password" "not-the-secret"
+  run "right password" 0 "$SQLQ" --url "$scheme://sqlq_pw:sqlq-secret@127.0.0.1:$port/sqlq" stats "$q"
+}
+
+# wait_for_lines PATH N: wait until PATH has N whole lines (20 s at most).
+wait_for_lines() {
+  local tries=200
+  until [ "$(wc -l <"$1" 2>/dev/null)" -ge "$2" ] || [ "$tries" -le 0 ]; do
+    tries=$((tries - 1))
+    sleep 0.1
+  done
 }
 
 # Replace ISO-8601 times in $tmp/out with TIME.

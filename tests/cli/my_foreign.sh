@@ -60,19 +60,12 @@ INSERT INTO sqlq_jobs (queue, payload, priority) VALUES ('$q', 'order 3', 5);
 COMMIT;
 SQL
 # Each job's command appends its payload and then a newline.
-tries=0
-until [ "$(wc -l < "$tmp/done" 2>/dev/null)" -ge 2 ] || [ "$tries" -ge 200 ]; do
-  tries=$((tries + 1))
-  sleep 0.1
-done
+wait_for_lines "$tmp/done" 2
 expect_eq "jobs run" "$(cat "$tmp/done" 2>/dev/null | tr '\n' ',')" "order 1,order 3,"
 expect_eq "application rows" "$(sql -e "SELECT GROUP_CONCAT(note ORDER BY id) FROM $orders")" \
   "order 1,order 3"
 run "stats" 0 sq stats --json "$q"
-case "$(cat "$tmp/out")" in
-  *'"ready":0,"scheduled":0,"running":0,"dead":0'*) checks=$((checks + 1)) ;;
-  *) fail "the queue is not empty: $(cat "$tmp/out")" ;;
-esac
+expect_out_has "the queue is empty" '"ready":0,"scheduled":0,"running":0,"dead":0'
 
 # Bad input from the foreign side is refused by the schema, not stored.
 run "empty queue name refused" 1 sql -e "INSERT INTO sqlq_jobs (queue) VALUES ('')"
