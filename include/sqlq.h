@@ -35,7 +35,7 @@ extern "C" {
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 2
+#define SQLQ_SCHEMA_VERSION 3
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -610,6 +610,86 @@ int sqlq_pool_release(sqlq_db *db, const char *pool, const char *item, int64_t t
 /* Free an array returned by sqlq_pool_list() or sqlq_pool_next().
 ** Accepts NULL. */
 void sqlq_pool_items_free(sqlq_pool_item *items, size_t n);
+
+/* ---------------------------------------------------------------------
+** Table subscriptions: row changes of an application's table become jobs.
+**
+** sqlq_subscribe() installs triggers on the table; from the commit on,
+** each matching INSERT, UPDATE or DELETE of a row -- made by any client,
+** with plain SQL too -- enqueues one job in the queue named by the tag, in
+** the writer's transaction (a rolled-back write leaves no job).  Several
+** tags may subscribe to one table; each gets its own job per change.  An
+** action no tag subscribes to has no trigger and writes nothing.
+**
+** The job's payload is a JSON object:
+**   {"table":"languages","action":"insert","pk":{"language_id":1},
+**    "at":"2026-11-23T14:50:00.123456Z"}
+** "pk" holds the primary-key columns of the row (the new row's, or for a
+** delete the old row's); "at" is the database's clock when the trigger
+** fired, in UTC.  With row images, an insert adds "new", a delete "old"
+** and an update both: objects of every column (a binary value as a string
+** "\x" followed by its bytes in lower-case hex).  The job's FIFO group is
+** the table and the key, so that the events of one row run in the order
+** they happened, one at a time, while other rows' events run in parallel.
+** Job ids number the events of a table in the order their triggers fired.
+** (Schema version 3.)
+*/
+
+/* Actions of sqlq_subscribe(), or'ed together. */
+#define SQLQ_ON_INSERT 0x1
+#define SQLQ_ON_UPDATE 0x2
+#define SQLQ_ON_DELETE 0x4
+/* Flags of sqlq_subscribe(). */
+#define SQLQ_SUB_ROWS 0x1  /* payloads carry the row images "new" and "old" */
+
+/* Longest table name sqlq_subscribe() takes, in bytes. */
+#define SQLQ_TABLE_NAME_MAX 63
+
+/*
+** Subscribe tag (a queue name) to the actions (SQLQ_ON_*, at least one)
+** on table, a table of the connection's default schema whose name is
+** given as it is stored (case matters, no quotes).  A tag that already
+** subscribes to the table gets exactly these actions and flags from now
+** on.  SQLQ_NOTFOUND when there is no such table; SQLQ_MISUSE when it has
+** no primary key, or for a bad name or action.  On a backend whose DDL
+** commits by itself (MariaDB) this may not run inside sqlq_begin().
+*/
+int sqlq_subscribe(sqlq_db *db, const char *table, unsigned actions, const char *tag,
+                   unsigned flags);
+
+/* End tag's subscription to table; the last one removes the table's
+** triggers, wherever they are.  Works on a table that was dropped or
+** renamed.  SQLQ_NOTFOUND when tag
+** does not subscribe to table. */
+int sqlq_unsubscribe(sqlq_db *db, const char *table, const char *tag);
+
+/* What sqlq_subscriptions() says of a subscription's triggers. */
+#define SQLQ_SUB_ACTIVE 0      /* the table and its triggers are there */
+#define SQLQ_SUB_NO_TABLE 1    /* the table is gone (dropped) */
+#define SQLQ_SUB_NO_TRIGGER 2  /* the table is there without its triggers
+                                  (it was dropped and made again): subscribe
+                                  again */
+#define SQLQ_SUB_MOVED 3       /* the triggers are on another table (this
+                                  one was renamed): its changes still come,
+                                  under the subscribed name */
+
+/* One subscription.  The library owns the strings until
+** sqlq_subscriptions_free(). */
+typedef struct sqlq_subscription {
+  const char *table;
+  const char *tag;
+  unsigned actions;    /* SQLQ_ON_* */
+  unsigned flags;      /* SQLQ_SUB_* */
+  int64_t created_us;  /* when subscribed, microseconds since the epoch */
+  int status;          /* SQLQ_SUB_ACTIVE, SQLQ_SUB_NO_TABLE, ... */
+} sqlq_subscription;
+
+/* Every subscription, ordered by table then tag, into *subs_out (*n_out
+** entries); free it with sqlq_subscriptions_free(). */
+int sqlq_subscriptions(sqlq_db *db, sqlq_subscription **subs_out, size_t *n_out);
+
+/* Free an array returned by sqlq_subscriptions().  Accepts NULL. */
+void sqlq_subscriptions_free(sqlq_subscription *subs, size_t n);
 
 /* Free memory the library returned (sqlq_stats()).  Accepts NULL. */
 void sqlq_free(void *p);

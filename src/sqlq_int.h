@@ -155,12 +155,36 @@ enum sqlq__sql_id {
                                 (that one item when given) */
   SQLQ__SQL_POOL_RELEASE,    /* $1 pool $2 item $3 token: frees the item when
                                 held with the token */
+  /* Subscriptions (schema version 3). */
+  SQLQ__SQL_SUB_COLUMNS,     /* $1 table -> name, pk, binary: every column of
+                                the table in the default schema, in table
+                                order; pk is the column's 1-based place in
+                                the primary key (0: not in it), binary 1 when
+                                its values are bytes; no rows when there is
+                                no such table */
+  SQLQ__SQL_SUB_ADD,         /* $1 table $2 action ('insert', 'update' or
+                                'delete') $3 tag $4 rows (0/1): records one
+                                action of a subscription, replacing its rows
+                                flag when it is there (the core registers the
+                                queue with QUEUE_REGISTER when the dialect
+                                has it; else SUB_ADD must) */
+  SQLQ__SQL_SUB_REMOVE,      /* $1 table $2 tag: deletes every action of
+                                the subscription */
+  SQLQ__SQL_SUB_ACTIONS,     /* $1 table -> action, rows: of every
+                                subscription of the table */
+  SQLQ__SQL_SUB_LIST,        /* -> table, tag, action, rows, created_at of
+                                every subscription, ordered by table, tag */
+  SQLQ__SQL_SUB_TRIGGERS,    /* $1 base (see sqlq__sub_plan) -> name, table
+                                of each trigger of the default schema whose
+                                name starts with base */
   SQLQ__SQL_COUNT
 };
 
 /* Capability bits of a driver. */
 #define SQLQ__CAP_LOCKS 0x01        /* named locks: lock/unlock methods */
 #define SQLQ__CAP_NOTIFY_AT_COMMIT 0x02 /* notify is called before the commit */
+#define SQLQ__CAP_DDL_COMMITS 0x04  /* creating a trigger commits the open
+                                       transaction (MariaDB) */
 
 /* Kinds of transaction, for sqlq_driver.begin: SQLQ__TX_READ, or
 ** SQLQ__TX_WRITE with any of the hints after it, which a driver may ignore. */
@@ -174,6 +198,29 @@ enum sqlq__sql_id {
 ** again (a claim, an ack, a failure, a release: a job's token fences its
 ** worker), so the driver need not wait for the commit to be durable. */
 #define SQLQ__TX_LAZY 0x04
+
+/*
+** What the triggers of a subscribed table must do, for
+** sqlq_driver.sub_triggers.  The core owns every pointer.
+*/
+#define SQLQ__SUB_TRIGGER_BASE "sqlq_sub_"
+typedef struct sqlq__sub_column {
+  const char *name;  /* as the database stores it: quote it in SQL */
+  int pk;            /* 1-based place in the primary key; 0: not in it */
+  int binary;        /* values are bytes: "\\x" + hex in JSON */
+} sqlq__sub_column;
+typedef struct sqlq__sub_plan {
+  const char *table;  /* the table, in the default schema; validated text
+                         (no control characters), but quote it */
+  /* "sqlq_sub_" and 16 lower-case hex digits of the table name's hash: the
+  ** triggers (and functions) of the table are named base + "_i", "_u" and
+  ** "_d", for insert, update and delete. */
+  char base[32];
+  unsigned actions;   /* SQLQ_ON_* that have a subscriber: one trigger each */
+  int rows;           /* some subscriber wants row images */
+  const sqlq__sub_column *cols;  /* every column, in table order */
+  size_t n_cols;
+} sqlq__sub_plan;
 
 /* A prepared statement of a driver.  Opaque to the core. */
 typedef struct sqlq__stmt sqlq__stmt;
@@ -298,6 +345,23 @@ typedef struct sqlq_driver {
   int (*lock_xact)(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
                    double timeout_s);
 
+  /*
+  ** Make the subscription triggers of plan->table what plan says: drop
+  ** every trigger (and function) named plan->base + "_i", "_u" and "_d"
+  ** that exists, then create one per action in plan->actions (none: only
+  ** drop).  The trigger of an action enqueues, for each row it sees, one
+  ** job per subscription row (SQLQ__SQL_SUB_ADD) of the table and action,
+  ** as the plain-SQL INSERT of docs/schema.md does, in queue tag, with the
+  ** payload and group key of docs/subscriptions.md, row images only for
+  ** subscriptions whose rows flag is set, and the same wake-ups as
+  ** any other client's jobs.  Runs in the core's write transaction;
+  ** SQLQ__CAP_DDL_COMMITS drivers commit it.  When the table is gone
+  ** (plan->n_cols is 0, plan->cols NULL), plan->actions is 0: drop what is
+  ** left, wherever it is (a renamed table keeps its triggers).  NULL when
+  ** the dialect has no subscriptions.
+  */
+  int (*sub_triggers)(sqlq_db *db, const sqlq__sub_plan *plan);
+
   /* The client library's own connection handle (sqlite3 *, PGconn *, ...). */
   void *(*native)(sqlq_db *db);
 } sqlq_driver;
@@ -419,6 +483,22 @@ int64_t sqlq__new_token(void);
 
 /* 64-bit FNV-1a of a byte string: the stable key of a lock name. */
 uint64_t sqlq__hash64(const void *p, size_t n);
+
+/* A growing string (strbuf.c).  Zero-initialise; after any call, p is
+** NUL-terminated text unless oom is set (memory ran out: later calls do
+** nothing).  Free with sqlq__buf_free(). */
+typedef struct sqlq__buf {
+  char *p;
+  size_t len, cap;
+  int oom;
+} sqlq__buf;
+void sqlq__buf_add(sqlq__buf *b, const char *s);
+void sqlq__buf_addn(sqlq__buf *b, const char *s, size_t n);
+void sqlq__buf_addf(sqlq__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append s between two q characters, each q inside it doubled: an SQL
+** string literal (q '\'') or a quoted identifier (q '"' or '`'). */
+void sqlq__buf_quote(sqlq__buf *b, const char *s, char q);
+void sqlq__buf_free(sqlq__buf *b);
 
 /* Run fn(db, arg) inside a transaction: the caller's when one is open,
 ** else a new one of the given kind (SQLQ__TX_*), committed on success and

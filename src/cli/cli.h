@@ -190,5 +190,8 @@ int cmd_lock(const cli_global *g, int argc, char **argv);
 int cmd_bench(const cli_global *g, int argc, char **argv);
 int cmd_ring(const cli_global *g, int argc, char **argv);
 int cmd_pool(const cli_global *g, int argc, char **argv);
+int cmd_subscribe(const cli_global *g, int argc, char **argv);
+int cmd_unsubscribe(const cli_global *g, int argc, char **argv);
+int cmd_subscriptions(const cli_global *g, int argc, char **argv);
 
 #endif /* SQLQ_CLI_H */

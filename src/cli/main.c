@@ -33,6 +33,9 @@ static const cli_command commands[] = {
     {"lock", cmd_lock, "run a command while holding a named lock"},
     {"ring", cmd_ring, "create, push into, read and drop capped FIFO logs"},
     {"pool", cmd_pool, "hand out the items of a pool in fair rotation"},
+    {"subscribe", cmd_subscribe, "turn the row changes of a table into jobs"},
+    {"unsubscribe", cmd_unsubscribe, "end a table subscription"},
+    {"subscriptions", cmd_subscriptions, "list the table subscriptions"},
     {"bench", cmd_bench, "measure throughput and latency"},
 };
 

@@ -438,6 +438,7 @@ const sqlq_driver sqlq__driver_sqlite = {
   .wait = sqlq__sqlite_wait,
   .notify = sqlq__sqlite_notify,
   .lock = sqlq__sqlite_lock,
+  .sub_triggers = sqlq__sqlite_sub_triggers,
   .unlock = sqlq__sqlite_unlock,
   .native = sqlite_native,
 };

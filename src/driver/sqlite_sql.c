@@ -171,6 +171,24 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_POOL_RELEASE] =
     "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
     " WHERE pool = $1 AND item = $2 AND token = $3",
+
+  /* Subscriptions.  Only tables of the main database count. */
+  [SQLQ__SQL_SUB_COLUMNS] =
+    "SELECT p.name, p.pk, 0 FROM sqlite_master m JOIN pragma_table_info(m.name) p"
+    " WHERE m.type = 'table' AND m.name = $1 ORDER BY p.cid",
+  [SQLQ__SQL_SUB_ADD] =
+    "INSERT INTO sqlq_subscriptions (table_name, action, tag, with_rows, created_at)"
+    " VALUES ($1, $2, $3, $4, sqlq_now()) ON CONFLICT (table_name, action, tag)"
+    " DO UPDATE SET with_rows = excluded.with_rows",
+  [SQLQ__SQL_SUB_REMOVE] = "DELETE FROM sqlq_subscriptions WHERE table_name = $1 AND tag = $2",
+  [SQLQ__SQL_SUB_ACTIONS] =
+    "SELECT action, with_rows FROM sqlq_subscriptions WHERE table_name = $1",
+  [SQLQ__SQL_SUB_LIST] =
+    "SELECT table_name, tag, action, with_rows, created_at FROM sqlq_subscriptions"
+    " ORDER BY table_name, tag, action",
+  [SQLQ__SQL_SUB_TRIGGERS] =
+    "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'"
+    " AND substr(name, 1, length($1)) = $1",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -240,7 +258,20 @@ static const char migration_2[] =
   " UNIQUE (pool, item));"
   "CREATE INDEX sqlq_pool_items_lru ON sqlq_pool_items (pool, last_used, id);";
 
+/* Version 3: table subscriptions.  One row per table, action and tag;
+** the triggers look a table's action up as they fire. */
+static const char migration_3[] =
+  "CREATE TABLE sqlq_subscriptions ("
+  " table_name TEXT    NOT NULL CHECK (length(table_name) BETWEEN 1 AND 63),"
+  " action     TEXT    NOT NULL"
+  "                    CHECK (action = 'insert' OR action = 'update' OR action = 'delete'),"
+  " tag        TEXT    NOT NULL CHECK (length(tag) BETWEEN 1 AND 128),"
+  " with_rows  INTEGER NOT NULL DEFAULT 0,"
+  " created_at INTEGER NOT NULL DEFAULT " NOW_DEFAULT ","
+  " PRIMARY KEY (table_name, action, tag));";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
   migration_2,
+  migration_3,
 };
