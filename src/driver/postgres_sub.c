@@ -95,6 +95,17 @@ static void add_qualified(sqlq__buf *b, const char *schema, const char *name) {
   sqlq__buf_quote(b, name, '"');
 }
 
+/* Append the FROM and WHERE clauses that find the subscriptions (s) of
+** the table and kinds[k]'s action. */
+static void add_subscriptions(sqlq__buf *b, const sqlq__sub_plan *plan, const char *schema,
+                              size_t k) {
+  sqlq__buf_add(b, " FROM ");
+  add_qualified(b, schema, "sqlq_subscriptions");
+  sqlq__buf_add(b, " s WHERE s.table_name = ");
+  add_literal(b, plan->table);
+  sqlq__buf_addf(b, " AND s.action = '%s'", kinds[k].action);
+}
+
 /* The body of the function of kinds[k]: the "pk" object's text of the
 ** row, the clock, then one job per subscription. */
 static void add_body(sqlq__buf *b, const sqlq__sub_plan *plan, const char *schema, size_t k) {
@@ -131,11 +142,16 @@ static void add_body(sqlq__buf *b, const sqlq__sub_plan *plan, const char *schem
       sqlq__buf_add(b, " || ',\"old\":' || row_to_json(OLD)::text");
     sqlq__buf_add(b, " ELSE '' END");
   }
-  sqlq__buf_add(b, " || '}', 'UTF8') FROM ");
-  add_qualified(b, schema, "sqlq_subscriptions");
-  sqlq__buf_add(b, " s WHERE s.table_name = ");
-  add_literal(b, plan->table);
-  sqlq__buf_addf(b, " AND s.action = '%s' ORDER BY s.tag; RETURN NULL; END", kinds[k].action);
+  sqlq__buf_add(b, " || '}', 'UTF8')");
+  add_subscriptions(b, plan, schema, k);
+  sqlq__buf_add(b, " ORDER BY s.tag;");
+  /* The trigger on sqlq_jobs keeps quiet in a transaction where the
+  ** library enqueued too (sqlq_begin()), whose COMMIT announces only its
+  ** own queues: the tags are announced here then. */
+  sqlq__buf_add(b, " IF current_setting('sqlq.library', true) = 'on' THEN"
+                   " PERFORM pg_notify(sqlq_channel(s.tag), '1')");
+  add_subscriptions(b, plan, schema, k);
+  sqlq__buf_add(b, "; END IF; RETURN NULL; END");
 }
 
 /* Append the function and the trigger of kinds[k]. */
