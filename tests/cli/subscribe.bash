@@ -191,15 +191,15 @@ expect_eq "events again" "$(count doom)" 1
 app_sql "DROP TABLE doomed"
 run "unsubscribe a dropped table" 0 sq unsubscribe doomed --tag doom
 
-app_sql "CREATE TABLE before (id integer PRIMARY KEY)"
-sq subscribe before --on insert --tag moving >/dev/null
-app_sql "ALTER TABLE before RENAME TO after"
-expect_eq "a renamed table" "$(status before moving)" moved
-app_sql "INSERT INTO after (id) VALUES (1)"
+app_sql "CREATE TABLE oldname (id integer PRIMARY KEY)"
+sq subscribe oldname --on insert --tag moving >/dev/null
+app_sql "ALTER TABLE oldname RENAME TO newname"
+expect_eq "a renamed table" "$(status oldname moving)" moved
+app_sql "INSERT INTO newname (id) VALUES (1)"
 expect_eq "a renamed table still sends, under its subscribed name" "$(events moving)" \
-  '{"action":"insert","at":"AT","pk":{"id":1},"table":"before"}'
-run "unsubscribe a renamed table" 0 sq unsubscribe before --tag moving
-app_sql "INSERT INTO after (id) VALUES (2)"
+  '{"action":"insert","at":"AT","pk":{"id":1},"table":"oldname"}'
+run "unsubscribe a renamed table" 0 sq unsubscribe oldname --tag moving
+app_sql "INSERT INTO newname (id) VALUES (2)"
 expect_eq "its triggers went with the last subscription" "$(count moving)" 1
 
 # ---------------------------------------------------------------------------
