@@ -98,7 +98,7 @@ expect_password_hidden() {
 # wait_for_lines PATH N: wait until PATH has N whole lines (20 s at most).
 wait_for_lines() {
   local tries=200
-  until [ "$(wc -l <"$1" 2>/dev/null)" -ge "$2" ] || [ "$tries" -le 0 ]; do
+  until [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ] || [ "$tries" -le 0 ]; do
     tries=$((tries - 1))
     sleep 0.1
   done
