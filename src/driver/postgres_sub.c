@@ -148,8 +148,9 @@ static void add_body(sqlq__buf *b, const sqlq__sub_plan *plan, const char *schem
   /* The trigger on sqlq_jobs keeps quiet in a transaction where the
   ** library enqueued too (sqlq_begin()), whose COMMIT announces only its
   ** own queues: the tags are announced here then. */
-  sqlq__buf_add(b, " IF current_setting('sqlq.library', true) = 'on' THEN"
-                   " PERFORM pg_notify(sqlq_channel(s.tag), '1')");
+  sqlq__buf_add(b, " IF current_setting('sqlq.library', true) = 'on' THEN PERFORM pg_notify(");
+  add_qualified(b, schema, "sqlq_channel");
+  sqlq__buf_add(b, "(s.tag), '1')");
   add_subscriptions(b, plan, schema, k);
   sqlq__buf_add(b, "; END IF; RETURN NULL; END");
 }
