@@ -34,6 +34,20 @@
   " ON CONFLICT (queue) DO NOTHING) "
 #define REGISTER REGISTER_AS("$1")
 
+/* A condition that takes a transaction-scoped advisory lock on the
+** subscriptions of the table $1 (a class of two-int keys of its own, as
+** the pools have, then 32 bits of the name's md5) and is true.  The
+** statement that starts a subscribe (SUB_COLUMNS) or an unsubscribe
+** (SUB_REMOVE) takes it before it reads or locks anything, so that changes
+** to one table's subscriptions take turns: each reads the table's actions
+** (SUB_ACTIONS) after the one before it committed, and no subscribe
+** rebuilds the triggers from a list that lacks another's new action.  The
+** sub-select is an InitPlan, run once before the scan whether or not a row
+** matches (inside EXISTS the planner would drop the call). */
+#define SUB_TABLE_LOCK \
+  "(SELECT pg_advisory_xact_lock(1936813171," \
+  " ('x' || left(md5($1::text), 8))::bit(32)::int)) IS NOT NULL"
+
 /* The oid of the default schema, where sqlq's tables and the subscribed
 ** tables are. */
 #define DEFAULT_SCHEMA "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
@@ -253,14 +267,15 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " AND NOT a.attisdropped JOIN pg_type t ON t.oid = a.atttypid"
     " LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary"
     " WHERE c.relname = $1::text AND c.relnamespace = " DEFAULT_SCHEMA
-    " AND c.relkind IN ('r', 'p') ORDER BY a.attnum",
+    " AND c.relkind IN ('r', 'p') AND " SUB_TABLE_LOCK " ORDER BY a.attnum",
   /* There is no QUEUE_REGISTER statement: this registers the tag. */
   [SQLQ__SQL_SUB_ADD] =
     REGISTER_AS("$3") "INSERT INTO sqlq_subscriptions (table_name, action, tag, with_rows,"
     " created_at) VALUES ($1::text, $2::text, $3::text, $4::int <> 0, sqlq_now())"
     " ON CONFLICT (table_name, action, tag) DO UPDATE SET with_rows = excluded.with_rows",
   [SQLQ__SQL_SUB_REMOVE] =
-    "DELETE FROM sqlq_subscriptions WHERE table_name = $1::text AND tag = $2::text",
+    "DELETE FROM sqlq_subscriptions WHERE table_name = $1::text AND tag = $2::text"
+    " AND " SUB_TABLE_LOCK,
   [SQLQ__SQL_SUB_ACTIONS] =
     "SELECT action, with_rows::int FROM sqlq_subscriptions WHERE table_name = $1::text",
   [SQLQ__SQL_SUB_LIST] =
