@@ -36,14 +36,15 @@
 
 /* A condition that takes a transaction-scoped advisory lock on the
 ** subscriptions of the table $1 (a class of two-int keys of its own, as
-** the pools have, then 32 bits of the name's md5) and is true.  The
-** statement that starts a subscribe (SUB_COLUMNS) or an unsubscribe
-** (SUB_REMOVE) takes it before it reads or locks anything, so that changes
-** to one table's subscriptions take turns: each reads the table's actions
-** (SUB_ACTIONS) after the one before it committed, and no subscribe
-** rebuilds the triggers from a list that lacks another's new action.  The
-** sub-select is an InitPlan, run once before the scan whether or not a row
-** matches (inside EXISTS the planner would drop the call). */
+** the pools have, then 32 bits of the name's md5) and is true.  SUB_REMOVE
+** takes it before it locks any row; a subscribe and an unsubscribe both
+** run SUB_REMOVE before they read the table's actions (SUB_ACTIONS), so
+** changes to one table's subscriptions take turns: each reads the actions
+** after the one before it committed, and no subscribe rebuilds the
+** triggers from a list that lacks another's new action.  (Listing the
+** subscriptions takes no lock.)  The sub-select is an InitPlan, run once
+** before the scan whether or not a row matches; inside EXISTS the planner
+** would drop the call. */
 #define SUB_TABLE_LOCK \
   "(SELECT pg_advisory_xact_lock(1936813171," \
   " ('x' || left(md5($1::text), 8))::bit(32)::int)) IS NOT NULL"
@@ -267,7 +268,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " AND NOT a.attisdropped JOIN pg_type t ON t.oid = a.atttypid"
     " LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary"
     " WHERE c.relname = $1::text AND c.relnamespace = " DEFAULT_SCHEMA
-    " AND c.relkind IN ('r', 'p') AND " SUB_TABLE_LOCK " ORDER BY a.attnum",
+    " AND c.relkind IN ('r', 'p') ORDER BY a.attnum",
   /* There is no QUEUE_REGISTER statement: this registers the tag. */
   [SQLQ__SQL_SUB_ADD] =
     REGISTER_AS("$3") "INSERT INTO sqlq_subscriptions (table_name, action, tag, with_rows,"
