@@ -210,8 +210,12 @@ typedef struct sqlq__sub_column {
   int binary;        /* values are bytes: "\\x" + hex in JSON */
 } sqlq__sub_column;
 typedef struct sqlq__sub_plan {
-  const char *table;  /* the table, in the default schema; validated text
-                         (no control characters), but quote it */
+  const char *table;  /* the subscribed table, in the default schema
+                         (validated text without control characters, but
+                         quote it): the payloads' "table" and the
+                         subscriptions' table_name */
+  const char *on;     /* the table the triggers go on: table, or after a
+                         rename the table's new name */
   /* "sqlq_sub_" and 16 lower-case hex digits of the table name's hash: the
   ** triggers (and functions) of the table are named base + "_i", "_u" and
   ** "_d", for insert, update and delete. */
@@ -355,7 +359,10 @@ typedef struct sqlq_driver {
   ** payload and group key of docs/subscriptions.md, row images only for
   ** subscriptions whose rows flag is set, and the same wake-ups as
   ** any other client's jobs.  Runs in the core's write transaction;
-  ** SQLQ__CAP_DDL_COMMITS drivers commit it.  When the table is gone
+  ** SQLQ__CAP_DDL_COMMITS drivers commit it.  The core runs SUB_REMOVE
+  ** before SUB_ACTIONS in every change of a table's subscriptions, so that
+  ** a dialect may serialise the changes of one table there (a lock until
+  ** the transaction ends).  When the table is gone
   ** (plan->n_cols is 0, plan->cols NULL), plan->actions is 0: drop what is
   ** left, wherever it is (a renamed table keeps its triggers).  NULL when
   ** the dialect has no subscriptions.

@@ -150,12 +150,14 @@ static int table_actions(sqlq_db *db, const char *table, unsigned *acts, int *ro
   return rc == SQLQ__DONE ? SQLQ_OK : rc;
 }
 
-/* Give table the triggers its subscriptions need, given its columns (none
-** when it is gone). */
-static int install(sqlq_db *db, const char *table, const struct columns *c) {
+/* Give table the triggers its subscriptions need, on table on (the table
+** itself, or the table it was renamed to), given on's columns (none when
+** it is gone: then the triggers are only dropped). */
+static int install(sqlq_db *db, const char *table, const char *on, const struct columns *c) {
   sqlq__sub_plan plan;
   memset(&plan, 0, sizeof plan);
   plan.table = table;
+  plan.on = on;
   trigger_base(table, plan.base);
   int rc = table_actions(db, table, &plan.actions, &plan.rows);
   if (rc != SQLQ_OK) return rc;
@@ -167,6 +169,31 @@ static int install(sqlq_db *db, const char *table, const struct columns *c) {
     plan.n_cols = c->n;
   }
   return db->drv_methods->sub_triggers(db, &plan);
+}
+
+/* The table that table's triggers are on when that is another one (table
+** was renamed), malloc'ed into *moved; else *moved is NULL. */
+static int moved_to(sqlq_db *db, const char *table, char **moved) {
+  const sqlq_driver *d = db->drv_methods;
+  sqlq__stmt *st;
+  char base[32];
+  *moved = NULL;
+  trigger_base(table, base);
+  int rc = sqlq__prepare(db, SQLQ__SQL_SUB_TRIGGERS, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, base);
+  while (*moved == NULL && (rc = d->step(db, st)) == SQLQ__ROW) {
+    char *on = copy_column(d, st, 1);
+    if (on == NULL) {
+      rc = SQLQ_NOMEM;
+      break;
+    }
+    if (strcmp(on, table) != 0) *moved = on;
+    else free(on);
+  }
+  d->reset(st);
+  if (rc == SQLQ_NOMEM) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  return rc == SQLQ__DONE || rc == SQLQ__ROW ? SQLQ_OK : rc;
 }
 
 /* A backend whose DDL commits cannot keep it inside the caller's
@@ -190,6 +217,7 @@ struct change {
   unsigned flags;
   struct columns cols;
   int64_t removed;
+  char *moved;  /* unsubscribe: the table's new name after a rename */
 };
 
 /* Run statement sql with text parameters $1 a and $2 b, adding the rows
@@ -237,7 +265,7 @@ static int subscribe_tx(sqlq_db *db, void *arg) {
     if (ch->actions & actions[i].bit) rc = add_action(db, ch, actions[i].name);
   if (rc == SQLQ_OK && db->drv_methods->sql[SQLQ__SQL_QUEUE_REGISTER])
     rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, ch->tag, NULL, NULL);
-  if (rc == SQLQ_OK) rc = install(db, ch->table, &ch->cols);
+  if (rc == SQLQ_OK) rc = install(db, ch->table, ch->table, &ch->cols);
   return rc;
 }
 
@@ -252,7 +280,7 @@ SQLQ__API int sqlq_subscribe(sqlq_db *db, const char *table, unsigned acts, cons
   if (flags & ~(unsigned)SQLQ_SUB_ROWS)
     return sqlq__error(db, SQLQ_MISUSE, "unknown subscription flags 0x%x", flags);
   if ((rc = check_ddl_tx(db, "sqlq_subscribe()")) != SQLQ_OK) return rc;
-  struct change ch = {table, tag, acts, flags, {NULL, 0, 0}, 0};
+  struct change ch = {table, tag, acts, flags, {NULL, 0, 0}, 0, NULL};
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, subscribe_tx, &ch);
   columns_free(&ch.cols);
   return rc;
@@ -267,7 +295,13 @@ static int unsubscribe_tx(sqlq_db *db, void *arg) {
     return sqlq__error(db, SQLQ_NOTFOUND, "'%s' does not subscribe to table '%s'", ch->tag,
                        ch->table);
   if ((rc = read_columns(db, ch->table, &ch->cols)) != SQLQ_OK) return rc;
-  return install(db, ch->table, &ch->cols);
+  /* The triggers of a renamed table are made anew where they are, for the
+  ** subscriptions that remain. */
+  free(ch->moved);
+  ch->moved = NULL;
+  if (ch->cols.n == 0 && (rc = moved_to(db, ch->table, &ch->moved)) != SQLQ_OK) return rc;
+  if (ch->moved && (rc = read_columns(db, ch->moved, &ch->cols)) != SQLQ_OK) return rc;
+  return install(db, ch->table, ch->moved ? ch->moved : ch->table, &ch->cols);
 }
 
 SQLQ__API int sqlq_unsubscribe(sqlq_db *db, const char *table, const char *tag) {
@@ -276,9 +310,10 @@ SQLQ__API int sqlq_unsubscribe(sqlq_db *db, const char *table, const char *tag) 
   if (rc == SQLQ_OK) rc = sqlq__check_queue(db, tag);
   if (rc == SQLQ_OK) rc = check_ddl_tx(db, "sqlq_unsubscribe()");
   if (rc != SQLQ_OK) return rc;
-  struct change ch = {table, tag, 0, 0, {NULL, 0, 0}, 0};
+  struct change ch = {table, tag, 0, 0, {NULL, 0, 0}, 0, NULL};
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, unsubscribe_tx, &ch);
   columns_free(&ch.cols);
+  free(ch.moved);
   return rc;
 }
 

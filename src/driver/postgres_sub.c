@@ -176,7 +176,7 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, const char *sc
   sqlq__buf_addf(b, "%s; CREATE TRIGGER ", tag);
   sqlq__buf_quote(b, name, '"');
   sqlq__buf_addf(b, " AFTER %s ON ", kinds[k].event);
-  add_qualified(b, schema, plan->table);
+  add_qualified(b, schema, plan->on);
   sqlq__buf_add(b, " FOR EACH ROW EXECUTE FUNCTION ");
   add_qualified(b, schema, name);
   sqlq__buf_add(b, "();");

@@ -75,7 +75,7 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, size_t k) {
   const char *key_row = kinds[k].bit == SQLQ_ON_DELETE ? "OLD" : "NEW";
   sqlq__buf_addf(b, "CREATE TRIGGER \"%s_%c\" AFTER %s ON ", plan->base, kinds[k].suffix,
                  kinds[k].event);
-  sqlq__buf_quote(b, plan->table, '"');
+  sqlq__buf_quote(b, plan->on, '"');
   sqlq__buf_add(b, " FOR EACH ROW BEGIN INSERT INTO sqlq_jobs (queue, group_key, payload)"
                    " SELECT s.tag, substr(e.tbl || ' ' || e.pk, 1, 255), CASE WHEN s.with_rows"
                    " THEN ");

@@ -193,14 +193,20 @@ run "unsubscribe a dropped table" 0 sq unsubscribe doomed --tag doom
 
 app_sql "CREATE TABLE oldname (id integer PRIMARY KEY)"
 sq subscribe oldname --on insert --tag moving >/dev/null
+sq subscribe oldname --on insert --tag staying >/dev/null
 app_sql "ALTER TABLE oldname RENAME TO newname"
 expect_eq "a renamed table" "$(status oldname moving)" moved
 app_sql "INSERT INTO newname (id) VALUES (1)"
 expect_eq "a renamed table still sends, under its subscribed name" "$(events moving)" \
   '{"action":"insert","at":"AT","pk":{"id":1},"table":"oldname"}'
-run "unsubscribe a renamed table" 0 sq unsubscribe oldname --tag moving
+run "unsubscribe one tag of a renamed table" 0 sq unsubscribe oldname --tag moving
 app_sql "INSERT INTO newname (id) VALUES (2)"
-expect_eq "its triggers went with the last subscription" "$(count moving)" 1
+expect_eq "the unsubscribed tag gets no more" "$(count moving)" 1
+expect_eq "the other tag still gets the renamed table's events" "$(count staying)" 2
+expect_eq "and stays moved" "$(status oldname staying)" moved
+run "unsubscribe the last tag of a renamed table" 0 sq unsubscribe oldname --tag staying
+app_sql "INSERT INTO newname (id) VALUES (3)"
+expect_eq "its triggers went with the last subscription" "$(count staying)" 2
 
 # ---------------------------------------------------------------------------
 # Garbage: one line on stderr, a sysexits code, nothing changed.
