@@ -2,7 +2,7 @@
 ** mysql_int.h -- declarations shared by the files of the MySQL/MariaDB
 ** driver (mysql.c: connection, statements, transactions, errors;
 ** mysql_sql.c: the dialect; mysql_claim.c: the two-step claim;
-** mysql_pool.c: a pool's next item;
+** mysql_pool.c: a pool's next item; mysql_sub.c: subscription triggers;
 ** mysql_wait.c: wake-ups with KILL QUERY; mysql_lock.c: GET_LOCK).
 */
 #ifndef SQLQ_MYSQL_INT_H
@@ -11,6 +11,11 @@
 #include <mysql.h>
 
 #include "sqlq_int.h"
+
+/* The server's clock in microseconds since the epoch, fixed for the
+** length of a statement and safe for statement-based replication (see
+** mysql_sql.c). */
+#define NOW_US "(UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))"
 
 /* The driver's own statements, numbered after the core's. */
 enum {
@@ -195,6 +200,9 @@ int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st);
 ** of st, stamp the item and leave st showing its row (none when no item
 ** is free). */
 int sqlq__my_pool_next(sqlq_db *db, sqlq__stmt *st);
+
+/* The sub_triggers method (mysql_sub.c). */
+int sqlq__my_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);
 
 int sqlq__my_wait_prepare(sqlq_db *db, const char *queue);
 int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
