@@ -63,6 +63,18 @@ static void trigger_base(const char *table, char base[32]) {
            (unsigned long long)sqlq__hash64(table, strlen(table)));
 }
 
+/* A malloc'ed, NUL-terminated copy of text column i of st's row, or NULL
+** when memory ran out. */
+static char *copy_column(const sqlq_driver *d, sqlq__stmt *st, int i) {
+  size_t len = 0;
+  const char *p = d->column_blob(st, i, &len);
+  char *s = malloc(len + 1);
+  if (s == NULL) return NULL;
+  if (len) memcpy(s, p, len);
+  s[len] = '\0';
+  return s;
+}
+
 /* ---------------------------------------------------------------------
 ** The columns of a table.
 */
@@ -99,15 +111,11 @@ static int read_columns(sqlq_db *db, const char *table, struct columns *c) {
       c->cols = n;
       cap = ncap;
     }
-    size_t len = 0;
-    const char *name = d->column_blob(st, 0, &len);
-    char *copy = malloc(len + 1);
+    char *copy = copy_column(d, st, 0);
     if (copy == NULL) {
       rc = SQLQ_NOMEM;
       break;
     }
-    if (len) memcpy(copy, name, len);
-    copy[len] = '\0';
     sqlq__sub_column *col = &c->cols[c->n++];
     col->name = copy;
     col->pk = (int)d->column_int64(st, 1);
@@ -287,16 +295,6 @@ static void listing_free(struct listing *l) {
   sqlq_subscriptions_free(l->subs, l->n);
   l->subs = NULL;
   l->n = 0;
-}
-
-static char *copy_column(const sqlq_driver *d, sqlq__stmt *st, int i) {
-  size_t len = 0;
-  const char *p = d->column_blob(st, i, &len);
-  char *s = malloc(len + 1);
-  if (s == NULL) return NULL;
-  if (len) memcpy(s, p, len);
-  s[len] = '\0';
-  return s;
 }
 
 /* Read the rows of SUB_LIST into one entry per (table, tag). */

@@ -25,7 +25,8 @@
 enum bench_mode {
   BENCH_MODE_JOBS = 0,  /* enqueue, claim and ack jobs */
   BENCH_MODE_RING = 1,  /* W clients push N entries into a ring */
-  BENCH_MODE_POOL = 2   /* W clients take N items from a pool */
+  BENCH_MODE_POOL = 2,  /* W clients take N items from a pool */
+  BENCH_MODE_DRAIN = 3  /* W workers claim and ack the jobs already queued */
 };
 
 /* What the user asked for. */
@@ -173,6 +174,8 @@ int bench_print_json(const bench_config *cfg, const bench_result *res);
 
 /* Print the rate of a ring or pool run that took wall_s seconds on
 ** backend, as text or (cfg->json) one JSON object.  Returns an exit code. */
+/* What one op of the ring, pool or drain mode is called ("pushes"). */
+const char *bench_ops_unit(const bench_config *cfg);
 int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s);
 
 /* Draw "label done/total" as a bar on stderr when stderr is a terminal;

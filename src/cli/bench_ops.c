@@ -1,7 +1,8 @@
 /*
-** bench_ops.c -- the ring and pool modes of `sqlq bench`: W clients, each
-** with its own handle, push N entries into a ring or take N items from a
-** pool, one call (one transaction) at a time.  The clients are the
+** bench_ops.c -- the ring, pool and drain modes of `sqlq bench`: W
+** clients, each with its own handle, push N entries into a ring or take N
+** items from a pool, one call (one transaction) at a time, or drain the N
+** jobs that were ready in a queue, claiming and acking B at a time.  The clients are the
 ** workers of bench_run.c (threads, or processes with --processes); they
 ** open their handles, then wait for the start signal, so that the timing
 ** covers the calls only.
@@ -49,13 +50,71 @@ static void bench_client_main(const bench_config *cfg, bench_shared *sh) {
   free(payload);
 }
 
+/* The body of a draining worker: claim up to B jobs and ack them, until
+** the N jobs are done.  An empty claim while jobs are left (the rest held
+** by other workers, or waiting for their FIFO group) naps 100 us. */
+static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
+  sqlq_db *db = NULL;
+  sqlq_job_ref *refs = calloc((size_t)cfg->batch, sizeof *refs);
+  int rc = refs ? sqlq_open(cfg->url, NULL, &db) : SQLQ_NOMEM;
+  if (rc != SQLQ_OK) {
+    bench_fail_call(sh, db, rc, "bench: worker open");
+  } else {
+    atomic_fetch_add(&sh->ready, 1);
+    while (!atomic_load(&sh->go) && atomic_load(&sh->phase) != BENCH_PHASE_STOP)
+      bench_sleep_us(100);
+    while (atomic_load(&sh->done) < cfg->jobs && atomic_load(&sh->phase) != BENCH_PHASE_STOP) {
+      sqlq_job *jobs = NULL;
+      int n = 0;
+      if ((rc = sqlq_claim(db, cfg->queue, (int)cfg->batch, NULL, &jobs, &n)) != SQLQ_OK) {
+        bench_fail_call(sh, db, rc, "bench: claim");
+        break;
+      }
+      for (int i = 0; i < n; i++) {
+        refs[i].id = jobs[i].id;
+        refs[i].token = jobs[i].token;
+      }
+      sqlq_claimed_free(jobs, n);
+      if (n == 0) {
+        bench_sleep_us(100);
+        continue;
+      }
+      if ((rc = sqlq_ack_batch(db, refs, (size_t)n, NULL)) != SQLQ_OK) {
+        bench_fail_call(sh, db, rc, "bench: ack");
+        break;
+      }
+      atomic_fetch_add(&sh->done, n);
+    }
+  }
+  sqlq_close(db);
+  free(refs);
+}
+
+/* The jobs ready in the queue to drain, into cfg->jobs.  Returns a status
+** (failures reported). */
+static int bench_count_ready(bench_config *cfg, sqlq_db *db) {
+  sqlq_queue_stats *stats = NULL;
+  size_t n = 0;
+  int rc = sqlq_stats(db, cfg->queue, &stats, &n);
+  cfg->jobs = rc == SQLQ_OK && n == 1 ? stats[0].ready : 0;
+  sqlq_free(stats);
+  if (rc != SQLQ_OK) {
+    cli_fail(db, rc, "bench: stats");
+  } else if (cfg->jobs == 0) {
+    cli_error("bench: queue '%s' has no ready job to drain", cfg->queue);
+    rc = SQLQ_NOTFOUND;
+  }
+  return rc;
+}
+
 /* Make the ring or the pool, anew.  Returns a status (failures reported). */
-static int bench_make(const bench_config *cfg, sqlq_db *db) {
+static int bench_make(bench_config *cfg, sqlq_db *db) {
   int rc = sqlq_init(db, NULL);
   if (rc != SQLQ_OK) {
     cli_fail(db, rc, "bench: init");
     return rc;
   }
+  if (cfg->mode == BENCH_MODE_DRAIN) return bench_count_ready(cfg, db);
   if (cfg->mode == BENCH_MODE_RING) {
     rc = sqlq_ring_drop(db, cfg->queue);
     if (rc == SQLQ_OK || rc == SQLQ_NOTFOUND) rc = sqlq_ring_create(db, cfg->queue, BENCH_RING_CAPACITY);
@@ -84,14 +143,14 @@ static int bench_unmake(const bench_config *cfg, sqlq_db *db) {
 
 /* Start the clients, time their calls, stop them. */
 static int bench_ops_time(const bench_config *cfg, bench_shared *sh, double *wall_s) {
-  bench_pool pool = {.cfg = cfg, .sh = sh, .body = bench_client_main};
+  bench_pool pool = {.cfg = cfg, .sh = sh,
+                     .body = cfg->mode == BENCH_MODE_DRAIN ? bench_drainer_main : bench_client_main};
   int rc = bench_pool_start(&pool) == 0 ? SQLQ_OK : SQLQ_ERROR;
   if (rc == SQLQ_OK) rc = bench_await_ready(sh, (int)cfg->workers);
   int64_t t0 = bench_monotonic_ns();
   atomic_store(&sh->go, 1);
   if (rc == SQLQ_OK)
-    rc = bench_await(sh, &sh->done, cfg->jobs, cfg->mode == BENCH_MODE_RING ? "pushes" : "picks",
-                     cfg->jobs);
+    rc = bench_await(sh, &sh->done, cfg->jobs, bench_ops_unit(cfg), cfg->jobs);
   *wall_s = (double)(bench_monotonic_ns() - t0) / 1e9;
   bench_progress_end();
   bench_pool_stop(&pool);
@@ -111,7 +170,8 @@ static int bench_ops_shared(const bench_config *cfg, double *wall_s) {
   return rc;
 }
 
-int bench_ops_main(const bench_config *cfg) {
+int bench_ops_main(const bench_config *config) {
+  bench_config copy = *config, *cfg = &copy;
   cli_global g = {.url = cfg->url};
   int ec = 0;
   sqlq_db *db = cli_open(&g, &ec);

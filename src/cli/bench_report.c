@@ -146,17 +146,20 @@ void bench_progress_end(void) {
   bar_shown = 0;
 }
 
+const char *bench_ops_unit(const bench_config *cfg) {
+  return cfg->mode == BENCH_MODE_RING ? "pushes" : cfg->mode == BENCH_MODE_POOL ? "picks" : "jobs";
+}
+
 int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s) {
-  int ring = cfg->mode == BENCH_MODE_RING;
-  const char *unit = ring ? "pushes" : "picks";
+  static const char *const modes[] = {"jobs", "ring", "pool", "drain"};
+  int ring = cfg->mode == BENCH_MODE_RING, drain = cfg->mode == BENCH_MODE_DRAIN;
   double rate = bench_rate(cfg->jobs, wall_s);
   if (cfg->json) {
     json_t *obj = json_pack(
         "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:f}", "backend", backend, "mode",
-        ring ? "ring" : "pool", "ops", (json_int_t)cfg->jobs, "clients",
-        (json_int_t)cfg->workers, "processes", cfg->processes, "payload",
-        (json_int_t)(ring ? cfg->payload : 0), "size",
-        (json_int_t)(ring ? BENCH_RING_CAPACITY : BENCH_POOL_ITEMS), "per_s",
+        modes[cfg->mode], "ops", (json_int_t)cfg->jobs, "clients", (json_int_t)cfg->workers,
+        "processes", cfg->processes, "payload", (json_int_t)(ring ? cfg->payload : 0), "size",
+        (json_int_t)(ring ? BENCH_RING_CAPACITY : drain ? cfg->batch : BENCH_POOL_ITEMS), "per_s",
         (json_int_t)llround(rate), "wall_s", round(wall_s * 1000.0) / 1000.0);
     return bench_write_json(obj);
   }
@@ -164,9 +167,11 @@ int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s)
   if (ring)
     printf("mode         ring pushes (capacity %d, payload %lld B)\n", BENCH_RING_CAPACITY,
            cfg->payload);
+  else if (drain)
+    printf("mode         drain queue %s (claim and ack %lld at a time)\n", cfg->queue, cfg->batch);
   else
     printf("mode         pool picks (%d items)\n", BENCH_POOL_ITEMS);
   printf("clients      %lld %s\n", cfg->workers, cfg->processes ? "processes" : "threads");
-  printf("throughput   %.0f %s/s (%lld in %.3f s)\n", rate, unit, cfg->jobs, wall_s);
+  printf("throughput   %.0f %s/s (%lld in %.3f s)\n", rate, bench_ops_unit(cfg), cfg->jobs, wall_s);
   return fflush(stdout) == 0 ? 0 : EXIT_SOFTWARE;
 }

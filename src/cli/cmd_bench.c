@@ -6,11 +6,16 @@
 **              [--latency-samples K] [--queue NAME] [--json]
 **   sqlq bench --ring | --pool [--jobs N] [--workers W] [--payload BYTES]
 **              [--processes] [--queue NAME] [--json]
+**   sqlq bench --drain --queue NAME [--workers W] [--batch B] [--processes]
+**              [--json]
 **
 ** With --ring or --pool, W clients push N entries into a ring of
 ** BENCH_RING_CAPACITY, or take N items from a pool of BENCH_POOL_ITEMS,
 ** one call at a time (bench_ops.c); the ring or the pool is named after the
-** queue and made anew.
+** queue and made anew.  With --drain, W workers claim B jobs at a time and
+** ack them until the jobs that were ready in queue NAME at the start are
+** done (bench_ops.c): the queue is neither purged nor filled, so that jobs
+** made by others (the events of a table subscription) are measured.
 **
 ** The run uses a dedicated queue (default "bench"), purged before and
 ** after.  When the URL is the built-in default (sqlite:sqlq.db), the bench
@@ -55,6 +60,10 @@ static void bench_usage(FILE *f) {
         "       sqlq bench --ring | --pool [--jobs N] [--workers W] "
         "[--payload BYTES]\n"
         "                  [--processes] [--queue NAME] [--json]\n"
+        "       sqlq bench --drain --queue NAME [--workers W] [--batch B] "
+        "[--processes] [--json]\n"
+        "  --drain              W workers claim and ack the jobs ready in "
+        "queue NAME\n"
         "  --ring               W clients push N entries into a ring of 1000, "
         "one per call\n"
         "  --pool               W clients take N items from a pool of 16, one "
@@ -108,6 +117,7 @@ static const struct option bench_options[] = {
     {"processes", no_argument, NULL, 'P'},
     {"ring", no_argument, NULL, 'R'},
     {"pool", no_argument, NULL, 'O'},
+    {"drain", no_argument, NULL, 'D'},
     {"queue", required_argument, NULL, 'q'},
     {"json", no_argument, NULL, 'j'},
     {"help", no_argument, NULL, 'h'},
@@ -142,7 +152,7 @@ static void bench_bad_option(int argc, char **argv, int missing_arg) {
 
 /* Parse the flags into cfg.  Returns -1 to go on, else an exit code. */
 static int bench_parse(bench_config *cfg, int argc, char **argv) {
-  int c;
+  int c, queue_given = 0;
   optind = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "+:h", bench_options, NULL)) != -1) {
@@ -152,17 +162,19 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
       break;
     case 'R':
     case 'O':
+    case 'D':
       if (cfg->mode != BENCH_MODE_JOBS) {
-        cli_error("bench: give --ring or --pool, not both");
+        cli_error("bench: give one of --ring, --pool and --drain");
         return EXIT_USAGE;
       }
-      cfg->mode = c == 'R' ? BENCH_MODE_RING : BENCH_MODE_POOL;
+      cfg->mode = c == 'R' ? BENCH_MODE_RING : c == 'O' ? BENCH_MODE_POOL : BENCH_MODE_DRAIN;
       break;
     case 'j':
       cfg->json = 1;
       break;
     case 'q':
       cfg->queue = optarg;
+      queue_given = 1;
       break;
     case 'h':
       bench_usage(stdout);
@@ -178,6 +190,10 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
   }
   if (optind < argc) {
     cli_error("bench: unexpected argument '%s'", argv[optind]);
+    return EXIT_USAGE;
+  }
+  if (cfg->mode == BENCH_MODE_DRAIN && !queue_given) {
+    cli_error("bench: --drain needs --queue NAME (the queue to drain)");
     return EXIT_USAGE;
   }
   return -1;

@@ -81,6 +81,28 @@ run "ring over the payload limit" 65 "$SQLQ" --url "$url?payload_limit=10" bench
   --jobs 100 --workers 2
 expect_error_line "ring over the payload limit"
 
+# --drain: W workers claim and ack what is ready in a queue of others'
+# (here 250 jobs pushed before), leaving it empty and the others alone.
+run "drain without a queue" 64 sq bench --drain
+expect_error_line "drain without a queue"
+run "drain and ring" 64 sq bench --drain --ring --queue d
+expect_error_line "drain and ring"
+run "drain an empty queue" 65 sq bench --drain --queue nothing-here
+expect_error_line "drain an empty queue"
+seq 250 >"$tmp/lines"
+sq push --lines drained <"$tmp/lines" >/dev/null
+sq push kept "stays" >/dev/null
+run "drain" 0 sq bench --drain --queue drained --workers 3 --batch 7 --json
+has "drain: mode" '"mode": "drain"'
+has "drain: ops" '"ops": 250'
+has "drain: batch" '"size": 7'
+run "drained" 0 sq stats --json drained
+expect_out "the drained queue is empty" \
+  '{"queues":[{"queue":"drained","ready":0,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
+run "kept" 0 sq stats --json kept
+expect_out "another queue is untouched" \
+  '{"queues":[{"queue":"kept","ready":1,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
+
 # The benchmark's queue is left empty.
 run "stats" 0 sq stats --json bench
 expect_out "the bench queue is empty" \

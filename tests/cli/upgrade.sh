@@ -1,5 +1,6 @@
 # tests/cli/upgrade.sh -- a SQLite database of schema version 1 is upgraded
-# by `sqlq init` to version 2 (rings and pools) with its jobs intact; a
+# by `sqlq init` to version 3 (rings and pools, subscriptions) with its
+# jobs intact; a
 # newer schema is refused.  Needs the sqlite3 shell.
 . "$(dirname "$0")/lib.sh"
 
@@ -8,8 +9,8 @@ sql() {
   sqlite3 -bail "$db_file" "$1" || fail "sqlite3: $1"
 }
 downgrade() {
-  sql "DROP TABLE sqlq_rings; DROP TABLE sqlq_ring_entries; DROP TABLE sqlq_pool_items;
-       DELETE FROM sqlq_schema WHERE version = 2;"
+  sql "DROP TABLE sqlq_subscriptions; DROP TABLE sqlq_rings; DROP TABLE sqlq_ring_entries;
+       DROP TABLE sqlq_pool_items; DELETE FROM sqlq_schema WHERE version IN (2, 3);"
 }
 
 . "$(dirname "$0")/upgrade.bash"

@@ -165,5 +165,6 @@ int run_lock_tests(void);
 int run_input_tests(void);
 int run_ring_tests(void);
 int run_pool_tests(void);
+int run_subscription_tests(void);
 
 #endif /* SQLQ_TEST_HARNESS_H */
