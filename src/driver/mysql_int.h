@@ -35,6 +35,9 @@ enum {
   MY_SQL_POOL_NEWEST,                      /* $1 pool -> its newest stamp, locked */
   MY_SQL_POOL_STAMP,                       /* $1 newest stamp $2 hold_us $3 token $4 id */
   MY_SQL_POOL_PICKED,                      /* $1 id -> POOL_NEXT's columns */
+  /* Subscriptions (schema version 3). */
+  MY_SQL_SUB_TAGS,                         /* $1 table -> action, tag, with_rows of
+                                              its subscriptions, locked */
   MY_SQL_COUNT
 };
 

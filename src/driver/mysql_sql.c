@@ -278,6 +278,9 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_SUB_LIST] =
     "SELECT table_name, tag, action, with_rows, created_at FROM sqlq_subscriptions"
     " ORDER BY table_name, tag, action",
+  [MY_SQL_SUB_TAGS] =
+    "SELECT action, tag, with_rows FROM sqlq_subscriptions WHERE table_name = $1"
+    " ORDER BY action, tag FOR UPDATE",
   [SQLQ__SQL_SUB_TRIGGERS] =
     "SELECT TRIGGER_NAME, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS"
     " WHERE TRIGGER_SCHEMA = DATABASE() AND LEFT(TRIGGER_NAME, CHAR_LENGTH($1)) = $1",
@@ -417,7 +420,11 @@ static const char migration_2[] =
 ** id.  So the subscription triggers' jobs, and every other job, take their
 ** ids from the one row of sqlq_job_ids: the trigger sqlq_jobs_id gives an
 ** INSERT that leaves id out (its default, 0) or gives 0 or NULL the next
-** number.  The counter's row stays locked until the inserting transaction
+** number.  It reads the number back with LAST_INSERT_ID(), never with a
+** SELECT: a statement that writes a table with an AUTO_INCREMENT column (an
+** application's subscribed table) and reads another table, in a trigger
+** too, is logged as unsafe.  (A trigger's LAST_INSERT_ID() is restored
+** when the trigger ends.)  The counter's row stays locked until the inserting transaction
 ** ends, so that concurrent producers take turns and the ids follow the
 ** order of the commits, which a replica replays (docs/mysql.md, "Job
 ** ids").
@@ -455,8 +462,8 @@ static const char migration_3[] =
   " ON DUPLICATE KEY UPDATE last_id = GREATEST(last_id, VALUES(last_id));"
   "CREATE OR REPLACE TRIGGER sqlq_jobs_id BEFORE INSERT ON sqlq_jobs FOR EACH ROW"
   " IF NEW.id IS NULL OR NEW.id = 0 THEN"
-  "  UPDATE sqlq_job_ids SET last_id = last_id + 1 WHERE one = 1;"
-  "  SET NEW.id = (SELECT last_id FROM sqlq_job_ids WHERE one = 1);"
+  "  UPDATE sqlq_job_ids SET last_id = LAST_INSERT_ID(last_id + 1) WHERE one = 1;"
+  "  SET NEW.id = LAST_INSERT_ID();"
   " END IF;"
   "UPDATE sqlq_job_ids SET last_id = GREATEST(last_id, " JOB_IDS_CATCH_UP ") WHERE one = 1;"
   "ALTER TABLE sqlq_jobs MODIFY id BIGINT NOT NULL DEFAULT 0";
