@@ -441,7 +441,8 @@ static int my_step(sqlq_db *db, sqlq__stmt *st) {
     } else if (st->id == SQLQ__SQL_POOL_NEXT) {
       rc = sqlq__my_pool_next(db, st);
     } else {
-      rc = sqlq__my_execute(db, st);
+      if (st->id == SQLQ__SQL_ENQUEUE_ARRAY) rc = sqlq__my_take_ids(db, st);
+      if (rc == SQLQ_OK) rc = sqlq__my_execute(db, st);
       /* A duplicate dedupe key: nothing stored (see above). */
       if (rc != SQLQ_OK && st->id == SQLQ__SQL_ENQUEUE && st->ms &&
           mysql_stmt_errno(st->ms) == ER_DUP_ENTRY) {

@@ -3,6 +3,7 @@
 ** driver (mysql.c: connection, statements, transactions, errors;
 ** mysql_sql.c: the dialect; mysql_claim.c: the two-step claim;
 ** mysql_pool.c: a pool's next item; mysql_sub.c: subscription triggers;
+** mysql_ids.c: the ids of a batch of jobs;
 ** mysql_wait.c: wake-ups with KILL QUERY; mysql_lock.c: GET_LOCK).
 */
 #ifndef SQLQ_MYSQL_INT_H
@@ -38,6 +39,8 @@ enum {
   /* Subscriptions (schema version 3). */
   MY_SQL_SUB_TAGS,                         /* $1 table -> action, tag, with_rows of
                                               its subscriptions, locked */
+  MY_SQL_TAKE_IDS,                         /* $1 n: takes the next n job ids; the
+                                              last is the insert id */
   MY_SQL_COUNT
 };
 
@@ -203,6 +206,10 @@ int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st);
 ** of st, stamp the item and leave st showing its row (none when no item
 ** is free). */
 int sqlq__my_pool_next(sqlq_db *db, sqlq__stmt *st);
+
+/* Take the ids of the jobs of st, an ENQUEUE_ARRAY with its arrays bound,
+** from the counter, and bind them as its $7 (mysql_ids.c). */
+int sqlq__my_take_ids(sqlq_db *db, sqlq__stmt *st);
 
 /* The sub_triggers method (mysql_sub.c). */
 int sqlq__my_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);

@@ -11,7 +11,9 @@
 **
 ** Every writing statement is deterministic under statement-based
 ** replication (binlog_format=STATEMENT): no LIMIT in an UPDATE or DELETE,
-** no UUID(), no SKIP LOCKED in a writing statement, no trigger.  The claim
+** no UUID(), no SKIP LOCKED in a writing statement, no trigger that reads
+** a table or writes one with an AUTO_INCREMENT column (migration 3,
+** mysql_sub.c), job ids from a counter row held until commit.  The claim
 ** picks its jobs with a SELECT ... FOR UPDATE SKIP LOCKED and marks them
 ** with an UPDATE ... WHERE id IN (...) of the ids picked (mysql_claim.c);
 ** every ordering ends with the unique id.  No REAP: the claim takes back
@@ -164,12 +166,12 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
 
   /* Batches (MariaDB's INSERT and DELETE ... RETURNING): a section
   ** [[...]] is repeated once per element of the arrays (mysql_bind.c).
-  ** The rows of a multi-row INSERT take consecutive ids, in order, which
-  ** the binary log records.  No ACK_HISTORY_ARRAY: a DELETE cannot copy
+  ** ENQUEUE_ARRAY's ids, $7, are taken from the counter by the driver
+  ** before it runs (MY_SQL_TAKE_IDS, mysql_ids.c).  No ACK_HISTORY_ARRAY: a DELETE cannot copy
   ** its rows elsewhere, so keeping history acks one job at a time. */
   [SQLQ__SQL_ENQUEUE_ARRAY] =
-    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key, payload,"
-    " created_at) VALUES [[($1, $2, " NOW_US " + $3, $4, $5, $6, " NOW_US ")]] RETURNING id",
+    "INSERT INTO sqlq_jobs (id, queue, priority, run_at, max_attempts, group_key, payload,"
+    " created_at) VALUES [[($7, $1, $2, " NOW_US " + $3, $4, $5, $6, " NOW_US ")]] RETURNING id",
   [SQLQ__SQL_ACK_ARRAY] =
     "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'"
     " AND (id, token) IN ([[($1, $2)]]) RETURNING id",
@@ -278,6 +280,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_SUB_LIST] =
     "SELECT table_name, tag, action, with_rows, created_at FROM sqlq_subscriptions"
     " ORDER BY table_name, tag, action",
+  [MY_SQL_TAKE_IDS] = "UPDATE sqlq_job_ids SET last_id = LAST_INSERT_ID(last_id + $1) WHERE one = 1",
   [MY_SQL_SUB_TAGS] =
     "SELECT action, tag, with_rows FROM sqlq_subscriptions WHERE table_name = $1"
     " ORDER BY action, tag FOR UPDATE",
