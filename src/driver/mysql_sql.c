@@ -37,11 +37,14 @@
 */
 #include "mysql_int.h"
 
-
 /* A job of a FIFO group may run only when no earlier job of its group is
-** unfinished.  (A subquery of a locking read reads without locking.) */
+** unfinished.  (A subquery of a locking read reads without locking.)  The
+** subquery names its index: given the choice, the optimizer looked the
+** earlier jobs up by queue alone, reading every job of the queue for each
+** job of a group, so that a queue of 20,000 table events (each its own
+** group) drained at 1,000 jobs/s instead of 10,000. */
 #define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
+  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g FORCE INDEX (sqlq_jobs_group)" \
   " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
   " AND g.state IN ('ready','running') AND g.id < j.id))"
 
@@ -49,6 +52,10 @@
 
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 
+/* Expired leases of queue $1.  Readers name the index sqlq_jobs_lease:
+** given the choice, the optimizer read every job of the queue through
+** another index that starts with the queue, 100 ms for 20,000 jobs, in
+** every claim. */
 #define EXPIRED \
   "queue = $1 AND state = 'running' AND lease_until <= " NOW_US
 
@@ -96,7 +103,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_CLAIM] =
     "SELECT j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at,"
     " j.lease_until, j.group_key, j.dedupe_key, j.payload, " NOW_US " + $3,"
-    " EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")"
+    " EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")"
     " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)"
     " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US
     " AND " GROUP_HEAD " AND " NOT_PAUSED
@@ -177,7 +184,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " AND (id, token) IN ([[($1, $2)]]) RETURNING id",
 
   /* The driver's own statements. */
-  [MY_SQL_EXPIRED_EXIST] = "SELECT EXISTS (SELECT 1 FROM sqlq_jobs WHERE " EXPIRED ")",
+  [MY_SQL_EXPIRED_EXIST] =
+    "SELECT EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")",
   [MY_SQL_EXPIRED] =
     "SELECT id, attempts >= max_attempts FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
     " WHERE " EXPIRED
