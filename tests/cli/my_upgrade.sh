@@ -18,4 +18,16 @@ downgrade() {
        DELETE FROM sqlq_schema WHERE version IN (2, 3);"
 }
 
+# Ids are never handed out twice: a version 1 table whose AUTO_INCREMENT is
+# past its rows (jobs acked without history) numbers on from there after
+# the upgrade.  Then the database starts afresh for upgrade.bash.
+sq init >/dev/null
+downgrade
+sql "INSERT INTO sqlq_jobs (queue, payload) VALUES ('kept', 'c'), ('gone', 'a'), ('gone', 'b');
+     DELETE FROM sqlq_jobs WHERE queue = 'gone'"
+run "upgrade a table numbered past its rows" 0 sq init
+run "a job after the upgrade" 0 sq push kept "after"
+expect_out "takes the id after the last one handed out" "4"
+my_admin "DROP DATABASE $my_database; CREATE DATABASE $my_database"
+
 . "$(dirname "$0")/upgrade.bash"
