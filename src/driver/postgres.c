@@ -756,5 +756,6 @@ const sqlq_driver sqlq__driver_postgres = {
   .lock = sqlq__pg_lock,
   .unlock = sqlq__pg_unlock,
   .lock_xact = sqlq__pg_lock_xact,
+  .sub_triggers = sqlq__pg_sub_triggers,
   .native = pg_native,
 };

@@ -2,7 +2,7 @@
 ** postgres_int.h -- declarations shared by the files of the PostgreSQL
 ** driver (postgres.c: connection, statements, transactions; postgres_sql.c:
 ** the dialect; postgres_wait.c: LISTEN/NOTIFY; postgres_lock.c: advisory
-** locks).
+** locks; postgres_sub.c: the triggers of table subscriptions).
 */
 #ifndef SQLQ_POSTGRES_INT_H
 #define SQLQ_POSTGRES_INT_H
@@ -105,6 +105,8 @@ int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
 void sqlq__pg_unlock(sqlq_db *db, sqlq__lockstate *ls);
 int sqlq__pg_lock_xact(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
                        double timeout_s);
+/* The subscription triggers of plan (sqlq_driver.sub_triggers). */
+int sqlq__pg_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);
 /* Send the open transaction's BEGIN now if it is still waiting for its
 ** first statement. */
 int sqlq__pg_begin_now(sqlq_db *db);

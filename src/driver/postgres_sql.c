@@ -27,11 +27,31 @@
 /* A FROM item that marks the transaction as the library's (see above). */
 #define LIBRARY_TX "(SELECT set_config('sqlq.library', 'on', true)) AS library_tx"
 
-/* A CTE that records the queue's name, so that stats list it even when
-** it is empty. */
-#define REGISTER \
-  "WITH registered AS (INSERT INTO sqlq_queues (queue) VALUES ($1::text)" \
+/* A CTE that records the queue's name (parameter p), so that stats list
+** it even when it is empty. */
+#define REGISTER_AS(p) \
+  "WITH registered AS (INSERT INTO sqlq_queues (queue) VALUES (" p "::text)" \
   " ON CONFLICT (queue) DO NOTHING) "
+#define REGISTER REGISTER_AS("$1")
+
+/* A condition that takes a transaction-scoped advisory lock on the
+** subscriptions of the table $1 (a class of two-int keys of its own, as
+** the pools have, then 32 bits of the name's md5) and is true.  SUB_REMOVE
+** takes it before it locks any row; a subscribe and an unsubscribe both
+** run SUB_REMOVE before they read the table's actions (SUB_ACTIONS), so
+** changes to one table's subscriptions take turns: each reads the actions
+** after the one before it committed, and no subscribe rebuilds the
+** triggers from a list that lacks another's new action.  (Listing the
+** subscriptions takes no lock.)  The sub-select is an InitPlan, run once
+** before the scan whether or not a row matches; inside EXISTS the planner
+** would drop the call. */
+#define SUB_TABLE_LOCK \
+  "(SELECT pg_advisory_xact_lock(1936813171," \
+  " ('x' || left(md5($1::text), 8))::bit(32)::int)) IS NOT NULL"
+
+/* The oid of the default schema, where sqlq's tables and the subscribed
+** tables are. */
+#define DEFAULT_SCHEMA "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
 
 #define PAUSED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text AND paused)"
 
@@ -236,6 +256,38 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
     " WHERE pool = $1::text AND item = $2::text AND token = $3::int8",
 
+  /* Subscriptions (postgres_sub.c makes the triggers).  Only ordinary
+  ** and partitioned tables are subscribed to; a column's place in the
+  ** primary key comes from the key's index, whose int2vector of columns
+  ** is read as a 1-based array.  A domain over bytea is binary too. */
+  [SQLQ__SQL_SUB_COLUMNS] =
+    "SELECT a.attname::text,"
+    " coalesce(array_position(string_to_array(i.indkey::text, ' ')::int2[], a.attnum), 0)::int,"
+    " (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END = 'bytea'::regtype)::int"
+    " FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0"
+    " AND NOT a.attisdropped JOIN pg_type t ON t.oid = a.atttypid"
+    " LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary"
+    " WHERE c.relname = $1::text AND c.relnamespace = " DEFAULT_SCHEMA
+    " AND c.relkind IN ('r', 'p') ORDER BY a.attnum",
+  /* There is no QUEUE_REGISTER statement: this registers the tag. */
+  [SQLQ__SQL_SUB_ADD] =
+    REGISTER_AS("$3") "INSERT INTO sqlq_subscriptions (table_name, action, tag, with_rows,"
+    " created_at) VALUES ($1::text, $2::text, $3::text, $4::int <> 0, sqlq_now())"
+    " ON CONFLICT (table_name, action, tag) DO UPDATE SET with_rows = excluded.with_rows",
+  [SQLQ__SQL_SUB_REMOVE] =
+    "DELETE FROM sqlq_subscriptions WHERE table_name = $1::text AND tag = $2::text"
+    " AND " SUB_TABLE_LOCK,
+  [SQLQ__SQL_SUB_ACTIONS] =
+    "SELECT action, with_rows::int FROM sqlq_subscriptions WHERE table_name = $1::text",
+  [SQLQ__SQL_SUB_LIST] =
+    "SELECT table_name, tag, action, with_rows::int, created_at FROM sqlq_subscriptions"
+    " ORDER BY table_name, tag, action",
+  [SQLQ__SQL_SUB_TRIGGERS] =
+    "SELECT t.tgname::text, c.relname::text FROM pg_trigger t"
+    " JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal"
+    " AND c.relnamespace = " DEFAULT_SCHEMA
+    " AND left(t.tgname, length($1::text)) = $1::text",
+
   /* A notification is its own transaction, sent after the COMMIT of the
   ** jobs it announces (see postgres.c): nothing is lost if a crash forgets
   ** it, so its commit does not wait for the disk. */
@@ -379,7 +431,21 @@ static const char migration_2[] =
   "ALTER TABLE sqlq_jobs SET (autovacuum_vacuum_scale_factor = 0,"
   " autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_cost_delay = 0);";
 
+/* Version 3: table subscriptions, one row per (table, action, tag).
+** Names compare and sort byte by byte (COLLATE "C"), as on the other
+** backends: the triggers enqueue in the order of the tags. */
+static const char migration_3[] =
+  "CREATE TABLE sqlq_subscriptions ("
+  " table_name text    COLLATE \"C\" NOT NULL"
+  "                    CHECK (octet_length(table_name) BETWEEN 1 AND 63),"
+  " action     text    NOT NULL CHECK (action IN ('insert', 'update', 'delete')),"
+  " tag        text    COLLATE \"C\" NOT NULL CHECK (octet_length(tag) BETWEEN 1 AND 128),"
+  " with_rows  boolean NOT NULL DEFAULT false,"
+  " created_at bigint  NOT NULL DEFAULT sqlq_now(),"
+  " PRIMARY KEY (table_name, action, tag));";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
   migration_2,
+  migration_3,
 };

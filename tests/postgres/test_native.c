@@ -3,7 +3,8 @@
 **
 ** An application writes its own rows through the handle's session, so that
 ** they commit or roll back with the jobs enqueued beside them.  These tests
-** use libpq on that session against the server of SQLQ_TEST_PG_URL.
+** use libpq on that session against the server of SQLQ_TEST_PG_URL, and
+** check that a subscribed table written beside an enqueue is announced.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include "sqlq.h"
 
@@ -245,6 +247,65 @@ static void plans_use_indexes_after_vacuum(void **state) {
   sqlq_close(db);
 }
 
+/* Whether a notification on channel reaches conn within timeout_ms. */
+static int notified(PGconn *conn, const char *channel, int timeout_ms) {
+  int64_t left = timeout_ms;
+  for (;;) {
+    PQconsumeInput(conn);
+    PGnotify *n;
+    int hit = 0;
+    while ((n = PQnotifies(conn)) != NULL) {
+      if (strcmp(n->relname, channel) == 0) hit = 1;
+      PQfreemem(n);
+    }
+    if (hit) return 1;
+    if (left <= 0) return 0;
+    struct pollfd pfd = {.fd = PQsocket(conn), .events = POLLIN};
+    poll(&pfd, 1, 100);
+    left -= 100;
+  }
+}
+
+/* A subscribed table written in a transaction where the library enqueued
+** too: the trigger on sqlq_jobs keeps quiet there (the library announces
+** its own queues at commit), so the subscription's trigger announces its
+** tag itself. */
+static void subscription_announced_in_library_tx(void **state) {
+  struct fixture *f = *state;
+  PGconn *conn = sqlq_native_handle(f->db);
+  char keyed[80], tag[80], sql[256];
+  snprintf(keyed, sizeof keyed, "%s_keyed", f->table);
+  snprintf(tag, sizeof tag, "%s-tag", f->queue);
+  snprintf(sql, sizeof sql, "CREATE TABLE %s (id int PRIMARY KEY)", keyed);
+  exec_ok(conn, sql);
+  assert_int_equal(sqlq_subscribe(f->db, keyed, SQLQ_ON_INSERT, tag, 0), SQLQ_OK);
+
+  PGconn *listener = PQconnectdb(getenv("SQLQ_TEST_PG_URL"));
+  assert_int_equal(PQstatus(listener), CONNECTION_OK);
+  const char *params[1] = {tag};
+  PGresult *r = PQexecParams(listener, "SELECT sqlq_channel($1)", 1, NULL, params, NULL, NULL, 0);
+  assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+  char channel[64];
+  snprintf(channel, sizeof channel, "%s", PQgetvalue(r, 0, 0));
+  PQclear(r);
+  snprintf(sql, sizeof sql, "LISTEN %s", channel);
+  exec_ok(listener, sql);
+
+  sqlq_job_spec spec = {.payload = "p", .payload_len = 1};
+  assert_int_equal(sqlq_begin(f->db), SQLQ_OK);
+  assert_int_equal(sqlq_enqueue(f->db, f->queue, &spec, NULL, NULL), SQLQ_OK);
+  snprintf(sql, sizeof sql, "INSERT INTO %s VALUES (1)", keyed);
+  exec_ok(conn, sql);
+  assert_int_equal(sqlq_commit(f->db), SQLQ_OK);
+  assert_true(notified(listener, channel, 5000));
+  PQfinish(listener);
+
+  assert_int_equal(sqlq_unsubscribe(f->db, keyed, tag), SQLQ_OK);
+  assert_int_equal(sqlq_purge(f->db, tag, NULL), SQLQ_OK);
+  snprintf(sql, sizeof sql, "DROP TABLE %s", keyed);
+  exec_ok(conn, sql);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(rollback_drops_row_and_job, setup, teardown),
@@ -252,6 +313,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(native_after_notify, setup, teardown),
     cmocka_unit_test_setup_teardown(lazy_commit_stays_local, setup, teardown),
     cmocka_unit_test_setup_teardown(plans_use_indexes_after_vacuum, setup, teardown),
+    cmocka_unit_test_setup_teardown(subscription_announced_in_library_tx, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
