@@ -56,18 +56,19 @@ app_sql() {
   esac
 }
 
-# setup BACKEND: start what the backend needs and print its URL.
+# setup BACKEND: start what the backend needs and set url to its URL (in
+# this shell, not a subshell, so that started records the server to stop).
 setup() {
   case $1 in
-    sqlite) echo "sqlite:$tmp/events.db" ;;
+    sqlite) url="sqlite:$tmp/events.db" ;;
     postgres)
       bash "$servers/postgres.sh" start "$PG_PORT" >&2
       started+=("postgres:$PG_PORT")
-      bash "$servers/postgres.sh" url "$PG_PORT" ;;
+      url=$(bash "$servers/postgres.sh" url "$PG_PORT") ;;
     mariadb)
       bash "$servers/mariadb.sh" start "$MY_PORT" >&2
       started+=("mariadb:$MY_PORT")
-      bash "$servers/mariadb.sh" url "$MY_PORT" ;;
+      url=$(bash "$servers/mariadb.sh" url "$MY_PORT") ;;
     *) echo "run-events.sh: unknown backend '$1'" >&2; exit 64 ;;
   esac
 }
@@ -112,7 +113,7 @@ echo "| Backend | One ordered worker | 4 parallel workers | Target | Result |"
 echo "|---|---|---|---|---|"
 for backend in $BACKENDS; do
   say "$backend"
-  url=$(setup "$backend")
+  setup "$backend"
   "$SQLQ" --url "$url" init >/dev/null
   runs=""
   for ((r = 1; r <= RUNS; r++)); do

@@ -441,10 +441,15 @@ static int my_step(sqlq_db *db, sqlq__stmt *st) {
     } else if (st->id == SQLQ__SQL_POOL_NEXT) {
       rc = sqlq__my_pool_next(db, st);
     } else {
-      rc = sqlq__my_execute(db, st);
+      if (st->id == SQLQ__SQL_ENQUEUE_ARRAY) rc = sqlq__my_take_ids(db, st);
+      if (rc == SQLQ_OK) rc = sqlq__my_execute(db, st);
       /* A duplicate dedupe key: nothing stored (see above). */
       if (rc != SQLQ_OK && st->id == SQLQ__SQL_ENQUEUE && st->ms &&
           mysql_stmt_errno(st->ms) == ER_DUP_ENTRY) {
+        /* The statement returns rows (RETURNING id): without a reset, the
+        ** client library waits for the rows of the failed execution at the
+        ** statement's next one, for ever. */
+        mysql_stmt_reset(st->ms);
         sqlq__clear_error(db);
         st->changes = 0;
         st->executed = 1;
@@ -626,7 +631,7 @@ const sqlq_driver sqlq__driver_mysql = {
   .name = "mysql",
   .schemes = schemes,
   .options = options,
-  .caps = SQLQ__CAP_LOCKS,
+  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_DDL_COMMITS,
   .sql = sqlq__mysql_sql,
   /* Well within max_allowed_packet's defaults (MariaDB 16 MiB, MySQL 64). */
   .array_bytes_max = 4 << 20,
@@ -657,5 +662,6 @@ const sqlq_driver sqlq__driver_mysql = {
   .lock = sqlq__my_lock,
   .unlock = sqlq__my_unlock,
   .lock_xact = NULL,
+  .sub_triggers = sqlq__my_sub_triggers,
   .native = my_native,
 };

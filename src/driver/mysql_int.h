@@ -2,7 +2,8 @@
 ** mysql_int.h -- declarations shared by the files of the MySQL/MariaDB
 ** driver (mysql.c: connection, statements, transactions, errors;
 ** mysql_sql.c: the dialect; mysql_claim.c: the two-step claim;
-** mysql_pool.c: a pool's next item;
+** mysql_pool.c: a pool's next item; mysql_sub.c: subscription triggers;
+** mysql_ids.c: the ids of a batch of jobs;
 ** mysql_wait.c: wake-ups with KILL QUERY; mysql_lock.c: GET_LOCK).
 */
 #ifndef SQLQ_MYSQL_INT_H
@@ -11,6 +12,11 @@
 #include <mysql.h>
 
 #include "sqlq_int.h"
+
+/* The server's clock in microseconds since the epoch, fixed for the
+** length of a statement and safe for statement-based replication (see
+** mysql_sql.c). */
+#define NOW_US "(UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)))"
 
 /* The driver's own statements, numbered after the core's. */
 enum {
@@ -30,6 +36,11 @@ enum {
   MY_SQL_POOL_NEWEST,                      /* $1 pool -> its newest stamp, locked */
   MY_SQL_POOL_STAMP,                       /* $1 newest stamp $2 hold_us $3 token $4 id */
   MY_SQL_POOL_PICKED,                      /* $1 id -> POOL_NEXT's columns */
+  /* Subscriptions (schema version 3). */
+  MY_SQL_SUB_TAGS,                         /* $1 table -> action, tag, with_rows of
+                                              its subscriptions, locked */
+  MY_SQL_TAKE_IDS,                         /* $1 n: takes the next n job ids; the
+                                              last is the insert id */
   MY_SQL_COUNT
 };
 
@@ -195,6 +206,13 @@ int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st);
 ** of st, stamp the item and leave st showing its row (none when no item
 ** is free). */
 int sqlq__my_pool_next(sqlq_db *db, sqlq__stmt *st);
+
+/* Take the ids of the jobs of st, an ENQUEUE_ARRAY with its arrays bound,
+** from the counter, and bind them as its $7 (mysql_ids.c). */
+int sqlq__my_take_ids(sqlq_db *db, sqlq__stmt *st);
+
+/* The sub_triggers method (mysql_sub.c). */
+int sqlq__my_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);
 
 int sqlq__my_wait_prepare(sqlq_db *db, const char *queue);
 int sqlq__my_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);

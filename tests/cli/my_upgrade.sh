@@ -1,5 +1,6 @@
 # tests/cli/my_upgrade.sh -- a MariaDB database of schema version 1 is
-# upgraded by `sqlq init` to version 2 (rings and pools) with its jobs
+# upgraded by `sqlq init` to version 3 (rings and pools, subscriptions, job
+# ids from a counter instead of AUTO_INCREMENT) with its jobs and their ids
 # intact; a newer schema is refused.  Runs on a database of its own
 # (my_database.bash); needs the mariadb client.
 . "$(dirname "$0")/lib.sh"
@@ -10,8 +11,23 @@ sql() {
     -e "$1" >/dev/null || fail "mariadb: $1"
 }
 downgrade() {
-  sql "DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
-       DELETE FROM sqlq_schema WHERE version = 2;"
+  sql "DROP TABLE sqlq_subscriptions, sqlq_job_ids;
+       DROP TRIGGER sqlq_jobs_id;
+       ALTER TABLE sqlq_jobs MODIFY id BIGINT NOT NULL AUTO_INCREMENT;
+       DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
+       DELETE FROM sqlq_schema WHERE version IN (2, 3);"
 }
+
+# Ids are never handed out twice: a version 1 table whose AUTO_INCREMENT is
+# past its rows (jobs acked without history) numbers on from there after
+# the upgrade.  Then the database starts afresh for upgrade.bash.
+sq init >/dev/null
+downgrade
+sql "INSERT INTO sqlq_jobs (queue, payload) VALUES ('kept', 'c'), ('gone', 'a'), ('gone', 'b');
+     DELETE FROM sqlq_jobs WHERE queue = 'gone'"
+run "upgrade a table numbered past its rows" 0 sq init
+run "a job after the upgrade" 0 sq push kept "after"
+expect_out "takes the id after the last one handed out" "4"
+my_admin "DROP DATABASE $my_database; CREATE DATABASE $my_database"
 
 . "$(dirname "$0")/upgrade.bash"

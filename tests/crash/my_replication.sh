@@ -7,7 +7,10 @@
 # priorities) are claimed concurrently by two `sqlq work -c 4` workers while
 # `sqlq bench`'s four threads claim 2,000 more; one job in seven fails its
 # first attempt and is retried, one in thirteen fails until it is dead;
-# acked jobs are kept in the history table.  Then four processes push into
+# acked jobs are kept in the history table.  Meanwhile three plain SQL
+# clients insert, update and delete rows of an application table with an
+# AUTO_INCREMENT key, to which two tags subscribe (one with row images):
+# their events are drained by workers after them.  Then four processes push into
 # a ring of 50 (one push per call, and `sqlq bench --ring`'s four threads)
 # and three take from a pool of four items, some with holds they release
 # (and `sqlq bench --pool`'s four threads).  Once the replica has applied
@@ -26,7 +29,8 @@ primary=$SQLQ_TEST_MY_REPLICATION_PORT
 replica=$((primary + 1))
 url="mysql://sqlq@127.0.0.1:$primary/sqlq?history=1"
 q="replicated"
-tables="sqlq_schema sqlq_queues sqlq_jobs sqlq_jobs_history sqlq_rings sqlq_ring_entries sqlq_pool_items"
+tables="sqlq_schema sqlq_queues sqlq_jobs sqlq_jobs_history sqlq_rings sqlq_ring_entries sqlq_pool_items
+  sqlq_subscriptions sqlq_job_ids languages"
 
 stop_servers() {
   "${server[@]}" stop "$replica" >/dev/null 2>&1
@@ -37,7 +41,15 @@ trap 'cleanup; stop_servers' EXIT
 "${server[@]}" start-replica "$primary" "$replica" || die "the primary and replica did not start"
 pass "started a primary on $primary and a replica on $replica"
 
+sql() {
+  "${server[@]}" sql "$1" "$2"
+}
+
 sq init >/dev/null || die "init"
+sql "$primary" "CREATE TABLE sqlq.languages (language_id INT AUTO_INCREMENT PRIMARY KEY,
+  name VARCHAR(20), year_released INT, logo VARBINARY(8))" || die "create languages"
+sq subscribe languages --on insert,update,delete --tag send_email --rows >/dev/null &&
+  sq subscribe languages --on insert,delete --tag ring_bell >/dev/null || die "subscribe"
 for prio in 0 1 2; do
   seq $((prio * 300 + 1)) $((prio * 300 + 300)) | sq push --lines -p "$prio" "$q" >/dev/null ||
     die "push of priority $prio"
@@ -55,12 +67,45 @@ for w in 1 2; do
   workers+=("$!")
   bg_pids+=("$!")
 done
+# The application's writers: 3 x 60 transactions of an insert, an update
+# and a delete (which may match no row), as root, whom the triggers serve
+# with their definer's rights.  Writers of a subscribed table take turns at
+# the job counter (docs/mysql.md, "Job ids"), after their own row locks:
+# InnoDB may roll one back as a deadlock's victim (error 1213), and it runs
+# again, as an application would.
+writers=()
+for c in 1 2 3; do
+  (for i in $(seq 60); do
+    for try in $(seq 20) fail; do
+      [ "$try" != fail ] || exit 1
+      sql "$primary" "START TRANSACTION;
+        INSERT INTO sqlq.languages (name, year_released, logo) VALUES ('w$c', $i, X'00ff$c$c');
+        UPDATE sqlq.languages SET year_released = year_released + 1 WHERE language_id = $((i * 3 - c));
+        DELETE FROM sqlq.languages WHERE language_id = $((i * 5 - c * 7)); COMMIT" \
+        >/dev/null 2>>"$tmp/writers.err" && break
+      grep -q "ERROR 1213" "$tmp/writers.err" || exit 1
+    done
+  done) &
+  writers+=("$!")
+done
+bg_pids+=("${writers[@]}")
 timeout 150 "$SQLQ" --url "$url" bench --jobs 2000 --workers 4 --batch 10 >"$tmp/bench.log" 2>&1 ||
   die "bench failed or hung: $(tail -n 3 "$tmp/bench.log"); stats: $(sq stats --json 2>&1)"
 for pid in "${workers[@]}"; do
   wait "$pid" || die "a worker failed or hung: $(tail -n 3 "$tmp"/worker.*.log); stats: $(sq stats --json 2>&1)"
 done
 pass "two workers and the bench's threads drained the queue"
+for pid in "${writers[@]}"; do
+  wait "$pid" || die "an application writer failed: $(grep ERROR "$tmp/writers.err" | sort | uniq -c)"
+done
+for tag in send_email ring_bell; do
+  timeout 100 "$SQLQ" --url "$url" work -c 4 --drain "$tag" -- true >"$tmp/work-$tag.log" 2>&1 ||
+    die "draining $tag failed: $(tail -n 3 "$tmp/work-$tag.log")"
+done
+inserted=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs_history WHERE queue = 'ring_bell'
+  AND JSON_VALUE(payload, '$.action') = 'insert'")
+[ "$inserted" = 180 ] || die "ring_bell ran $inserted insert events, not 180"
+pass "three plain SQL writers made 180 inserts' events and more, run by their workers ($(grep -c "ERROR 1213" "$tmp/writers.err") deadlocks retried)"
 
 # Rings and pools: concurrent pushes and picks, holds and releases.
 sq ring create "$q" 50 >/dev/null || die "ring create"
@@ -93,9 +138,6 @@ seqs=$(sq ring read --json "$q" | grep -o '"seq":[0-9]*' | cut -d: -f2 | tr '\n'
 [ "$seqs" = "$(seq -s ' ' 191 240) " ] || die "the ring holds $seqs, not the newest 50 of 240 pushes"
 pass "four processes pushed 240 entries, three took 120 items"
 
-sql() {
-  "${server[@]}" sql "$1" "$2"
-}
 dead=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs WHERE state = 'dead'")
 done_jobs=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs_history")
 [ "$dead" -gt 0 ] && [ "$done_jobs" -gt 0 ] || die "expected dead and finished jobs, got $dead and $done_jobs"

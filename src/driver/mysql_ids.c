@@ -1,0 +1,36 @@
+/*
+** mysql_ids.c -- the ids of a batch of jobs, taken from the counter row.
+**
+** Since schema version 3, job ids come from the one row of sqlq_job_ids
+** (migration 3 of mysql_sql.c): the trigger sqlq_jobs_id numbers each row
+** inserted without an id, one UPDATE of the counter per row.  A batch
+** takes its n ids with one UPDATE instead, before its INSERT, and gives
+** them to the INSERT as the array of its parameter $7, which the trigger
+** leaves alone: one statement more per batch, n counter updates fewer.
+** The counter's row stays locked until the batch's transaction ends, as
+** with the trigger, so the ids follow the order of the commits.
+*/
+#include <stdlib.h>
+
+#include "mysql_int.h"
+
+int sqlq__my_take_ids(sqlq_db *db, sqlq__stmt *st) {
+  size_t n = sqlq__my_array_rows(st);
+  const char *params[1] = {NULL};
+  long long count[1] = {(long long)n};
+  sqlq__stmt *take = NULL;
+  int rc = sqlq__my_run(db, MY_SQL_TAKE_IDS, 1, params, count, &take);
+  /* LAST_INSERT_ID(expr) hands the new last id back with the UPDATE's
+  ** result, as its insert id. */
+  long long last = take ? take->insert_id : 0, matched = take ? take->changes : 0;
+  if (take) db->drv_methods->reset(take);
+  if (rc != SQLQ_OK) return rc;
+  if (matched != 1)
+    return sqlq__error(db, SQLQ_SCHEMA, "the job counter sqlq_job_ids has no row: run `sqlq init`");
+  int64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+  if (ids == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  for (size_t k = 0; k < n; k++) ids[k] = last - (long long)n + 1 + (long long)k;
+  rc = sqlq__my_bind_int64_array(st, 7, ids, n);
+  free(ids);
+  return rc == SQLQ_OK ? SQLQ_OK : sqlq__error(db, rc, "out of memory");
+}
