@@ -120,7 +120,7 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, size_t k,
                         const struct action_jobs *jobs, long wait_s) {
   sqlq__buf_addf(b, "SET STATEMENT lock_wait_timeout = %ld FOR CREATE OR REPLACE TRIGGER"
                     " `%s_%c` AFTER %s ON ", wait_s, plan->base, kinds[k].suffix, kinds[k].event);
-  sqlq__buf_quote(b, plan->table, '`');
+  sqlq__buf_quote(b, plan->on, '`');
   sqlq__buf_add(b, " FOR EACH ROW BEGIN"
                    " DECLARE sqlq_pk, sqlq_at, sqlq_bare, sqlq_images"
                    " LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;"
