@@ -68,6 +68,8 @@ typedef struct bench_shared {
   atomic_llong last_ack_ns;      /* CLOCK_MONOTONIC of the latest such ack */
   atomic_llong lat_claimed;      /* latency jobs claimed (samples taken) */
   atomic_llong lat_acked;        /* latency jobs acked */
+  atomic_llong claim_ns;         /* throughput phase: time in non-empty claims */
+  atomic_llong claims;           /* throughput phase: non-empty claims */
   long long n_samples;           /* room in lat_us */
   double lat_us[];               /* enqueue-to-claim latencies, microseconds */
 } bench_shared;
@@ -79,6 +81,7 @@ typedef struct bench_result {
   double total_s;                /* first enqueue to last ack */
   double p50_ms, p90_ms, p99_ms; /* latency percentiles; NAN when no samples */
   long long n_samples;
+  double claim_ms;               /* mean non-empty throughput claim; NAN if none */
 } bench_result;
 
 /* Time helpers: CLOCK_MONOTONIC in nanoseconds, CLOCK_REALTIME in

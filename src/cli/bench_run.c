@@ -251,8 +251,13 @@ static int bench_worker_round(const bench_config *cfg, bench_shared *sh,
     return bench_idle(cfg, sh, db, phase);
   sqlq_job *jobs = NULL;
   int n = 0;
+  int64_t t0 = bench_monotonic_ns();
   int rc = sqlq_claim(db, cfg->queue, max, NULL, &jobs, &n);
   int64_t now_us = bench_realtime_us();
+  if (rc == SQLQ_OK && n > 0 && phase == BENCH_PHASE_THROUGHPUT) {
+    atomic_fetch_add(&sh->claim_ns, bench_monotonic_ns() - t0);
+    atomic_fetch_add(&sh->claims, 1);
+  }
   if (rc != SQLQ_OK) {
     bench_fail_call(sh, db, rc, "bench: claim");
     return rc;
@@ -512,6 +517,9 @@ static int bench_throughput(const bench_config *cfg, bench_shared *sh,
     return rc;
   res->enqueue_s = (double)(t1 - t0) / 1e9;
   res->total_s = (double)(atomic_load(&sh->last_ack_ns) - t0) / 1e9;
+  long long claims = atomic_load(&sh->claims);
+  res->claim_ms = claims > 0 ? (double)atomic_load(&sh->claim_ns) / 1e6 / (double)claims
+                             : NAN;
   return SQLQ_OK;
 }
 
