@@ -41,6 +41,8 @@ typedef struct bench_config {
   long long backlog;      /* M: low-priority jobs left queued meanwhile */
   long long samples;      /* K: jobs of the latency phase */
   int processes;          /* workers are forked processes, not threads */
+  int keep_backlog;       /* reuse a backlog of M left by a run before, and
+                             leave it queued at the end (needs K = 0) */
   int json;               /* print one JSON object instead of text */
 } bench_config;
 

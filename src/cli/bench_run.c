@@ -549,7 +549,7 @@ static int bench_one_sample(const bench_config *cfg, bench_shared *sh,
 ** then enqueue K jobs one at a time, each once the previous is done. */
 static int bench_latency(const bench_config *cfg, bench_shared *sh,
                          sqlq_db *db) {
-  int rc = cfg->backlog > 0 ? sqlq_purge(db, cfg->queue, NULL) : SQLQ_OK;
+  int rc = cfg->backlog > 0 && !cfg->keep_backlog ? sqlq_purge(db, cfg->queue, NULL) : SQLQ_OK;
   if (rc != SQLQ_OK) {
     bench_fail_call(sh, db, rc, "bench: purge");
     return rc;

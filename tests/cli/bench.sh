@@ -81,6 +81,31 @@ run "ring over the payload limit" 65 "$SQLQ" --url "$url?payload_limit=10" bench
   --jobs 100 --workers 2
 expect_error_line "ring over the payload limit"
 
+# --keep-backlog: the backlog stays queued after the run, and the next run
+# with the same M reuses it (one with another M refills it); usage errors
+# without a backlog or with latency samples.
+for flags in "--keep-backlog" "--keep-backlog --backlog 10" \
+  "--keep-backlog --latency-samples 0"; do
+  # shellcheck disable=SC2086
+  run "bench $flags" 64 sq bench $flags
+  expect_error_line "bench $flags"
+done
+kept='{"queues":[{"queue":"kept","ready":300,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
+run "keep a backlog" 0 sq bench --queue kept --jobs 200 --backlog 300 --keep-backlog \
+  --latency-samples 0 --json
+has "keep a backlog: claim_ms" '"claim_ms": '
+run "stats after keeping" 0 sq stats --json kept
+expect_out "the backlog stays" "$kept"
+run "reuse a backlog" 0 sq bench --queue kept --jobs 200 --workers 3 --backlog 300 \
+  --keep-backlog --latency-samples 0
+run "stats after reusing" 0 sq stats --json kept
+expect_out "the backlog is reused, not added to" "$kept"
+run "refill another backlog" 0 sq bench --queue kept --jobs 50 --backlog 20 --keep-backlog \
+  --latency-samples 0
+run "stats after refilling" 0 sq stats --json kept
+expect_out "the backlog is refilled to M" "${kept/300/20}"
+run "purge kept" 0 sq purge kept
+
 # The benchmark's queue is left empty.
 run "stats" 0 sq stats --json bench
 expect_out "the bench queue is empty" \
