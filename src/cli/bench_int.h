@@ -72,6 +72,7 @@ typedef struct bench_shared {
   atomic_llong lat_acked;        /* latency jobs acked */
   atomic_llong claim_ns;         /* throughput phase: time in non-empty claims */
   atomic_llong claims;           /* throughput phase: non-empty claims */
+  atomic_llong strays;           /* backlog jobs claimed, and given back */
   long long n_samples;           /* room in lat_us */
   double lat_us[];               /* enqueue-to-claim latencies, microseconds */
 } bench_shared;
@@ -84,6 +85,7 @@ typedef struct bench_result {
   double p50_ms, p90_ms, p99_ms; /* latency percentiles; NAN when no samples */
   long long n_samples;
   double claim_ms;               /* mean non-empty throughput claim; NAN if none */
+  long long strays;              /* backlog jobs claimed, and given back */
 } bench_result;
 
 /* Time helpers: CLOCK_MONOTONIC in nanoseconds, CLOCK_REALTIME in
