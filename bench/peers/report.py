@@ -121,8 +121,9 @@ def scaling_table(runs):
     out = [f"#### sqlq's scaling on PostgreSQL (batch 100, {', '.join(f'{j:,}' for j in jobs)} jobs "
            "a run above the jobs queued beneath)", "",
            "| Queued beneath | Workers | Jobs/s | Claim latency, mean (ms) | Server CPU s / 1,000 jobs "
-           f"| CPU / 1,000 jobs against {backlogs[0]:,} queued | Load before |",
-           "|---|---|---|---|---|---|---|"]
+           f"| CPU / 1,000 jobs against {backlogs[0]:,} queued | Backlog jobs claimed, given back "
+           "| Load before |",
+           "|---|---|---|---|---|---|---|---|"]
     base = {w: med(runs[("sqlq-scale", 100, w, backlogs[0])], "cpu_per_1000") for w in workers}
     rows = []
     for b in backlogs:
@@ -135,7 +136,8 @@ def scaling_table(runs):
             cpu = med(rs, "cpu_per_1000")
             loads = [r["load"] for r in rs]
             out.append(f"| {b:,} | {w} | {fmt(med(rs, 'jobs_per_s'))} | {fmt(med(rs, 'claim_ms'), 3)} "
-                       f"| {fmt(cpu, 3)} | x{ratio(cpu, base[w])} | {min(loads):.2f}-{max(loads):.2f} |")
+                       f"| {fmt(cpu, 3)} | x{ratio(cpu, base[w])} | {fmt(med(rs, 'backlog_claimed'))} "
+                       f"| {min(loads):.2f}-{max(loads):.2f} |")
             row.append(med(rs, "jobs_per_s"))
         rows.append(row)
     out.append("")

@@ -585,6 +585,10 @@ static int bench_one_sample(const bench_config *cfg, bench_shared *sh,
 ** then enqueue K jobs one at a time, each once the previous is done. */
 static int bench_latency(const bench_config *cfg, bench_shared *sh,
                          sqlq_db *db) {
+  /* A kept backlog stays due: workers in the latency phase would claim it.
+  ** --keep-backlog comes with no samples, so the run ends here instead. */
+  if (cfg->keep_backlog)
+    return SQLQ_OK;
   int rc = cfg->backlog > 0 && !cfg->keep_backlog ? sqlq_purge(db, cfg->queue, NULL) : SQLQ_OK;
   if (rc != SQLQ_OK) {
     bench_fail_call(sh, db, rc, "bench: purge");
