@@ -32,10 +32,11 @@
 ** dropped before the latency phase (a due backlog would keep idle workers
 ** from ever waiting) and the queue is purged at the end.
 **
-** With --keep-backlog as well (and --latency-samples 0), a queue that
-** holds exactly M ready jobs and nothing else -- the backlog a run before
-** left -- is neither purged nor filled, and the queue is not purged at
-** the end, so that the backlog stays for the next run.  A series of runs
+** With --keep-backlog as well (and --latency-samples 0), a queue whose
+** first ready job in claim order is a backlog job -- the backlog a run
+** before left, taken to hold M jobs -- is neither purged nor filled, and
+** the queue is not purged at the end, so that the backlog stays for the
+** next run.  A series of runs
 ** over one large backlog then fills it once, and what a run costs the
 ** server is the cost of its measured jobs alone.
 */
@@ -83,10 +84,11 @@ static void bench_usage(FILE *f) {
         "  --queue NAME         the queue used, purged before and after "
         "(default bench)\n"
         "  --json               print one JSON object\n"
-        "  --keep-backlog       reuse the backlog of M jobs a run before left, "
-        "and leave\n"
-        "                       it queued at the end (with --latency-samples "
-        "0)\n",
+        "  --keep-backlog       the queue holds the M backlog jobs already "
+        "(priority < 0):\n"
+        "                       neither purge nor fill it, before or after "
+        "(needs\n"
+        "                       --latency-samples 0)\n",
         f);
 }
 
@@ -253,22 +255,10 @@ static sqlq_db *bench_open(const bench_config *cfg, int *ec) {
   return cli_open(&g, ec);
 }
 
-/* Set *reuse when the queue holds exactly cfg's backlog: M ready jobs and
-** nothing else.  Returns a status. */
-static int bench_backlog_left(const bench_config *cfg, sqlq_db *db, int *reuse) {
-  sqlq_queue_stats *st = NULL;
-  size_t n = 0;
-  int rc = sqlq_stats(db, cfg->queue, &st, &n);
-  *reuse = rc == SQLQ_OK && n == 1 && st[0].ready == cfg->backlog && st[0].scheduled == 0 &&
-           st[0].running == 0 && st[0].dead == 0;
-  sqlq_free(st);
-  return rc;
-}
-
 /* Create the schema, empty the queue and fill the backlog; note the
 ** backend, and set *touched once the queue was emptied (from then on it
 ** must be purged at the end), unless the backlog is to be kept.  With
-** --keep-backlog, a backlog a run before left is reused as it is.  The handle is closed again so that no
+** --keep-backlog, the backlog already queued is used as it is.  The handle is closed again so that no
 ** handle is open when worker processes are forked.  Returns 0 or an exit
 ** code. */
 static int bench_setup(const bench_config *cfg, bench_result *res,
@@ -281,9 +271,7 @@ static int bench_setup(const bench_config *cfg, bench_result *res,
   int rc = sqlq_init(db, NULL);
   if (rc != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: init");
-  int reuse = 0;
-  if (ec == 0 && cfg->keep_backlog && (rc = bench_backlog_left(cfg, db, &reuse)) != SQLQ_OK)
-    ec = cli_fail(db, rc, "bench: stats");
+  int reuse = cfg->keep_backlog;
   if (ec == 0 && !reuse && (rc = sqlq_purge(db, cfg->queue, NULL)) != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: purge");
   *touched = ec == 0 && !cfg->keep_backlog;

@@ -81,9 +81,9 @@ run "ring over the payload limit" 65 "$SQLQ" --url "$url?payload_limit=10" bench
   --jobs 100 --workers 2
 expect_error_line "ring over the payload limit"
 
-# --keep-backlog: the backlog stays queued after the run, and the next run
-# with the same M reuses it (one with another M refills it); usage errors
-# without a backlog or with latency samples.
+# --keep-backlog: a backlog made with push (priority -1) is used as it is
+# and left queued, run after run; usage errors without a backlog or with
+# latency samples.
 for flags in "--keep-backlog" "--keep-backlog --backlog 10" \
   "--keep-backlog --latency-samples 0"; do
   # shellcheck disable=SC2086
@@ -91,19 +91,17 @@ for flags in "--keep-backlog" "--keep-backlog --backlog 10" \
   expect_error_line "bench $flags"
 done
 kept='{"queues":[{"queue":"kept","ready":300,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
+run "make a backlog" 0 sh -c "seq 300 | \"\$0\" --url \"\$1\" push --lines -p -1 kept" "$SQLQ" "$url"
 run "keep a backlog" 0 sq bench --queue kept --jobs 200 --backlog 300 --keep-backlog \
   --latency-samples 0 --json
 has "keep a backlog: claim_ms" '"claim_ms": '
+has "keep a backlog: backlog_claimed" '"backlog_claimed": '
 run "stats after keeping" 0 sq stats --json kept
 expect_out "the backlog stays" "$kept"
-run "reuse a backlog" 0 sq bench --queue kept --jobs 200 --workers 3 --backlog 300 \
+run "keep it again" 0 sq bench --queue kept --jobs 200 --workers 3 --backlog 300 \
   --keep-backlog --latency-samples 0
-run "stats after reusing" 0 sq stats --json kept
-expect_out "the backlog is reused, not added to" "$kept"
-run "refill another backlog" 0 sq bench --queue kept --jobs 50 --backlog 20 --keep-backlog \
-  --latency-samples 0
-run "stats after refilling" 0 sq stats --json kept
-expect_out "the backlog is refilled to M" "${kept/300/20}"
+run "stats after keeping again" 0 sq stats --json kept
+expect_out "the backlog is used, not added to" "$kept"
 run "purge kept" 0 sq purge kept
 
 # The benchmark's queue is left empty.
