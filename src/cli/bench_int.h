@@ -42,6 +42,8 @@ typedef struct bench_config {
   long long backlog;      /* M: low-priority jobs left queued meanwhile */
   long long samples;      /* K: jobs of the latency phase */
   int processes;          /* workers are forked processes, not threads */
+  int keep_backlog;       /* reuse a backlog of M left by a run before, and
+                             leave it queued at the end (needs K = 0) */
   int json;               /* print one JSON object instead of text */
 } bench_config;
 
@@ -69,6 +71,9 @@ typedef struct bench_shared {
   atomic_llong last_ack_ns;      /* CLOCK_MONOTONIC of the latest such ack */
   atomic_llong lat_claimed;      /* latency jobs claimed (samples taken) */
   atomic_llong lat_acked;        /* latency jobs acked */
+  atomic_llong claim_ns;         /* throughput phase: time in non-empty claims */
+  atomic_llong claims;           /* throughput phase: non-empty claims */
+  atomic_llong strays;           /* backlog jobs claimed, and given back */
   long long n_samples;           /* room in lat_us */
   double lat_us[];               /* enqueue-to-claim latencies, microseconds */
 } bench_shared;
@@ -80,6 +85,8 @@ typedef struct bench_result {
   double total_s;                /* first enqueue to last ack */
   double p50_ms, p90_ms, p99_ms; /* latency percentiles; NAN when no samples */
   long long n_samples;
+  double claim_ms;               /* mean non-empty throughput claim; NAN if none */
+  long long strays;              /* backlog jobs claimed, and given back */
 } bench_result;
 
 /* Time helpers: CLOCK_MONOTONIC in nanoseconds, CLOCK_REALTIME in

@@ -78,14 +78,15 @@ static json_t *bench_json(const bench_config *cfg, const bench_result *res) {
   if (!lat)
     return NULL;
   return json_pack(
-      "{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I}", "backend",
+      "{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I, s:o, s:I}", "backend",
       res->backend, "jobs", (json_int_t)cfg->jobs, "workers",
       (json_int_t)cfg->workers, "batch", (json_int_t)cfg->batch,
       "enqueue_per_s", (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)),
       "jobs_per_s", (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)),
       "latency_ms", lat, "payload", (json_int_t)cfg->payload, "backlog",
       (json_int_t)cfg->backlog, "processes", cfg->processes, "producers",
-      (json_int_t)cfg->producers);
+      (json_int_t)cfg->producers, "claim_ms", bench_json_ms(res->claim_ms),
+      "backlog_claimed", (json_int_t)res->strays);
 }
 
 /* Print obj (which this takes) as one line of JSON.  Returns an exit

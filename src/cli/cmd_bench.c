@@ -4,6 +4,7 @@
 **   sqlq bench [--jobs N] [--workers W] [--producers P] [--batch B]
 **              [--payload BYTES] [--backlog M] [--processes]
 **              [--latency-samples K] [--queue NAME] [--json]
+**              [--keep-backlog]
 **   sqlq bench --ring | --pool [--jobs N] [--workers W] [--payload BYTES]
 **              [--processes] [--queue NAME] [--json]
 **   sqlq bench --drain --queue NAME [--workers W] [--batch B] [--processes]
@@ -35,6 +36,14 @@
 ** queued below the measured jobs during the throughput phase; they are
 ** dropped before the latency phase (a due backlog would keep idle workers
 ** from ever waiting) and the queue is purged at the end.
+**
+** With --keep-backlog as well (and --latency-samples 0), a queue whose
+** first ready job in claim order is a backlog job -- the backlog a run
+** before left, taken to hold M jobs -- is neither purged nor filled, and
+** the queue is not purged at the end, so that the backlog stays for the
+** next run.  A series of runs
+** over one large backlog then fills it once, and what a run costs the
+** server is the cost of its measured jobs alone.
 */
 #include <ftw.h>
 #include <getopt.h>
@@ -83,7 +92,12 @@ static void bench_usage(FILE *f) {
         "(default 200)\n"
         "  --queue NAME         the queue used, purged before and after "
         "(default bench)\n"
-        "  --json               print one JSON object\n",
+        "  --json               print one JSON object\n"
+        "  --keep-backlog       the queue holds the M backlog jobs already "
+        "(priority < 0):\n"
+        "                       neither purge nor fill it, before or after "
+        "(needs\n"
+        "                       --latency-samples 0)\n",
         f);
 }
 
@@ -120,6 +134,7 @@ static const struct option bench_options[] = {
     {"drain", no_argument, NULL, 'D'},
     {"queue", required_argument, NULL, 'q'},
     {"json", no_argument, NULL, 'j'},
+    {"keep-backlog", no_argument, NULL, 'K'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -172,6 +187,9 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     case 'j':
       cfg->json = 1;
       break;
+    case 'K':
+      cfg->keep_backlog = 1;
+      break;
     case 'q':
       cfg->queue = optarg;
       queue_given = 1;
@@ -194,6 +212,11 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
   }
   if (cfg->mode == BENCH_MODE_DRAIN && !queue_given) {
     cli_error("bench: --drain needs --queue NAME (the queue to drain)");
+    return EXIT_USAGE;
+  }
+  if (cfg->keep_backlog && (cfg->backlog == 0 || cfg->samples != 0 ||
+                            cfg->mode != BENCH_MODE_JOBS)) {
+    cli_error("bench: --keep-backlog needs --backlog M and --latency-samples 0");
     return EXIT_USAGE;
   }
   return -1;
@@ -250,7 +273,8 @@ static sqlq_db *bench_open(const bench_config *cfg, int *ec) {
 
 /* Create the schema, empty the queue and fill the backlog; note the
 ** backend, and set *touched once the queue was emptied (from then on it
-** must be purged at the end).  The handle is closed again so that no
+** must be purged at the end), unless the backlog is to be kept.  With
+** --keep-backlog, the backlog already queued is used as it is.  The handle is closed again so that no
 ** handle is open when worker processes are forked.  Returns 0 or an exit
 ** code. */
 static int bench_setup(const bench_config *cfg, bench_result *res,
@@ -263,10 +287,11 @@ static int bench_setup(const bench_config *cfg, bench_result *res,
   int rc = sqlq_init(db, NULL);
   if (rc != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: init");
-  if (ec == 0 && (rc = sqlq_purge(db, cfg->queue, NULL)) != SQLQ_OK)
+  int reuse = cfg->keep_backlog;
+  if (ec == 0 && !reuse && (rc = sqlq_purge(db, cfg->queue, NULL)) != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: purge");
-  *touched = ec == 0;
-  if (ec == 0 && cfg->backlog > 0) {
+  *touched = ec == 0 && !cfg->keep_backlog;
+  if (ec == 0 && cfg->backlog > 0 && !reuse) {
     rc = bench_fill(cfg, db, cfg->backlog, BENCH_BACKLOG_BATCH, -1, NULL,
                     "backlog");
     bench_progress_end();

@@ -91,7 +91,7 @@ run "drain an empty queue" 65 sq bench --drain --queue nothing-here
 expect_error_line "drain an empty queue"
 seq 250 >"$tmp/lines"
 sq push --lines drained <"$tmp/lines" >/dev/null
-sq push kept "stays" >/dev/null
+sq push untouched "stays" >/dev/null
 run "drain" 0 sq bench --drain --queue drained --workers 3 --batch 7 --json
 has "drain: mode" '"mode": "drain"'
 has "drain: ops" '"ops": 250'
@@ -99,9 +99,32 @@ has "drain: batch" '"size": 7'
 run "drained" 0 sq stats --json drained
 expect_out "the drained queue is empty" \
   '{"queues":[{"queue":"drained","ready":0,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
-run "kept" 0 sq stats --json kept
+run "untouched" 0 sq stats --json untouched
 expect_out "another queue is untouched" \
-  '{"queues":[{"queue":"kept","ready":1,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
+  '{"queues":[{"queue":"untouched","ready":1,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
+
+# --keep-backlog: a backlog made with push (priority -1) is used as it is
+# and left queued, run after run; usage errors without a backlog or with
+# latency samples.
+for flags in "--keep-backlog" "--keep-backlog --backlog 10" \
+  "--keep-backlog --latency-samples 0"; do
+  # shellcheck disable=SC2086
+  run "bench $flags" 64 sq bench $flags
+  expect_error_line "bench $flags"
+done
+kept='{"queues":[{"queue":"kept","ready":300,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
+run "make a backlog" 0 sh -c "seq 300 | \"\$0\" --url \"\$1\" push --lines -p -1 kept" "$SQLQ" "$url"
+run "keep a backlog" 0 sq bench --queue kept --jobs 200 --backlog 300 --keep-backlog \
+  --latency-samples 0 --json
+has "keep a backlog: claim_ms" '"claim_ms": '
+has "keep a backlog: backlog_claimed" '"backlog_claimed": '
+run "stats after keeping" 0 sq stats --json kept
+expect_out "the backlog stays" "$kept"
+run "keep it again" 0 sq bench --queue kept --jobs 200 --workers 3 --backlog 300 \
+  --keep-backlog --latency-samples 0
+run "stats after keeping again" 0 sq stats --json kept
+expect_out "the backlog is used, not added to" "$kept"
+run "purge kept" 0 sq purge kept
 
 # The benchmark's queue is left empty.
 run "stats" 0 sq stats --json bench
