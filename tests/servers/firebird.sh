@@ -19,7 +19,8 @@
 #   lock/, tmp/ its FIREBIRD_LOCK and FIREBIRD_TMP
 #   db/sqlq.fdb the test database, owned by user sqlq
 #   server.log  the server's standard output and error; Firebird's own log
-#               is root/firebird.log
+#               is Debian's, shared by every instance:
+#               /var/log/firebird/firebird3.0.log (SQLQ_TEST_FB_LOG)
 # `start` first stops and removes whatever a previous run left there.  The
 # server is Debian's /usr/sbin/firebird (package firebird3.0-server;
 # SQLQ_TEST_FB_BINDIR overrides the directory of firebird, and
@@ -85,6 +86,7 @@ case "$command" in
 esac
 
 bindir=${SQLQ_TEST_FB_BINDIR:-/usr/sbin}
+fb_log=${SQLQ_TEST_FB_LOG:-/var/log/firebird/firebird3.0.log}
 fb_root=${SQLQ_TEST_FB_ROOT:-$(printf '%s\n' /usr/lib/*/firebird/3.0 | head -n 1)}
 [ -x "$bindir/firebird" ] ||
   die "no $bindir/firebird (bash scripts/install-deps.sh installs firebird3.0-server)"
@@ -194,14 +196,14 @@ start_server() {
   ! listening || die "something already listens on 127.0.0.1:$port"
   # The server runs in a session of its own, so that the test that started
   # it may end first; server_pids finds it by its environment.
-  (cd "$dir" && as_owner setsid "$bindir/firebird") </dev/null >>"$log" 2>&1 &
+  as_owner setsid "$bindir/firebird" </dev/null >>"$log" 2>&1 &
   launcher=$!
   tries=$((timeout_s * 10))
   until listening; do
     tries=$((tries - 1))
     # The launcher ends when the server does.
     if [ "$tries" -le 0 ] || ! kill -0 "$launcher" 2>/dev/null; then
-      start_failed start "$log" "$root/firebird.log"
+      start_failed start "$log" "$fb_log"
     fi
     sleep 0.1
   done
