@@ -8,6 +8,10 @@
 # installed when neither is.  The PostgreSQL server is only run by the tests,
 # as throwaway servers (tests/servers/postgres.sh): when it is installed here
 # for the first time, Debian's "main" cluster on port 5432 is not created.
+# The Firebird server is likewise only run by the tests
+# (tests/servers/firebird.sh): its SYSDBA password is preseeded with debconf,
+# so that installing asks nothing, and Debian's own firebird3.0 service is
+# stopped and disabled, so that nothing is left listening on port 3050.
 set -euo pipefail
 
 packages=(
@@ -21,6 +25,8 @@ packages=(
   libmariadb-dev                    # the MySQL/MariaDB backend
   mariadb-server mariadb-client     # the MariaDB tests' servers, and mariadb
   sqlite3 python3                   # the benchmark's peers and reports
+  firebird-dev                      # the Firebird client: libfbclient, ibase.h
+  firebird3.0-server firebird3.0-utils  # the Firebird tests' servers, isql-fb
 )
 server_package=postgresql
 createcluster_conf=/etc/postgresql-common/createcluster.conf
@@ -89,7 +95,43 @@ remove_policy() {
 }
 trap remove_policy EXIT
 
+# Debian asks for the system instance's SYSDBA password when it installs the
+# Firebird server.  The tests never use that instance (they run their own,
+# with their own security database), so a random password is preseeded; the
+# package stores it in /etc/firebird/3.0/SYSDBA.password, readable by root.
+fb_server_package=firebird3.0-server
+fb_service=firebird3.0
+if [[ " ${missing[*]} " == *" $fb_server_package "* ]]; then
+  fb_password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+  echo "$fb_server_package shared/firebird/sysdba_password/first_install password $fb_password" |
+    "${as_root[@]}" debconf-set-selections
+fi
+
+# disable_fb_service: Debian's firebird3.0 service neither runs nor starts at
+# boot.  A policy-rc.d that forbids starting services (ours, or the image's)
+# keeps it from starting while installing; a machine whose own policy allows
+# it, or that has systemd, may still have it running, so it is stopped here.
+disable_fb_service() {
+  if command -v systemctl >/dev/null 2>&1; then
+    if [ -d /run/systemd/system ]; then
+      "${as_root[@]}" systemctl disable --now "$fb_service.service" >/dev/null 2>&1 || true
+    else
+      "${as_root[@]}" systemctl disable "$fb_service.service" >/dev/null 2>&1 || true
+    fi
+  fi
+  if [ -x "/etc/init.d/$fb_service" ]; then
+    "${as_root[@]}" update-rc.d "$fb_service" disable >/dev/null 2>&1 || true
+    if "/etc/init.d/$fb_service" status >/dev/null 2>&1; then
+      "${as_root[@]}" "/etc/init.d/$fb_service" stop >/dev/null ||
+        echo "install-deps: could not stop the $fb_service service (port 3050)" >&2
+    fi
+  fi
+}
+
 echo "install-deps: installing ${missing[*]}"
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
 "${as_root[@]}" env "${install_env[@]}" \
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [[ " ${missing[*]} " == *" $fb_server_package "* ]]; then
+  disable_fb_service
+fi

@@ -93,16 +93,6 @@ server_pid() {
   echo "$pid"
 }
 
-# wait_gone PID: wait until the process is gone; 1 when it stays.
-wait_gone() {
-  local tries=$((timeout_s * 10))
-  while [ -d "/proc/$1" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ ! -d "/proc/$1" ]
-}
-
 # halt: stop the server of $dir, if it runs: shutdown, else SIGKILL.
 halt() {
   local pid
@@ -114,23 +104,6 @@ halt() {
   fi
 }
 
-stop_server() {
-  [ -e "$dir" ] || return 0
-  if [ -L "$dir" ] || [ ! -d "$dir" ]; then
-    die "$dir is not a directory; remove it"
-  fi
-  halt
-  rm -rf "$dir" || die "cannot remove $dir"
-}
-
-start_failed() {
-  if [ -s "$log" ]; then
-    echo "--- last lines of $log:" >&2
-    tail -n 20 "$log" >&2
-  fi
-  die "the server on port $port did not $1 (within ${timeout_s}s)"
-}
-
 # launch: start mariadbd on $dir's data and wait until it answers.
 launch() {
   rm -f "$sock" "$dir/mariadbd.pid"
@@ -140,7 +113,7 @@ launch() {
     tries=$((tries - 1))
     # The launcher ends when the server does.
     if [ "$tries" -le 0 ] || ! kill -0 "$launcher" 2>/dev/null; then
-      start_failed "$1"
+      start_failed "$1" "$log"
     fi
     sleep 0.1
   done
