@@ -6,7 +6,7 @@
 #
 # For each backend (SQLite on a file in a temporary directory; PostgreSQL
 # and MariaDB on throwaway servers, tests/servers/*.sh, on ports $PG_PORT,
-# default 55444, and $MY_PORT, default 55445), RUNS times (default 3):
+# default 25444, and $MY_PORT, default 25445), RUNS times (default 3):
 #   1. a fresh table languages (article 001's), subscribed to by the tags
 #      send_email and ring_bell (sqlq subscribe ... --on insert);
 #   2. EVENTS rows (default 20000) inserted by the database's own client in
@@ -24,8 +24,8 @@ RUNS=${RUNS:-3}
 EVENTS=${EVENTS:-20000}
 BATCH=${BATCH:-100}
 BACKENDS=${BACKENDS:-sqlite postgres mariadb}
-PG_PORT=${PG_PORT:-55444}
-MY_PORT=${MY_PORT:-55445}
+PG_PORT=${PG_PORT:-25444}
+MY_PORT=${MY_PORT:-25445}
 servers="$here/../tests/servers"
 
 if [[ ! -x $SQLQ ]]; then

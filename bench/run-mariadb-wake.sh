@@ -5,7 +5,7 @@
 # Usage: bench/run-mariadb-wake.sh [PATH/TO/sqlq]
 #
 # Starts a throwaway MariaDB server (bench/mariadb.sh, port $MY_PORT,
-# default 55469) and prints Markdown tables on stdout:
+# default 25469) and prints Markdown tables on stdout:
 #   1. What a KILL QUERY ID costs the killer, by what the killed statement
 #      waits in: SLEEP() or GET_LOCK() on a lock another session holds.
 #      Four waiters that keep their sessions, one `CALL sqlq_wake(queue,
@@ -24,7 +24,7 @@ KILLS=${KILLS:-10}
 IDLE_S=${IDLE_S:-30}
 WAITERS=${WAITERS:-4}
 LATENCY_SAMPLES=${LATENCY_SAMPLES:-200}
-MY_PORT=${MY_PORT:-55469}
+MY_PORT=${MY_PORT:-25469}
 
 if [[ ! -x $SQLQ ]]; then
   echo "run-mariadb-wake.sh: no sqlq binary at '$SQLQ' (build it, or pass its path)" >&2

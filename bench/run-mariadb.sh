@@ -4,7 +4,7 @@
 # Usage: bench/run-mariadb.sh [PATH/TO/sqlq]
 #
 # Starts a throwaway MariaDB server (bench/mariadb.sh, on port $MY_PORT,
-# default 55468, with InnoDB's durable defaults), then runs each
+# default 25468, with InnoDB's durable defaults), then runs each
 # measurement RUNS times (default 3) and prints the median of each figure
 # as a Markdown table on stdout:
 #   (a) sqlq bench: JOBS jobs (default 50000), batch 100, 4 worker threads
@@ -24,7 +24,7 @@ JOBS_B1=${JOBS_B1:-10000}
 IDLE_S=${IDLE_S:-60}
 WAITERS=${WAITERS:-4}
 LATENCY_SAMPLES=${LATENCY_SAMPLES:-200}
-MY_PORT=${MY_PORT:-55468}
+MY_PORT=${MY_PORT:-25468}
 
 if [[ ! -x $SQLQ ]]; then
   echo "run-mariadb.sh: no sqlq binary at '$SQLQ' (build it, or pass its path)" >&2

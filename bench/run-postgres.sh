@@ -4,7 +4,7 @@
 # Usage: bench/run-postgres.sh [PATH/TO/sqlq]
 #
 # Starts a throwaway PostgreSQL server (tests/servers/postgres.sh, on port
-# $PG_PORT, default 55440, with PostgreSQL's durable defaults: fsync and
+# $PG_PORT, default 25440, with PostgreSQL's durable defaults: fsync and
 # synchronous_commit on), then runs each measurement RUNS times (default 3)
 # and prints the median of each figure as a Markdown table on stdout:
 #   (a) sqlq bench: JOBS jobs (default 50000), batch 100, 4 worker threads
@@ -23,7 +23,7 @@ JOBS=${JOBS:-50000}
 JOBS_B1=${JOBS_B1:-10000}
 IDLE_S=${IDLE_S:-60}
 LATENCY_SAMPLES=${LATENCY_SAMPLES:-200}
-PG_PORT=${PG_PORT:-55440}
+PG_PORT=${PG_PORT:-25440}
 server="$here/../tests/servers/postgres.sh"
 
 if [[ ! -x $SQLQ ]]; then

@@ -8,9 +8,9 @@
 # call) with 1 client, 4 client threads and 4 client processes, each RUNS
 # times (default 3), on SQLite (a fresh temporary file per run, under
 # $BENCH_TMPDIR, default $TMPDIR, else /tmp), on a throwaway PostgreSQL
-# server (tests/servers/postgres.sh on port $PG_PORT, default 55474, with
+# server (tests/servers/postgres.sh on port $PG_PORT, default 25474, with
 # PostgreSQL's durable defaults) and on a throwaway MariaDB server
-# (tests/servers/mariadb.sh on port $MY_PORT, default 55475, with InnoDB's
+# (tests/servers/mariadb.sh on port $MY_PORT, default 25475, with InnoDB's
 # durable defaults), and prints the median rate of each as a Markdown table
 # on stdout, after a short description of the machine.  Every call is its
 # own transaction.  Environment knobs: RUNS, OPS (calls per run, default
@@ -22,8 +22,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SQLQ=${1:-${SQLQ:-build/sqlq}}
 RUNS=${RUNS:-3}
 OPS=${OPS:-20000}
-PG_PORT=${PG_PORT:-55474}
-MY_PORT=${MY_PORT:-55475}
+PG_PORT=${PG_PORT:-25474}
+MY_PORT=${MY_PORT:-25475}
 BACKENDS=${BACKENDS:-sqlite postgres mariadb}
 server="$here/../tests/servers/postgres.sh"
 my_server="$here/../tests/servers/mariadb.sh"
