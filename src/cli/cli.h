@@ -76,6 +76,15 @@ struct option;
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts);
 
+/* cli_getopt() for the subcommands of a command that share one option
+** table, each taking the options whose letters are in allowed: --help (letter
+** 'h') prints usage, and a bad option, or one not allowed, is reported in
+** one line.  Returns the next allowed option's letter, -1 after the last,
+** or 0 when the command must return *exit_code (0 after the help). */
+int cli_getopt_allowed(const char *cmd, const char *usage, const char *allowed, int argc,
+                       char **argv, const char *shortopts, const struct option *longopts,
+                       int *exit_code);
+
 /* Print "sqlq: CMD: " + the formatted message + a pointer to CMD --help in
 ** one line on stderr and return EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

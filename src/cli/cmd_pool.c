@@ -53,18 +53,12 @@ static int parse_flags(const char *cmd, const char *allowed, int argc, char **ar
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  int c;
+  int c, code = 0;
   memset(f, 0, sizeof *f);
-  while ((c = cli_getopt(cmd, argc, argv, ":jH:t:h", options)) != -1) {
-    if (c == 'h') {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if (c == '?') {
-      return EXIT_USAGE;
-    }
-    if (strchr(allowed, c) == NULL) {
-      return cli_usage_error(cmd, "takes no option '%s'", argv[optind - 1]);
+  while ((c = cli_getopt_allowed(cmd, usage, allowed, argc, argv, ":jH:t:h", options, &code)) !=
+         -1) {
+    if (c == 0) {
+      return code;
     }
     if (c == 'j') {
       f->json = 1;

@@ -59,16 +59,11 @@ typedef struct sub_flags {
 ** go on, else the exit code (0 after printing usage). */
 static int parse_flags(const char *cmd, const char *usage, const char *allowed, int nargs,
                        const char *expected, int argc, char **argv, sub_flags *f) {
-  int c;
+  int c, code = 0;
   memset(f, 0, sizeof *f);
-  while ((c = cli_getopt(cmd, argc, argv, ":o:t:rjh", options)) != -1) {
-    if (c == 'h') {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if (c == '?') return EXIT_USAGE;
-    if (strchr(allowed, c) == NULL)
-      return cli_usage_error(cmd, "takes no option '%s'", argv[optind - 1]);
+  while ((c = cli_getopt_allowed(cmd, usage, allowed, argc, argv, ":o:t:rjh", options, &code)) !=
+         -1) {
+    if (c == 0) return code;
     if (c == 'o') f->on = optarg;
     if (c == 't') f->tag = optarg;
     if (c == 'r') f->rows = 1;

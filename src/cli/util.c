@@ -190,6 +190,26 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
   return c;
 }
 
+int cli_getopt_allowed(const char *cmd, const char *usage, const char *allowed, int argc,
+                       char **argv, const char *shortopts, const struct option *longopts,
+                       int *exit_code) {
+  int c = cli_getopt(cmd, argc, argv, shortopts, longopts);
+  if (c == 'h') {
+    fputs(usage, stdout);
+    *exit_code = 0;
+    return 0;
+  }
+  if (c == '?') {
+    *exit_code = EXIT_USAGE;
+    return 0;
+  }
+  if (c != -1 && strchr(allowed, c) == NULL) {
+    *exit_code = cli_usage_error(cmd, "takes no option '%s'", argv[optind - 1]);
+    return 0;
+  }
+  return c;
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   char msg[512];
   va_list ap;
