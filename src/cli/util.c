@@ -204,7 +204,10 @@ int cli_getopt_allowed(const char *cmd, const char *usage, const char *allowed, 
     return 0;
   }
   if (c != -1 && strchr(allowed, c) == NULL) {
-    *exit_code = cli_usage_error(cmd, "takes no option '%s'", argv[optind - 1]);
+    /* An option given its value as the next word is the word before it. */
+    const char *word = argv[optind - 1];
+    if (optarg == word && optind >= 2) word = argv[optind - 2];
+    *exit_code = cli_usage_error(cmd, "takes no option '%.*s'", (int)strcspn(word, "="), word);
     return 0;
   }
   return c;

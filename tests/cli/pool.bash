@@ -74,6 +74,10 @@ refused "add with one bad item among good ones" 64 sq pool add keep z "$(printf 
 refused "empty item" 64 sq pool add keep ""
 refused "item with a tab" 64 sq pool add keep "$(printf 'a\tb')"
 refused "item that is not UTF-8" 64 sq pool add keep "$(printf '\377')"
+refused "next with --token" 64 sq pool next --token 5 keep
+expect_err_has "the refused option is named" "takes no option '--token'"
+refused "next with --token=5" 64 sq pool next --token=5 keep
+expect_err_has "the refused option is named, without its value" "takes no option '--token'"
 i1025=$(printf 'i%.0s' $(seq 1025))
 refused "1025-byte item" 64 sq pool add keep "$i1025"
 refused "empty pool name" 64 sq pool list ""
