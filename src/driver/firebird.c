@@ -1,0 +1,395 @@
+/*
+** firebird.c -- the Firebird backend: attachments, transactions, errors.
+**
+** One sqlq_db is one attachment.  `firebird://USER:PASS@HOST:PORT/ALIAS`
+** attaches through a server as HOST/PORT:ALIAS, and a path after a second
+** slash (`.../PORT//abs/file.fdb`) names the file; `firebird:PATH` opens the
+** file embedded, the engine running inside the process.  User and password
+** travel in the DPB, never in the connection string.  A database file that
+** does not exist is created by `sqlq init` (the first statement init runs,
+** SCHEMA_TABLE, creates it: see fb_exec), when the URL names a path.
+**
+** Transactions are READ COMMITTED RECORD_VERSION, so that readers never
+** wait.  Writing ones wait for row locks up to the busy timeout, except the
+** queue's own short transactions (SQLQ__TX_LAZY: claims, acks, failures),
+** which do not wait at all: the claim steps over a job another claimer
+** holds (see the claim in firebird_sql.c), and a conflict elsewhere makes
+** the core run the transaction again (db->tx_retryable).
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "firebird_int.h"
+
+static const char *const schemes[] = {"firebird", NULL};
+static const char *const options[] = {"connect_timeout", "poll_interval", NULL};
+
+/* ---------------------------------------------------------------------
+** Errors.
+*/
+
+int sqlq__fb_has(const ISC_STATUS *status, ISC_STATUS gdscode) {
+  for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
+    ISC_STATUS arg = *s++;
+    if (arg == isc_arg_gds && *s == gdscode) return 1;
+    if (arg == isc_arg_cstring) s += 2;
+    else s++;
+  }
+  return 0;
+}
+
+int sqlq__fb_conflict(const ISC_STATUS *status) {
+  char state[FB_SQLSTATE_SIZE];
+  fb_sqlstate(state, status);
+  return sqlq__fb_has(status, isc_update_conflict) || sqlq__fb_has(status, isc_read_conflict) ||
+         sqlq__fb_has(status, isc_lock_conflict) || sqlq__fb_has(status, isc_deadlock) ||
+         sqlq__fb_has(status, isc_lock_timeout) || strcmp(state, "40001") == 0;
+}
+
+/* Whether status says that the file does not exist (ENOENT from the OS). */
+static int no_such_file(const ISC_STATUS *status) {
+  for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
+    ISC_STATUS arg = *s++;
+    if (arg == isc_arg_unix && *s == ENOENT) return 1;
+    if (arg == isc_arg_cstring) s += 2;
+    else s++;
+  }
+  return 0;
+}
+
+static int is_lost(const ISC_STATUS *status) {
+  return sqlq__fb_has(status, isc_network_error) || sqlq__fb_has(status, isc_net_read_err) ||
+         sqlq__fb_has(status, isc_lost_db_connection) || sqlq__fb_has(status, isc_conn_lost) ||
+         sqlq__fb_has(status, isc_shutdown) || sqlq__fb_has(status, isc_att_shutdown) ||
+         sqlq__fb_has(status, isc_login) || sqlq__fb_has(status, isc_io_error);
+}
+
+int sqlq__fb_error(sqlq_db *db, const ISC_STATUS *status, const char *doing) {
+  char msg[SQLQ__ERRMSG_SIZE];
+  size_t len = 0;
+  const ISC_STATUS *v = status;
+  char part[256];
+  while (len < sizeof msg - 1 && fb_interpret(part, sizeof part, &v) > 0)
+    len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", len ? "; " : "", part);
+  if (len == 0) snprintf(msg, sizeof msg, "error %ld", (long)status[1]);
+  if (sqlq__fb_conflict(status)) {
+    db->tx_retryable = 1;
+    return sqlq__error(db, SQLQ_BUSY, "%s: a row is locked by another transaction (%s)", doing, msg);
+  }
+  if (sqlq__fb_has(status, isc_dsql_relation_err) && strstr(msg, "SQLQ_"))
+    return sqlq__error(db, SQLQ_SCHEMA,
+                       "the database lacks (part of) the sqlq schema: run `sqlq init` (%s)", msg);
+  if (is_lost(status)) return sqlq__error(db, SQLQ_UNAVAILABLE, "%s: %s", doing, msg);
+  return sqlq__error(db, SQLQ_ERROR, "%s: %s", doing, msg);
+}
+
+/* ---------------------------------------------------------------------
+** Attachments.
+*/
+
+static int dpb_add(char *dpb, int len, int cap, char tag, const char *s, size_t n) {
+  if (n > 255 || len + 2 + (int)n > cap) return -1;
+  dpb[len++] = tag;
+  dpb[len++] = (char)n;
+  memcpy(dpb + len, s, n);
+  return len + (int)n;
+}
+
+static int dpb_add_int(char *dpb, int len, int cap, char tag, uint32_t v) {
+  if (len + 6 > cap) return -1;
+  dpb[len++] = tag;
+  dpb[len++] = 4;
+  for (int i = 0; i < 4; i++) dpb[len++] = (char)(v >> (8 * i));
+  return len;
+}
+
+/* Build the DPB: user, password, UTF8 for text, dialect 3, the connect
+** timeout; for creation also the database's character set and page size. */
+static int build_dpb(sqlq_db *db, const sqlq__url *url, unsigned connect_timeout) {
+  fb_db *f = FB(db);
+  int cap = 1200, len = 0;
+  char *dpb = malloc((size_t)cap);
+  if (dpb == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  dpb[len++] = isc_dpb_version1;
+  const char *user = url->user ? url->user : f->embedded ? "SYSDBA" : NULL;
+  if (user) len = dpb_add(dpb, len, cap, isc_dpb_user_name, user, strlen(user));
+  if (len > 0 && url->password)
+    len = dpb_add(dpb, len, cap, isc_dpb_password, url->password, strlen(url->password));
+  if (len > 0) len = dpb_add(dpb, len, cap, isc_dpb_lc_ctype, "UTF8", 4);
+  if (len > 0) len = dpb_add_int(dpb, len, cap, isc_dpb_sql_dialect, 3);
+  if (len > 0 && !f->embedded) len = dpb_add_int(dpb, len, cap, isc_dpb_connect_timeout, connect_timeout);
+  if (len < 0) {
+    free(dpb);
+    return sqlq__error(db, SQLQ_MISUSE, "firebird URL: user or password longer than 255 bytes");
+  }
+  f->dpb = dpb;
+  f->dpb_len = (short)len;
+  return SQLQ_OK;
+}
+
+int sqlq__fb_attach(sqlq_db *db, isc_db_handle *out) {
+  fb_db *f = FB(db);
+  ISC_STATUS_ARRAY st;
+  *out = 0;
+  if (isc_attach_database(st, 0, f->dsn, out, f->dpb_len, f->dpb))
+    return sqlq__fb_error(db, st, "cannot attach to the Firebird database");
+  return SQLQ_OK;
+}
+
+/* Create the database file (sqlq init on a missing file): UTF8 text,
+** 16 KiB pages, so that an index key holds a queue name and a dedupe key. */
+static int create_database(sqlq_db *db) {
+  fb_db *f = FB(db);
+  char dpb[1300];
+  memcpy(dpb, f->dpb, (size_t)f->dpb_len);
+  int len = f->dpb_len;
+  len = dpb_add(dpb, len, (int)sizeof dpb, isc_dpb_set_db_charset, "UTF8", 4);
+  if (len > 0) len = dpb_add_int(dpb, len, (int)sizeof dpb, isc_dpb_page_size, 16384);
+  ISC_STATUS_ARRAY st;
+  if (len < 0 || isc_create_database(st, 0, f->dsn, &f->att, (short)len, dpb, 0))
+    return sqlq__fb_error(db, st, "cannot create the Firebird database");
+  return SQLQ_OK;
+}
+
+static int read_options(sqlq_db *db, fb_db *f, const sqlq__url *url, unsigned *connect_timeout) {
+  const char *v;
+  *connect_timeout = 10;
+  f->poll_interval = 1.0;
+  if ((v = sqlq__url_option(url, "connect_timeout"))) {
+    char *end;
+    double s = strtod(v, &end);
+    if (*v == '\0' || *end || !(s >= 1 && s <= 3600))
+      return sqlq__error(db, SQLQ_MISUSE, "URL option connect_timeout must be 1 to 3600 seconds");
+    *connect_timeout = (unsigned)s;
+  }
+  if ((v = sqlq__url_option(url, "poll_interval"))) {
+    char *end;
+    double s = strtod(v, &end);
+    if (*v == '\0' || *end || !(s >= 0.01 && s <= 60))
+      return sqlq__error(db, SQLQ_MISUSE, "URL option poll_interval must be 0.01 to 60 seconds");
+    f->poll_interval = s;
+  }
+  return SQLQ_OK;
+}
+
+/* The connection string: HOST/PORT:DATABASE through a server, the path
+** itself embedded. */
+static int make_dsn(sqlq_db *db, fb_db *f, const sqlq__url *url) {
+  const char *path = url->path;
+  if (f->embedded) {
+    if (path == NULL || *path == '\0') return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no database file");
+    f->dsn = strdup(path);
+  } else {
+    if (url->host == NULL || *url->host == '\0')
+      return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no host (firebird://user:pass@host:port/database)");
+    if (path == NULL || *path == '\0' || strcmp(path, "/") == 0)
+      return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no database (an alias, or //absolute/path)");
+    /* url.c keeps "//abs/path" whole and strips the one slash before an alias. */
+    const char *dbname = path[0] == '/' && path[1] == '/' ? path + 1 : path;
+    if (strpbrk(url->host, ":/") || strchr(dbname, '\n'))
+      return sqlq__error(db, SQLQ_MISUSE, "firebird URL: bad host or database name");
+    size_t n = strlen(url->host) + strlen(dbname) + 16;
+    if ((f->dsn = malloc(n)) != NULL) {
+      if (url->port) snprintf(f->dsn, n, "%s/%d:%s", url->host, url->port, dbname);
+      else snprintf(f->dsn, n, "%s:%s", url->host, dbname);
+    }
+  }
+  return f->dsn ? SQLQ_OK : sqlq__error(db, SQLQ_NOMEM, "out of memory");
+}
+
+static int fb_open(sqlq_db *db, const sqlq__url *url) {
+  fb_db *f = calloc(1, sizeof *f);
+  if (f == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  db->drv = f;
+  for (int i = 0; i < FB_SQL_COUNT; i++) {
+    f->stmts[i].id = i;
+    f->stmts[i].fb = f;
+  }
+  f->embedded = url->host == NULL && strncmp(url->redacted, "firebird://", 11) != 0;
+  f->lock_timeout = db->busy_timeout;
+  unsigned connect_timeout;
+  int rc = read_options(db, f, url, &connect_timeout);
+  if (rc == SQLQ_OK) rc = make_dsn(db, f, url);
+  if (rc == SQLQ_OK) rc = build_dpb(db, url, connect_timeout);
+  if (rc != SQLQ_OK) return rc;
+  ISC_STATUS_ARRAY st;
+  if (isc_attach_database(st, 0, f->dsn, &f->att, f->dpb_len, f->dpb)) {
+    /* A missing file is made by sqlq init; anything else is an error now. */
+    if (!no_such_file(st)) return sqlq__fb_error(db, st, "cannot attach to the Firebird database");
+    f->att = 0;
+  }
+  size_t n = strlen(f->dsn) + 16;
+  if ((db->ident = malloc(n)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  snprintf(db->ident, n, "firebird:%s", f->dsn);
+  return SQLQ_OK;
+}
+
+static void fb_close(sqlq_db *db) {
+  fb_db *f = FB(db);
+  if (f == NULL) return;
+  ISC_STATUS_ARRAY st;
+  sqlq__fb_forget_wait(db);
+  for (int i = 0; i < FB_SQL_COUNT; i++) sqlq__fb_forget(&f->stmts[i]);
+  if (f->tr) isc_rollback_transaction(st, &f->tr);
+  if (f->att) isc_detach_database(st, &f->att);
+  free(f->dsn);
+  free(f->dpb);
+  free(f);
+  db->drv = NULL;
+}
+
+static void *fb_native(sqlq_db *db) {
+  return &FB(db)->att;
+}
+
+/* Say that the database is missing (before sqlq init made it). */
+static int missing(sqlq_db *db) {
+  return sqlq__error(db, SQLQ_UNAVAILABLE,
+                     "the Firebird database %s does not exist: `sqlq init` creates it", FB(db)->dsn);
+}
+
+/* ---------------------------------------------------------------------
+** Transactions.
+*/
+
+int sqlq__fb_start(sqlq_db *db, isc_db_handle *att, double wait_s, isc_tr_handle *out) {
+  char tpb[16];
+  int n = 0;
+  tpb[n++] = isc_tpb_version3;
+  tpb[n++] = isc_tpb_write;
+  tpb[n++] = isc_tpb_read_committed;
+  tpb[n++] = isc_tpb_rec_version;
+  if (wait_s == 0) {
+    tpb[n++] = isc_tpb_nowait;
+  } else {
+    tpb[n++] = isc_tpb_wait;
+    if (wait_s > 0) {
+      uint32_t s = wait_s < 1 ? 1 : wait_s > 32767 ? 32767 : (uint32_t)ceil(wait_s);
+      tpb[n++] = isc_tpb_lock_timeout;
+      tpb[n++] = 4;
+      for (int i = 0; i < 4; i++) tpb[n++] = (char)(s >> (8 * i));
+    }
+  }
+  ISC_STATUS_ARRAY st;
+  *out = 0;
+  if (isc_start_transaction(st, out, 1, att, (unsigned short)n, tpb))
+    return sqlq__fb_error(db, st, "cannot start a Firebird transaction");
+  return SQLQ_OK;
+}
+
+static int fb_begin(sqlq_db *db, unsigned kind) {
+  fb_db *f = FB(db);
+  if (f->att == 0) return SQLQ_OK; /* sqlq init creates the database first */
+  if (f->tr) return sqlq__error(db, SQLQ_MISUSE, "firebird: a transaction is already open");
+  double wait = (kind & SQLQ__TX_LAZY) ? 0 : f->lock_timeout > 0 ? f->lock_timeout : -1;
+  if (!(kind & SQLQ__TX_WRITE)) {
+    char tpb[] = {isc_tpb_version3, isc_tpb_read, isc_tpb_read_committed, isc_tpb_rec_version,
+                  isc_tpb_nowait};
+    ISC_STATUS_ARRAY st;
+    if (isc_start_transaction(st, &f->tr, 1, &f->att, (unsigned short)sizeof tpb, tpb))
+      return sqlq__fb_error(db, st, "cannot start a Firebird transaction");
+    return SQLQ_OK;
+  }
+  return sqlq__fb_start(db, &f->att, wait, &f->tr);
+}
+
+int sqlq__fb_need_tx(sqlq_db *db) {
+  fb_db *f = FB(db);
+  if (f->att == 0) return missing(db);
+  if (f->tr) return SQLQ_OK;
+  int rc = sqlq__fb_start(db, &f->att, f->lock_timeout > 0 ? f->lock_timeout : -1, &f->tr);
+  if (rc == SQLQ_OK) f->implicit_tx = 1;
+  return rc;
+}
+
+static int end_tx(sqlq_db *db, int commit) {
+  fb_db *f = FB(db);
+  f->implicit_tx = 0;
+  if (f->tr == 0) return SQLQ_OK;
+  for (int i = 0; i < FB_SQL_COUNT; i++) sqlq__fb_reset(&f->stmts[i]);
+  ISC_STATUS_ARRAY st;
+  if (commit ? isc_commit_transaction(st, &f->tr) : isc_rollback_transaction(st, &f->tr)) {
+    int rc = sqlq__fb_error(db, st, commit ? "commit" : "rollback");
+    if (f->tr) {
+      ISC_STATUS_ARRAY st2;
+      isc_rollback_transaction(st2, &f->tr);
+      if (f->tr) f->tr = 0; /* the attachment is gone: forget the handle */
+    }
+    return rc;
+  }
+  return SQLQ_OK;
+}
+
+static int fb_commit(sqlq_db *db) {
+  return end_tx(db, 1);
+}
+
+static int fb_rollback(sqlq_db *db) {
+  return end_tx(db, 0);
+}
+
+/* ---------------------------------------------------------------------
+** Scripts: statements separated by FB_SEP (firebird_sql.c), since PSQL
+** bodies hold semicolons.
+*/
+
+static int fb_exec(sqlq_db *db, const char *script) {
+  fb_db *f = FB(db);
+  if (f->att == 0) {
+    /* Only sqlq init's first statement runs on a missing database. */
+    if (script != sqlq__firebird_sql[SQLQ__SQL_SCHEMA_TABLE]) return missing(db);
+    int rc = create_database(db);
+    if (rc == SQLQ_OK) rc = fb_begin(db, SQLQ__TX_WRITE);
+    if (rc != SQLQ_OK) return rc;
+  }
+  for (const char *s = script; *s;) {
+    const char *end = strstr(s, FB_SEP);
+    size_t len = end ? (size_t)(end - s) : strlen(s);
+    int rc = sqlq__fb_exec_one(db, s, len);
+    if (rc != SQLQ_OK) return rc;
+    s += len + (end ? strlen(FB_SEP) : 0);
+  }
+  return SQLQ_OK;
+}
+
+static int fb_prepare(sqlq_db *db, int id, sqlq__stmt **out) {
+  return sqlq__fb_prepare(db, id, out);
+}
+
+const sqlq_driver sqlq__driver_firebird = {
+  .name = "firebird",
+  .schemes = schemes,
+  .options = options,
+  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_AT_COMMIT,
+  .sql = sqlq__firebird_sql,
+  .array_bytes_max = 0,
+  .migrations = sqlq__firebird_migrations,
+  .open = fb_open,
+  .close = fb_close,
+  .exec = fb_exec,
+  .begin = fb_begin,
+  .commit = fb_commit,
+  .rollback = fb_rollback,
+  .prepare = fb_prepare,
+  .bind_int64 = sqlq__fb_bind_int64,
+  .bind_text = sqlq__fb_bind_text,
+  .bind_blob = sqlq__fb_bind_blob,
+  .step = sqlq__fb_step,
+  .column_is_null = sqlq__fb_column_is_null,
+  .column_int64 = sqlq__fb_column_int64,
+  .column_blob = sqlq__fb_column_blob,
+  .changes = sqlq__fb_changes,
+  .last_insert_id = NULL,
+  .reset = sqlq__fb_reset,
+  .wait_prepare = sqlq__fb_wait_prepare,
+  .wait = sqlq__fb_wait,
+  .notify = sqlq__fb_notify,
+  .lock = sqlq__fb_lock,
+  .unlock = sqlq__fb_unlock,
+  .lock_xact = NULL,
+  .sub_triggers = NULL,
+  .native = fb_native,
+};

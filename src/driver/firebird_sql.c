@@ -1,0 +1,282 @@
+/*
+** firebird_sql.c -- the SQL text of the Firebird 3 dialect and its
+** migrations.
+**
+** FB_NOW_US (firebird_int.h) is the server's clock.  Names, queue names
+** and keys are VARCHAR CHARACTER SET OCTETS: Firebird's text collations
+** ignore trailing spaces ('a' = 'a '), and sqlq compares names byte for
+** byte.  Payloads are BLOB SUB_TYPE BINARY.
+**
+** Firebird 3 has neither SKIP LOCKED nor an UPDATE ... RETURNING of several
+** rows, nor indexes of mixed direction.  So:
+** - The claim is an EXECUTE BLOCK that walks the due jobs in claim order
+**   and takes them one at a time with an UPDATE ... WHERE state = 'ready',
+**   in a NO WAIT transaction (firebird.c): a job another claimer holds
+**   fails that UPDATE with a lock conflict, which the block catches (its
+**   WHEN undoes that one UPDATE) and goes on to the next job.  Expired
+**   leases are taken back the same way, first.
+** - The order priority DESC, run_at, id comes from an ascending index on
+**   claim_rank (-priority, kept by the trigger sqlq_jobs_set), run_at, id,
+**   which the walk follows without sorting.
+** - Firebird has no partial index: the dedupe key's uniqueness among
+**   unfinished jobs is a unique index on an expression that is NULL for
+**   finished jobs (NULLs never collide).
+** - Column defaults cannot compute: the trigger sqlq_jobs_set fills run_at
+**   and created_at in when a plain INSERT leaves them out.
+**
+** Wake-ups: the triggers post the event "sqlq_" || HASH(queue) when a job
+** becomes ready, which waiting workers receive at commit
+** (firebird_wait.c).
+**
+** A script's statements are separated by FB_SEP, because PSQL bodies hold
+** semicolons; a table made in a transaction cannot be written in it, so
+** every migration is DDL only.
+*/
+#include "firebird_int.h"
+
+#define NOW FB_NOW_US
+#define TEXT(n) "VARCHAR(" #n ") CHARACTER SET OCTETS"
+/* A state, as a VARCHAR: the literals 'dead' and 'ready' of one IIF() make a
+** CHAR(5), and 'dead ' would be stored. */
+#define STATE(s) "CAST('" s "' AS " TEXT(8) ")"
+#define QUEUE_PARAM(p) "CAST(" p " AS " TEXT(128) ")"
+
+/* A job of a FIFO group may run only when no earlier job of its group is
+** unfinished. */
+#define GROUP_HEAD \
+  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
+  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id))"
+
+/* The key of the unique index on dedupe keys: NULL when the job is
+** finished or has none.  Queue names hold no control character, so the
+** byte 0x01 separates the two parts unambiguously. */
+#define DEDUPE_EXPR \
+  "(CASE WHEN dedupe_key IS NOT NULL AND state IN ('ready','running')" \
+  " THEN queue || x'01' || dedupe_key END)"
+
+#define HELD "id = $1 AND token = $2 AND state = 'running'"
+
+#define DEDUPE_FREE \
+  "(j.dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \
+  " WHERE o.queue = j.queue AND o.dedupe_key = j.dedupe_key" \
+  " AND o.state IN ('ready','running') AND o.id <> j.id))"
+
+#define RETRY_SET \
+  "UPDATE sqlq_jobs j SET state = 'ready', attempts = 0, run_at = " NOW "," \
+  " token = NULL, lease_until = NULL"
+
+/* The lock conflicts a claim steps over. */
+#define CONFLICTS \
+  "WHEN GDSCODE deadlock, GDSCODE update_conflict, GDSCODE lock_conflict," \
+  " GDSCODE read_conflict DO BEGIN END"
+
+const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
+  /* The version table, made (and committed, by an autonomous transaction)
+  ** when missing; concurrent makers lose quietly.  Its row 0 is the lock
+  ** that concurrent `sqlq init`s take turns on: the UPDATE holds it until
+  ** the migrating transaction ends. */
+  [SQLQ__SQL_SCHEMA_TABLE] =
+    "EXECUTE BLOCK AS BEGIN"
+    " IF (NOT EXISTS (SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION_NAME = 'SQLQ_SCHEMA')) THEN"
+    " BEGIN"
+    "  EXECUTE STATEMENT 'CREATE TABLE sqlq_schema (version INTEGER NOT NULL PRIMARY KEY,"
+    " applied_at BIGINT NOT NULL)' WITH AUTONOMOUS TRANSACTION;"
+    "  WHEN ANY DO BEGIN END"
+    " END"
+    " END" FB_SEP
+    "EXECUTE BLOCK AS BEGIN"
+    " EXECUTE STATEMENT 'INSERT INTO sqlq_schema (version, applied_at) VALUES (0, 0)'"
+    " WITH AUTONOMOUS TRANSACTION;"
+    " WHEN ANY DO BEGIN END"
+    " END" FB_SEP
+    "UPDATE sqlq_schema SET applied_at = applied_at WHERE version = 0",
+  [SQLQ__SQL_SCHEMA_VERSION] = "SELECT max(version) FROM sqlq_schema",
+  [SQLQ__SQL_SCHEMA_RECORD] =
+    "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, " NOW ")",
+
+  [SQLQ__SQL_ENQUEUE] =
+    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
+    " group_key, payload, created_at)"
+    " VALUES ($1, $2, " NOW " + $3, $4, $5, $6, $7, " NOW ") RETURNING id",
+  [SQLQ__SQL_DEDUPE_LOOKUP] =
+    "SELECT id FROM sqlq_jobs WHERE " DEDUPE_EXPR " = " QUEUE_PARAM("$1")
+    " || x'01' || CAST($2 AS " TEXT(255) ")",
+  [SQLQ__SQL_QUEUE_REGISTER] =
+    "MERGE INTO sqlq_queues q USING RDB$DATABASE ON q.queue = " QUEUE_PARAM("$1")
+    " WHEN NOT MATCHED THEN INSERT (queue) VALUES (" QUEUE_PARAM("$1") ")",
+  [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_CLAIM] =
+    "EXECUTE BLOCK (q " TEXT(128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4)"
+    " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER,"
+    "  max_attempts INTEGER, created_at BIGINT, lease_until BIGINT,"
+    "  group_key " TEXT(255) ", dedupe_key " TEXT(255) ", payload BLOB SUB_TYPE BINARY)"
+    " AS"
+    " DECLARE now BIGINT;"
+    " DECLARE n INTEGER = 0;"
+    " DECLARE cand BIGINT;"
+    " BEGIN"
+    "  now = " NOW ";"
+    "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND paused <> 0)) THEN EXIT;"
+    "  FOR SELECT id FROM sqlq_jobs WHERE queue = :q AND state = 'running'"
+    "   AND lease_until <= :now INTO :cand DO"
+    "  BEGIN"
+    "   UPDATE sqlq_jobs SET"
+    "    state = IIF(attempts >= max_attempts, " STATE("dead") ", " STATE("ready") "),"
+    "    last_error = 'lease expired during attempt ' || attempts,"
+    "    token = NULL, lease_until = NULL"
+    "    WHERE id = :cand AND state = 'running' AND lease_until <= :now;"
+    "   " CONFLICTS
+    "  END"
+    "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'"
+    "   AND j.run_at <= :now AND " GROUP_HEAD
+    "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO"
+    "  BEGIN"
+    "   UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
+    "    token = :tok, lease_until = :now + :lease"
+    "    WHERE id = :cand AND state = 'ready'"
+    "    RETURNING id, priority, run_at, attempts, max_attempts, created_at,"
+    "     lease_until, group_key, dedupe_key, payload"
+    "    INTO :id, :priority, :run_at, :attempts, :max_attempts, :created_at,"
+    "     :lease_until, :group_key, :dedupe_key, :payload;"
+    "   IF (ROW_COUNT > 0) THEN"
+    "   BEGIN"
+    "    n = n + 1;"
+    "    SUSPEND;"
+    "    IF (n >= lim) THEN LEAVE;"
+    "   END"
+    "   " CONFLICTS
+    "  END"
+    " END",
+
+  [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD " RETURNING id",
+  [SQLQ__SQL_HISTORY_COPY] =
+    "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
+    " dedupe_key, group_key, payload, created_at, finished_at)"
+    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
+    " payload, created_at, " NOW " FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIL_PEEK] =
+    "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIL] =
+    "UPDATE sqlq_jobs SET"
+    " run_at = IIF(CAST($3 AS INTEGER) <> 0, run_at, " NOW " + $4),"
+    " state = IIF(CAST($3 AS INTEGER) <> 0, " STATE("dead") ", " STATE("ready") "),"
+    " last_error = $5, token = NULL, lease_until = NULL WHERE " HELD " RETURNING id",
+  [SQLQ__SQL_RELEASE] =
+    "UPDATE sqlq_jobs SET state = 'ready', attempts = maxvalue(attempts - 1, 0),"
+    " run_at = " NOW " + $3, token = NULL, lease_until = NULL WHERE " HELD
+    " RETURNING queue",
+  [SQLQ__SQL_TOUCH] =
+    "UPDATE sqlq_jobs SET lease_until = " NOW " + $3 WHERE " HELD " RETURNING lease_until",
+
+  [SQLQ__SQL_NEXT_DUE] =
+    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = " QUEUE_PARAM("$1") "),"
+    " (SELECT FIRST 1 j.run_at FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM("$1")
+    "  AND j.state = 'ready' AND " GROUP_HEAD " ORDER BY j.queue, j.state, j.run_at) - " NOW ","
+    " (SELECT min(lease_until) FROM sqlq_jobs"
+    "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW
+    " FROM RDB$DATABASE",
+  [SQLQ__SQL_PAUSE_SET] =
+    "UPDATE OR INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2) MATCHING (queue)",
+  [SQLQ__SQL_STATS] =
+    "SELECT queue, sum(ready), sum(scheduled), sum(running), sum(dead), max(paused)"
+    " FROM (SELECT queue, IIF(state = 'ready' AND run_at <= c.now, 1, 0) AS ready,"
+    "  IIF(state = 'ready' AND run_at > c.now, 1, 0) AS scheduled,"
+    "  IIF(state = 'running', 1, 0) AS running, IIF(state = 'dead', 1, 0) AS dead,"
+    "  0 AS paused FROM sqlq_jobs, (SELECT " NOW " AS now FROM RDB$DATABASE) c"
+    "  WHERE " QUEUE_PARAM("$1") " IS NULL OR queue = " QUEUE_PARAM("$1")
+    "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
+    "  WHERE " QUEUE_PARAM("$1") " IS NULL OR queue = " QUEUE_PARAM("$1") ")"
+    " GROUP BY queue ORDER BY queue",
+  [SQLQ__SQL_LIST] =
+    "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
+    "  ELSE IIF(run_at > " NOW ", 4, 1) END AS st,"
+    " priority, attempts, max_attempts, run_at, created_at, lease_until,"
+    " dedupe_key, group_key, last_error, payload"
+    " FROM sqlq_jobs WHERE queue = " QUEUE_PARAM("$1") ") AS jobs"
+    " WHERE CAST($2 AS INTEGER) = 0 OR st = CAST($2 AS INTEGER)"
+    " ORDER BY priority DESC, run_at, id"
+    " ROWS IIF(CAST($3 AS BIGINT) < 0, 9223372036854775807, CAST($3 AS BIGINT))",
+  [SQLQ__SQL_RETRY_ID] =
+    RETRY_SET " WHERE j.queue = $1 AND j.id = $2"
+    " AND j.state IN ('dead','ready') AND " DEDUPE_FREE,
+  [SQLQ__SQL_RETRY_DEAD] =
+    RETRY_SET " WHERE j.queue = $1 AND j.state = 'dead' AND " DEDUPE_FREE
+    " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
+    "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
+  [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
+
+  /* The driver's own statements. */
+  [FB_SQL_EVENT_NAME] =
+    "SELECT 'sqlq_' || HASH(" "CAST($1 AS VARCHAR(200) CHARACTER SET OCTETS)) FROM RDB$DATABASE",
+  [FB_SQL_POST] =
+    "EXECUTE BLOCK (e VARCHAR(64) = $1) AS BEGIN POST_EVENT :e; END",
+  [FB_SQL_LOCK_ROW] = NULL,
+  [FB_SQL_LOCK_TAKE] = NULL,
+};
+
+/* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
+** fill the times in and post wake-ups.  docs/schema.md documents each
+** column; docs/firebird.md the rest. */
+static const char migration_1[] =
+  "CREATE TABLE sqlq_jobs ("
+  " id           BIGINT GENERATED BY DEFAULT AS IDENTITY NOT NULL PRIMARY KEY,"
+  " queue        " TEXT(128) " NOT NULL,"
+  " state        " TEXT(8) " DEFAULT 'ready' NOT NULL,"
+  " priority     INTEGER DEFAULT 0 NOT NULL,"
+  " run_at       BIGINT NOT NULL,"
+  " attempts     INTEGER DEFAULT 0 NOT NULL,"
+  " max_attempts INTEGER DEFAULT 25 NOT NULL,"
+  " lease_until  BIGINT,"
+  " token        BIGINT,"
+  " dedupe_key   " TEXT(255) ","
+  " group_key    " TEXT(255) ","
+  " payload      BLOB SUB_TYPE BINARY DEFAULT '' NOT NULL,"
+  " last_error   BLOB SUB_TYPE BINARY,"
+  " created_at   BIGINT NOT NULL,"
+  " claim_rank   BIGINT NOT NULL,"
+  " CONSTRAINT sqlq_jobs_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_jobs_state CHECK (state IN ('ready','running','dead')),"
+  " CONSTRAINT sqlq_jobs_attempts CHECK (max_attempts >= 0))" FB_SEP
+  "CREATE INDEX sqlq_jobs_claim ON sqlq_jobs (queue, state, claim_rank, run_at, id)" FB_SEP
+  "CREATE INDEX sqlq_jobs_due ON sqlq_jobs (queue, state, run_at)" FB_SEP
+  "CREATE INDEX sqlq_jobs_lease ON sqlq_jobs (queue, state, lease_until)" FB_SEP
+  "CREATE INDEX sqlq_jobs_group ON sqlq_jobs (queue, group_key, id)" FB_SEP
+  "CREATE UNIQUE INDEX sqlq_jobs_dedupe ON sqlq_jobs COMPUTED BY " DEDUPE_EXPR FB_SEP
+  "CREATE TRIGGER sqlq_jobs_set FOR sqlq_jobs ACTIVE BEFORE INSERT OR UPDATE POSITION 0 AS"
+  " DECLARE now BIGINT;"
+  " BEGIN"
+  "  now = " NOW ";"
+  "  IF (NEW.run_at IS NULL) THEN NEW.run_at = now;"
+  "  IF (NEW.created_at IS NULL) THEN NEW.created_at = now;"
+  "  NEW.claim_rank = -NEW.priority;"
+  " END" FB_SEP
+  "CREATE TRIGGER sqlq_jobs_wake FOR sqlq_jobs ACTIVE AFTER INSERT OR UPDATE POSITION 0 AS"
+  " BEGIN"
+  "  IF (NEW.state = 'ready' AND (INSERTING OR OLD.state <> 'ready' OR OLD.run_at <> NEW.run_at))"
+  "  THEN POST_EVENT 'sqlq_' || HASH(NEW.queue);"
+  " END" FB_SEP
+  "CREATE TABLE sqlq_queues ("
+  " queue  " TEXT(128) " NOT NULL PRIMARY KEY,"
+  " paused SMALLINT DEFAULT 0 NOT NULL)" FB_SEP
+  "CREATE TABLE sqlq_jobs_history ("
+  " id           BIGINT NOT NULL PRIMARY KEY,"
+  " queue        " TEXT(128) " NOT NULL,"
+  " priority     INTEGER NOT NULL,"
+  " attempts     INTEGER NOT NULL,"
+  " max_attempts INTEGER NOT NULL,"
+  " dedupe_key   " TEXT(255) ","
+  " group_key    " TEXT(255) ","
+  " payload      BLOB SUB_TYPE BINARY NOT NULL,"
+  " created_at   BIGINT NOT NULL,"
+  " finished_at  BIGINT NOT NULL)" FB_SEP
+  /* Named locks: one row per lock ever taken, keyed by the name's hash;
+  ** a holder keeps its row locked (firebird_lock.c). */
+  "CREATE TABLE sqlq_locks ("
+  " lock_key BIGINT NOT NULL PRIMARY KEY)";
+
+const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
+  migration_1,
+  NULL,
+  NULL,
+};
