@@ -34,20 +34,29 @@ enum {
   FB_SQL_COUNT
 };
 
+/* The most bytes of payloads and group keys of one batch statement: with
+** the lengths ahead of them, each packed array fits a VARCHAR(32765). */
+#define FB_ARRAY_BYTES_MAX 24000
+
 /* Most parameters ($1..$N) of one statement, and most `?` marks. */
 #define FB_MAX_PARAMS 10
 #define FB_MAX_MARKS 16
 
-/* A value bound to a parameter: an integer, bytes, or NULL. */
+/* A value bound to a parameter: an integer, bytes, or NULL.  An array is
+** bound as bytes the driver packs (see firebird_stmt.c) and owns. */
 typedef struct fb_value {
   enum { FB_UNSET, FB_NULL, FB_INT, FB_BYTES } kind;
   int64_t i;
-  const char *p;  /* the core's, valid until reset */
+  const char *p;  /* the core's, valid until reset, or owned */
   size_t n;
+  char *owned;    /* p when the driver made it; freed at reset */
 } fb_value;
 
-/* A result column of the current row. */
+/* A result column of the current row.  A BLOB column NAME may come with a
+** column NAME_INLINE of the same bytes as a VARCHAR when they are short,
+** NULL otherwise: reading it saves the round trips of a blob. */
 typedef struct fb_col {
+  int inline_col;  /* the column NAME_INLINE, or -1 */
   char *blob;      /* a BLOB column's bytes, read on first access */
   size_t blob_len;
   int blob_read;
@@ -129,6 +138,10 @@ int sqlq__fb_prepare(sqlq_db *db, int id, sqlq__stmt **out);
 int sqlq__fb_bind_int64(sqlq__stmt *st, int i, int64_t v);
 int sqlq__fb_bind_text(sqlq__stmt *st, int i, const char *s);
 int sqlq__fb_bind_blob(sqlq__stmt *st, int i, const void *p, size_t n);
+int sqlq__fb_bind_int64_array(sqlq__stmt *st, int i, const int64_t *v, size_t n);
+int sqlq__fb_bind_text_array(sqlq__stmt *st, int i, const char *const *v, size_t n);
+int sqlq__fb_bind_blob_array(sqlq__stmt *st, int i, const void *const *p, const size_t *len,
+                             size_t n);
 int sqlq__fb_step(sqlq_db *db, sqlq__stmt *st);
 int sqlq__fb_column_is_null(sqlq__stmt *st, int i);
 int64_t sqlq__fb_column_int64(sqlq__stmt *st, int i);

@@ -55,6 +55,11 @@
   "(CASE WHEN dedupe_key IS NOT NULL AND state IN ('ready','running')" \
   " THEN queue || x'01' || dedupe_key END)"
 
+/* Payloads up to this many bytes come with the claimed job as a VARCHAR,
+** in the row itself (column payload_inline, see firebird_stmt.c); a longer
+** one is read as a blob. */
+#define INLINE_MAX "2000"
+
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 
 #define DEDUPE_FREE \
@@ -65,6 +70,50 @@
 #define RETRY_SET \
   "UPDATE sqlq_jobs j SET state = 'ready', attempts = 0, run_at = " NOW "," \
   " token = NULL, lease_until = NULL"
+
+/* Pieces of the blocks that take packed arrays apart (see firebird_stmt.c
+** for the packing).  TAKE_INT moves position p of the list s past its next
+** integer, which goes into v; TAKE_BYTES moves position hp of the lengths
+** ahead of the ';' of s, and position dp of the bytes after it, past the
+** next element, which goes into v (NULL for "-").  They use the block's
+** variables e, k and t. */
+#define TAKE_INT(s, p, v) \
+  " e = POSITION(',', " s ", " p ");" \
+  " " v " = CAST(SUBSTRING(" s " FROM " p " FOR e - " p ") AS BIGINT);" \
+  " " p " = e + 1;"
+#define TAKE_BYTES(s, hp, dp, v) \
+  " e = POSITION(',', " s ", " hp ");" \
+  " t = SUBSTRING(" s " FROM " hp " FOR e - " hp ");" \
+  " " hp " = e + 1;" \
+  " IF (t = '-') THEN " v " = NULL; ELSE BEGIN" \
+  "  k = CAST(t AS INTEGER);" \
+  "  " v " = SUBSTRING(" s " FROM " dp " FOR k);" \
+  "  " dp " = " dp " + k;" \
+  " END"
+#define PACKED "BLOB SUB_TYPE BINARY"
+#define UNPACKED "VARCHAR(32765) CHARACTER SET OCTETS"
+#define TAKE_VARS \
+  " DECLARE e INTEGER; DECLARE k INTEGER; DECLARE t VARCHAR(24) CHARACTER SET OCTETS;"
+
+/* Ack the packed ids $1 with their tokens $2, copying each to history first
+** when copy is set: one row per job acked. */
+#define ACK_ARRAY(copy) \
+  "EXECUTE BLOCK (ids " PACKED " = $1, toks " PACKED " = $2) RETURNS (id BIGINT) AS" \
+  " DECLARE s " UNPACKED "; DECLARE u " UNPACKED ";" \
+  " DECLARE sp INTEGER = 1; DECLARE up INTEGER = 1; DECLARE vi BIGINT; DECLARE vt BIGINT;" \
+  TAKE_VARS \
+  " BEGIN" \
+  "  s = ids; u = toks;" \
+  "  WHILE (sp <= CHAR_LENGTH(s)) DO" \
+  "  BEGIN" \
+  TAKE_INT("s", "sp", "vi") TAKE_INT("u", "up", "vt") \
+  copy \
+  "   id = NULL;" \
+  "   DELETE FROM sqlq_jobs WHERE id = :vi AND token = :vt AND state = 'running'" \
+  "    RETURNING id INTO :id;" \
+  "   IF (id IS NOT NULL) THEN SUSPEND;" \
+  "  END" \
+  " END"
 
 /* The lock conflicts a claim steps over. */
 #define CONFLICTS \
@@ -110,7 +159,8 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "EXECUTE BLOCK (q " TEXT(128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4)"
     " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER,"
     "  max_attempts INTEGER, created_at BIGINT, lease_until BIGINT,"
-    "  group_key " TEXT(255) ", dedupe_key " TEXT(255) ", payload BLOB SUB_TYPE BINARY)"
+    "  group_key " TEXT(255) ", dedupe_key " TEXT(255) ", payload BLOB SUB_TYPE BINARY,"
+    "  payload_inline VARCHAR(" INLINE_MAX ") CHARACTER SET OCTETS)"
     " AS"
     " DECLARE now BIGINT;"
     " DECLARE n INTEGER = 0;"
@@ -141,6 +191,12 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "     :lease_until, :group_key, :dedupe_key, :payload;"
     "   IF (ROW_COUNT > 0) THEN"
     "   BEGIN"
+    "    payload_inline = NULL;"
+    "    IF (octet_length(payload) <= " INLINE_MAX ") THEN"
+    "    BEGIN"
+    "     payload_inline = payload;"
+    "     payload = NULL;"
+    "    END"
     "    n = n + 1;"
     "    SUSPEND;"
     "    IF (n >= lim) THEN LEAVE;"
@@ -205,6 +261,40 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
     "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
+
+  /* Batches: each array comes packed in one parameter and is taken apart
+  ** by the block, one INSERT or DELETE per job, in one round trip. */
+  [SQLQ__SQL_ENQUEUE_ARRAY] =
+    "EXECUTE BLOCK (q " TEXT(128) " = $1, pr " PACKED " = $2, dl " PACKED " = $3,"
+    " ma " PACKED " = $4, gk " PACKED " = $5, pl " PACKED " = $6) RETURNS (id BIGINT) AS"
+    " DECLARE prs " UNPACKED "; DECLARE dls " UNPACKED "; DECLARE mas " UNPACKED ";"
+    " DECLARE gks " UNPACKED "; DECLARE pls " UNPACKED ";"
+    " DECLARE pp INTEGER = 1; DECLARE dp INTEGER = 1; DECLARE mp INTEGER = 1;"
+    " DECLARE gh INTEGER = 1; DECLARE gd INTEGER; DECLARE ph INTEGER = 1; DECLARE pd INTEGER;"
+    " DECLARE vp BIGINT; DECLARE vd BIGINT; DECLARE vm BIGINT;"
+    " DECLARE vg " TEXT(255) "; DECLARE vl " UNPACKED ";"
+    " DECLARE now BIGINT;"
+    TAKE_VARS
+    " BEGIN"
+    "  now = " NOW ";"
+    "  prs = pr; dls = dl; mas = ma; gks = gk; pls = pl;"
+    "  gd = POSITION(';', gks) + 1; pd = POSITION(';', pls) + 1;"
+    "  WHILE (pp <= CHAR_LENGTH(prs)) DO"
+    "  BEGIN"
+    TAKE_INT("prs", "pp", "vp") TAKE_INT("dls", "dp", "vd") TAKE_INT("mas", "mp", "vm")
+    TAKE_BYTES("gks", "gh", "gd", "vg") TAKE_BYTES("pls", "ph", "pd", "vl")
+    "   INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key, payload,"
+    "    created_at) VALUES (:q, :vp, :now + :vd, :vm, :vg, :vl, :now) RETURNING id INTO :id;"
+    "   SUSPEND;"
+    "  END"
+    " END",
+  [SQLQ__SQL_ACK_ARRAY] = ACK_ARRAY(""),
+  [SQLQ__SQL_ACK_HISTORY_ARRAY] = ACK_ARRAY(
+    "   INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
+    "    dedupe_key, group_key, payload, created_at, finished_at)"
+    "    SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
+    "    payload, created_at, " NOW " FROM sqlq_jobs"
+    "    WHERE id = :vi AND token = :vt AND state = 'running';"),
 
   /* The driver's own statements. */
   [FB_SQL_EVENT_NAME] =

@@ -116,6 +116,18 @@ static int setup_output(sqlq_db *db, sqlq__stmt *st) {
     v->sqldata = st->out_buf + at;
     v->sqlind = &st->out_ind[i];
     at += ((size_t)v->sqllen + 2 + 7) & ~(size_t)7;
+    st->cols[i].inline_col = -1;
+  }
+  for (int i = 0; i < da->sqld; i++) {
+    const XSQLVAR *v = &da->sqlvar[i];
+    if ((v->sqltype & ~1) != SQL_BLOB) continue;
+    for (int j = 0; j < da->sqld; j++) {
+      const XSQLVAR *w = &da->sqlvar[j];
+      if ((w->sqltype & ~1) == SQL_VARYING && w->sqlname_length == v->sqlname_length + 7 &&
+          memcmp(w->sqlname, v->sqlname, (size_t)v->sqlname_length) == 0 &&
+          memcmp(w->sqlname + v->sqlname_length, "_INLINE", 7) == 0)
+        st->cols[i].inline_col = j;
+    }
   }
   return SQLQ_OK;
 }
@@ -184,6 +196,7 @@ int sqlq__fb_prepare(sqlq_db *db, int id, sqlq__stmt **out) {
 
 static int bind(sqlq__stmt *st, int i, fb_value v) {
   if (i < 1 || i > FB_MAX_PARAMS) return SQLQ_MISUSE;
+  free(st->vals[i - 1].owned);
   st->vals[i - 1] = v;
   return SQLQ_OK;
 }
@@ -199,6 +212,52 @@ int sqlq__fb_bind_text(sqlq__stmt *st, int i, const char *s) {
 
 int sqlq__fb_bind_blob(sqlq__stmt *st, int i, const void *p, size_t n) {
   return bind(st, i, (fb_value){.kind = FB_BYTES, .p = p ? p : "", .n = n});
+}
+
+/* Arrays are packed into bytes that the dialect's EXECUTE BLOCKs take
+** apart (firebird_sql.c):
+** - integers: each in decimal followed by a comma ("5,-2,");
+** - text and bytes: the lengths, each followed by a comma ("-" for a
+**   NULL), then ";", then the bytes of every element one after another
+**   ("3,-,2,;abcxy"). */
+static int bind_packed(sqlq__stmt *st, int i, sqlq__buf *b) {
+  if (b->oom) {
+    sqlq__buf_free(b);
+    return SQLQ_NOMEM;
+  }
+  int rc = bind(st, i, (fb_value){.kind = FB_BYTES, .p = b->p, .n = b->len, .owned = b->p});
+  if (rc != SQLQ_OK) sqlq__buf_free(b);
+  return rc;
+}
+
+int sqlq__fb_bind_int64_array(sqlq__stmt *st, int i, const int64_t *v, size_t n) {
+  sqlq__buf b = {0};
+  sqlq__buf_add(&b, "");
+  for (size_t k = 0; k < n; k++) sqlq__buf_addf(&b, "%lld,", (long long)v[k]);
+  return bind_packed(st, i, &b);
+}
+
+int sqlq__fb_bind_blob_array(sqlq__stmt *st, int i, const void *const *p, const size_t *len,
+                             size_t n) {
+  sqlq__buf b = {0};
+  sqlq__buf_add(&b, "");
+  for (size_t k = 0; k < n; k++) {
+    if (p[k]) sqlq__buf_addf(&b, "%zu,", len[k]);
+    else sqlq__buf_add(&b, "-,");
+  }
+  sqlq__buf_add(&b, ";");
+  for (size_t k = 0; k < n; k++)
+    if (p[k]) sqlq__buf_addn(&b, p[k], len[k]);
+  return bind_packed(st, i, &b);
+}
+
+int sqlq__fb_bind_text_array(sqlq__stmt *st, int i, const char *const *v, size_t n) {
+  size_t *len = malloc((n ? n : 1) * sizeof *len);
+  if (len == NULL) return SQLQ_NOMEM;
+  for (size_t k = 0; k < n; k++) len[k] = v[k] ? strlen(v[k]) : 0;
+  int rc = sqlq__fb_bind_blob_array(st, i, (const void *const *)v, len, n);
+  free(len);
+  return rc;
 }
 
 /* Write bytes as a new blob of the open transaction; *id names it. */
@@ -350,8 +409,13 @@ int sqlq__fb_step(sqlq_db *db, sqlq__stmt *st) {
   return sqlq__fb_error(db, s, "fetch");
 }
 
+static int is_null(const sqlq__stmt *st, int i) {
+  return st->out == NULL || i < 0 || i >= st->out->sqld || st->out_ind[i] != 0;
+}
+
 int sqlq__fb_column_is_null(sqlq__stmt *st, int i) {
-  return st->out == NULL || i >= st->out->sqld || st->out_ind[i] != 0;
+  if (!is_null(st, i)) return 0;
+  return st->out == NULL || i < 0 || i >= st->out->sqld || is_null(st, st->cols[i].inline_col);
 }
 
 int64_t sqlq__fb_column_int64(sqlq__stmt *st, int i) {
@@ -427,6 +491,7 @@ const void *sqlq__fb_column_blob(sqlq__stmt *st, int i, size_t *len) {
     return v->sqldata + 2;
   }
   case SQL_BLOB:
+    if (!is_null(st, c->inline_col)) return sqlq__fb_column_blob(st, c->inline_col, len);
     return read_blob(st, i, len);
   case SQL_INT64: {
     int64_t x;
@@ -473,6 +538,7 @@ void sqlq__fb_reset(sqlq__stmt *st) {
     st->cursor_open = 0;
   }
   forget_blobs(st);
+  for (int i = 0; i < FB_MAX_PARAMS; i++) free(st->vals[i].owned);
   memset(st->vals, 0, sizeof st->vals);
   st->executed = 0;
   st->singleton_row = 0;

@@ -330,6 +330,44 @@ static void batch_ids_in_order(void **state) {
   assert_int_equal(fx_count(f->db, f, 0), 2 * N);
 }
 
+/* Every field of every job of a batch survives the batch statement:
+** payloads with separators, NUL bytes and none at all, one longer than a
+** row holds inline, group keys present and absent, priorities and attempts. */
+static void batch_fields_round_trip(void **state) {
+  enum { N = 6 };
+  fixture *f = *state;
+  static const char *const groups[N] = {NULL, "g,1;", NULL, "g2", "\xc3\xa9t\xc3\xa9", NULL};
+  unsigned char *big = fx_pattern(5000);
+  const void *payloads[N] = {"a,b;c", "", "\0;\0,", big, "-", ";;"};
+  const size_t lens[N] = {5, 0, 4, 5000, 1, 2};
+  sqlq_job_spec specs[N];
+  int64_t ids[N];
+  memset(specs, 0, sizeof specs);
+  for (int i = 0; i < N; i++) {
+    specs[i].payload = payloads[i];
+    specs[i].payload_len = lens[i];
+    specs[i].group_key = groups[i];
+    specs[i].priority = -i;
+    specs[i].max_attempts = 3 + i;
+  }
+  assert_ok(f->db, sqlq_enqueue_batch(f->db, f->queue, specs, N, ids));
+  sqlq_job *jobs = NULL;
+  int n = 0;
+  assert_ok(f->db, sqlq_claim(f->db, f->queue, N, NULL, &jobs, &n));
+  assert_int_equal(n, N);
+  for (int i = 0; i < N; i++) {
+    assert_int_equal(jobs[i].id, ids[i]);
+    assert_int_equal(jobs[i].priority, -i);
+    assert_int_equal(jobs[i].max_attempts, 3 + i);
+    assert_int_equal(jobs[i].payload_len, lens[i]);
+    if (lens[i]) assert_memory_equal(jobs[i].payload, payloads[i], lens[i]);
+    if (groups[i]) assert_string_equal(jobs[i].group_key, groups[i]);
+    else assert_null(jobs[i].group_key);
+  }
+  sqlq_claimed_free(jobs, n);
+  free(big);
+}
+
 /* A batch holding one bad spec stores nothing: an oversized payload gives
 ** SQLQ_TOOBIG, a negative max_attempts SQLQ_MISUSE. */
 static void batch_all_or_nothing(void **state) {
@@ -381,6 +419,7 @@ int run_enqueue_tests(void) {
       FX_TEST(fifo_group_one_at_a_time),
       FX_TEST(fifo_group_order_survives_failure),
       FX_TEST(batch_ids_in_order),
+      FX_TEST(batch_fields_round_trip),
       FX_TEST(batch_all_or_nothing),
       FX_TEST(batch_dedupe_within_batch),
   };
