@@ -232,6 +232,7 @@ static void fb_close(sqlq_db *db) {
   if (f == NULL) return;
   ISC_STATUS_ARRAY st;
   sqlq__fb_forget_wait(db);
+  sqlq__fb_forget_locks(db);
   for (int i = 0; i < FB_SQL_COUNT; i++) sqlq__fb_forget(&f->stmts[i]);
   if (f->tr) isc_rollback_transaction(st, &f->tr);
   if (f->att) isc_detach_database(st, &f->att);
