@@ -81,8 +81,15 @@ static int failed(sqlq_db *db, const ISC_STATUS *st, const char *doing) {
   return sqlq__fb_conflict(st) ? SQLQ_BUSY : sqlq__fb_error(db, st, doing);
 }
 
+/* take_row's answer when the row is missing and another maker's row is
+** not committed yet: try again shortly. */
+#define NOT_YET (-1)
+
 /* Make the row of key, in a transaction of its own waiting as wait_s does
-** (sqlq__fb_start) for a concurrent maker's uncommitted row. */
+** (sqlq__fb_start) for a concurrent maker's uncommitted row.  A duplicate
+** key is fine: a concurrent maker's row, committed or not (an INSERT that
+** does not wait, or stops waiting, for an uncommitted duplicate fails with
+** the same unique-key violation as for a committed one). */
 static int make_row(sqlq_db *db, double wait_s, int64_t key) {
   fb_db *f = FB(db);
   isc_tr_handle tr;
@@ -91,10 +98,7 @@ static int make_row(sqlq_db *db, double wait_s, int64_t key) {
   if (rc != SQLQ_OK) return rc;
   if (run_key(f, &tr, make_sql, key, NULL, st) == 0 && isc_commit_transaction(st, &tr) == 0)
     return SQLQ_OK;
-  /* A conflict: a concurrent maker has not committed yet.  A duplicate:
-  ** one has. */
-  int dupe = !sqlq__fb_conflict(st) &&
-             (sqlq__fb_has(st, isc_unique_key_violation) || sqlq__fb_has(st, isc_no_dup));
+  int dupe = sqlq__fb_has(st, isc_unique_key_violation) || sqlq__fb_has(st, isc_no_dup);
   rc = dupe ? SQLQ_OK : failed(db, st, "cannot make the lock's row");
   if (tr) isc_rollback_transaction(st2, &tr);
   return rc;
@@ -102,19 +106,20 @@ static int make_row(sqlq_db *db, double wait_s, int64_t key) {
 
 /* Try to take the row of key in tr, whose waiting is wait_s, making the
 ** row first when it is missing: SQLQ_OK when held, SQLQ_BUSY on a
-** conflict (nothing recorded), or an error recorded on db. */
+** conflict, NOT_YET when the row is still missing after the making (both
+** with nothing recorded), or an error recorded on db. */
 static int take_row(sqlq_db *db, isc_tr_handle *tr, double wait_s, int64_t key) {
   fb_db *f = FB(db);
   ISC_STATUS_ARRAY st;
-  int found = 0, rc = SQLQ_OK;
-  for (int made = 0; rc == SQLQ_OK && !found; made++) {
-    if (made == 2)
-      return sqlq__error(db, SQLQ_ERROR, "the lock's row in sqlq_locks was made but is not there");
-    if (made) rc = make_row(db, wait_s, key);
+  int found = 0;
+  for (int made = 0; !found; made++) {
+    if (made == 2) return NOT_YET;
+    int rc = made ? make_row(db, wait_s, key) : SQLQ_OK;
     if (rc == SQLQ_OK && run_key(f, tr, take_sql, key, &found, st))
       rc = failed(db, st, "cannot take the lock");
+    if (rc != SQLQ_OK) return rc;
   }
-  return rc;
+  return SQLQ_OK;
 }
 
 /* Sleep ns nanoseconds. */
@@ -142,10 +147,12 @@ static int take(sqlq_db *db, int64_t key, double timeout_s, isc_tr_handle *tr) {
       tr_wait = wait;
     }
     int rc = take_row(db, tr, wait, key);
-    if (rc != SQLQ_BUSY || timeout_s <= 0) return rc;
-    if ((left = deadline - sqlq__monotonic_ns()) <= 0) return SQLQ_BUSY;
-    if (wait == 0) {
-      nap(pause < left ? pause : left);
+    if (rc != SQLQ_BUSY && rc != NOT_YET) return rc;
+    /* Tried once; or, waiting for ever, a deadlock. */
+    if (timeout_s == 0 || (timeout_s < 0 && rc == SQLQ_BUSY)) return SQLQ_BUSY;
+    if (timeout_s > 0 && (left = deadline - sqlq__monotonic_ns()) <= 0) return SQLQ_BUSY;
+    if (wait == 0 || rc == NOT_YET) {
+      nap(timeout_s > 0 && left < pause ? left : pause);
       if ((pause *= 2) > POLL_MAX_NS) pause = POLL_MAX_NS;
     }
   }
