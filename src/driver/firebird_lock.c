@@ -14,7 +14,9 @@
 ** loses its locks.  A row missing at the first use of a name is made by an
 ** INSERT in a short transaction of its own, committed at once; a duplicate
 ** from a concurrent maker is as good.  Holders never commit, so rows are
-** never changed and no lock waits for anything but a holder.
+** never changed and no lock waits for anything but a holder.  The two
+** statements run with isc_dsql_exec_immed2 on the lock attachment (the
+** statement cache of firebird_stmt.c belongs to the main attachment).
 **
 ** Waiting (docs/firebird.md has the figures):
 ** - timeout 0: a NO WAIT transaction, one try.
