@@ -16,7 +16,9 @@
 ** holds (see the claim in firebird_sql.c), and a conflict elsewhere makes
 ** the core run the transaction again (db->tx_retryable).
 */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,89 @@ int sqlq__fb_error(sqlq_db *db, const ISC_STATUS *status, const char *doing) {
 }
 
 /* ---------------------------------------------------------------------
+** Descriptors.  libfbclient opens its sockets, and the embedded engine its
+** files, without close-on-exec (3.0.11 opens its socket with
+** SOCK_CLOEXEC, then clears the flag with fcntl(F_SETFD, O_CLOEXEC)), so a program that the application starts
+** would inherit them: `sqlq lock -- CMD` would hand its lock attachment's
+** socket to CMD.  So around each attach the driver notes the descriptors
+** open before and makes every new one close-on-exec after (a descriptor
+** that another thread opens meanwhile gets the flag too).  Linux only:
+** without /proc/self/fd nothing is done.
+*/
+
+/* The descriptors open at a moment: bit fd of open, for fd < n; n < 0
+** when they could not be listed. */
+typedef struct fb_fds {
+  unsigned char *open;
+  int n;
+} fb_fds;
+
+/* Call fn(fd, arg) for each open descriptor but the listing's own; 0 when
+** they cannot be listed. */
+static int each_fd(void (*fn)(int fd, void *arg), void *arg) {
+  DIR *dir = opendir("/proc/self/fd");
+  if (dir == NULL) return 0;
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    char *end;
+    long fd = strtol(e->d_name, &end, 10);
+    if (e->d_name[0] != '.' && *end == '\0' && fd >= 0 && fd < 1L << 30 && fd != dirfd(dir))
+      fn((int)fd, arg);
+  }
+  closedir(dir);
+  return 1;
+}
+
+static void note_fd(int fd, void *arg) {
+  fb_fds *s = arg;
+  if (s->n < 0) return;
+  if (fd >= s->n) {
+    int n = (fd / 8 + 64) * 8;
+    unsigned char *p = realloc(s->open, (size_t)n / 8);
+    if (p == NULL) {
+      s->n = -1;
+      return;
+    }
+    memset(p + s->n / 8, 0, (size_t)(n - s->n) / 8);
+    s->open = p;
+    s->n = n;
+  }
+  s->open[fd / 8] |= (unsigned char)(1u << (fd % 8));
+}
+
+static void fds_note(fb_fds *s) {
+  s->open = NULL;
+  s->n = 0;
+  if (!each_fd(note_fd, s)) s->n = -1;
+}
+
+static void cloexec_if_new(int fd, void *arg) {
+  const fb_fds *s = arg;
+  if (fd < s->n && (s->open[fd / 8] & (1u << (fd % 8)))) return;
+  int flags = fcntl(fd, F_GETFD);
+  if (flags >= 0 && !(flags & FD_CLOEXEC)) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+/* Make the descriptors opened since fds_note(s) close-on-exec; free s. */
+static void fds_cloexec_new(fb_fds *s) {
+  if (s->n >= 0) each_fd(cloexec_if_new, s);
+  free(s->open);
+  s->open = NULL;
+}
+
+/* isc_attach_database, or isc_create_database when create is set, with
+** the descriptors it opens made close-on-exec. */
+static ISC_STATUS attach(ISC_STATUS *st, const char *dsn, isc_db_handle *att, short dpb_len,
+                         const char *dpb, int create) {
+  fb_fds fds;
+  fds_note(&fds);
+  ISC_STATUS r = create ? isc_create_database(st, 0, dsn, att, dpb_len, dpb, 0)
+                        : isc_attach_database(st, 0, dsn, att, dpb_len, dpb);
+  fds_cloexec_new(&fds);
+  return r;
+}
+
+/* ---------------------------------------------------------------------
 ** Attachments.
 */
 
@@ -134,7 +219,7 @@ int sqlq__fb_attach(sqlq_db *db, isc_db_handle *out) {
   fb_db *f = FB(db);
   ISC_STATUS_ARRAY st;
   *out = 0;
-  if (isc_attach_database(st, 0, f->dsn, out, f->dpb_len, f->dpb))
+  if (attach(st, f->dsn, out, f->dpb_len, f->dpb, 0))
     return sqlq__fb_error(db, st, "cannot attach to the Firebird database");
   return SQLQ_OK;
 }
@@ -149,7 +234,7 @@ static int create_database(sqlq_db *db) {
   len = dpb_add(dpb, len, (int)sizeof dpb, isc_dpb_set_db_charset, "UTF8", 4);
   if (len > 0) len = dpb_add_int(dpb, len, (int)sizeof dpb, isc_dpb_page_size, 16384);
   ISC_STATUS_ARRAY st;
-  if (len < 0 || isc_create_database(st, 0, f->dsn, &f->att, (short)len, dpb, 0))
+  if (len < 0 || attach(st, f->dsn, &f->att, (short)len, dpb, 1))
     return sqlq__fb_error(db, st, "cannot create the Firebird database");
   return SQLQ_OK;
 }
@@ -216,7 +301,7 @@ static int fb_open(sqlq_db *db, const sqlq__url *url) {
   if (rc == SQLQ_OK) rc = build_dpb(db, url, connect_timeout);
   if (rc != SQLQ_OK) return rc;
   ISC_STATUS_ARRAY st;
-  if (isc_attach_database(st, 0, f->dsn, &f->att, f->dpb_len, f->dpb)) {
+  if (attach(st, f->dsn, &f->att, f->dpb_len, f->dpb, 0)) {
     /* A missing file is made by sqlq init; anything else is an error now. */
     if (!no_such_file(st)) return sqlq__fb_error(db, st, "cannot attach to the Firebird database");
     f->att = 0;
@@ -232,6 +317,7 @@ static void fb_close(sqlq_db *db) {
   if (f == NULL) return;
   ISC_STATUS_ARRAY st;
   sqlq__fb_forget_wait(db);
+  sqlq__fb_forget_locks(db);
   for (int i = 0; i < FB_SQL_COUNT; i++) sqlq__fb_forget(&f->stmts[i]);
   if (f->tr) isc_rollback_transaction(st, &f->tr);
   if (f->att) isc_detach_database(st, &f->att);

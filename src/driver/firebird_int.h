@@ -29,8 +29,6 @@
 enum {
   FB_SQL_EVENT_NAME = SQLQ__SQL_COUNT, /* $1 channel -> the name of its event */
   FB_SQL_POST,                         /* $1 event name: posts it at commit */
-  FB_SQL_LOCK_ROW,                     /* $1 key: makes the named lock's row (autonomous) */
-  FB_SQL_LOCK_TAKE,                    /* $1 key: locks the row until the transaction ends */
   FB_SQL_COUNT
 };
 
@@ -105,6 +103,10 @@ typedef struct fb_db {
   int embedded;
   double lock_timeout;   /* seconds a write transaction waits for a row lock */
   sqlq__stmt stmts[FB_SQL_COUNT];
+  /* Named locks (firebird_lock.c): the attachment that holds them, 0
+  ** until the first lock, and how many locks are held there. */
+  isc_db_handle lock_att;
+  int locks_held;
   /* Wake-ups (firebird_wait.c). */
   struct fb_events *events;
   double poll_interval;  /* seconds between looks when events cannot be had */
@@ -163,5 +165,8 @@ void sqlq__fb_forget_wait(sqlq_db *db);
 int sqlq__fb_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out);
 void sqlq__fb_unlock(sqlq_db *db, sqlq__lockstate *ls);
+/* Detach the lock attachment, if any (the core has unlocked every lock
+** before closing; on a lost attachment, forget it). */
+void sqlq__fb_forget_locks(sqlq_db *db);
 
 #endif /* SQLQ_FIREBIRD_INT_H */

@@ -317,8 +317,6 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "SELECT 'sqlq_' || HASH(" "CAST($1 AS VARCHAR(200) CHARACTER SET OCTETS)) FROM RDB$DATABASE",
   [FB_SQL_POST] =
     "EXECUTE BLOCK (e VARCHAR(64) = $1) AS BEGIN POST_EVENT :e; END",
-  [FB_SQL_LOCK_ROW] = NULL,
-  [FB_SQL_LOCK_TAKE] = NULL,
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,

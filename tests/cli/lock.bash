@@ -1,0 +1,76 @@
+# tests/cli/lock.bash -- the body of the lock tests, sourced by lock.sh
+# (SQLite), fb_lock.sh (a Firebird server) and fb_lock_embedded.sh
+# (Firebird embedded) after lib.sh, with $url a database without the schema
+# yet.  sqlq lock: exit codes, conflicts (-n, -w, -E), signal forwarding,
+# and that the lock and the command die together.
+
+sq init >/dev/null
+
+run "lock runs the command" 0 sq lock L -- echo held
+expect_out "the command's output" "held"
+run "lock returns the command's code" 7 sq lock L -- sh -c 'exit 7'
+run "a killed command gives 128+N" 137 sq lock L -- sh -c 'kill -9 $$'
+run "a missing command gives 127" 127 sq lock L -- "$tmp/no-such-program"
+expect_error_line "a missing command is one line"
+run "lock without --" 0 sq lock L true
+run "names are any bytes" 0 sq lock "$(printf 'a "q\x01\xff b')" -- true
+run "a 10 kB name" 0 sq lock "$(head -c 10000 /dev/zero | tr '\0' n)" -- true
+
+# The command does not inherit the lock's descriptors: it sees the same
+# descriptor numbers as when started directly.
+sh -c 'ls /proc/$$/fd >"$0/fds-direct"' "$tmp"
+sq lock L -- sh -c 'ls /proc/$$/fd >"$0/fds-lock"' "$tmp"
+expect_eq "no leaked descriptors" "$(cat "$tmp/fds-lock")" "$(cat "$tmp/fds-direct")"
+
+# While a holder runs, others do not get the lock.
+"$SQLQ" --url "$url" lock L -- sh -c 'echo $$ >"$0/holder"; while [ ! -e "$0/release" ]; do sleep 0.05; done' "$tmp" &
+holder=$!
+bg_pids+=("$holder")
+wait_for_file "$tmp/holder" || fail "the holder did not start"
+run "-n on a held lock" 75 sq lock -n L -- true
+expect_error_line "-n conflict is one line"
+run "-E 9" 9 sq lock -n -E 9 L -- true
+run "another name is free" 0 sq lock -n other -- true
+start=$(now_ms)
+run "-w 0.3 on a held lock" 75 sq lock -w 0.3 L -- true
+checks=$((checks + 1))
+[ $(($(now_ms) - start)) -lt 5000 ] || fail "-w 0.3 took over 5 s"
+: >"$tmp/release"
+wait "$holder"
+expect_eq "the holder's exit code" $? 0
+run "-n after the holder ended" 0 sq lock -n L -- true
+run "-w waits for a release" 0 sq lock -w 10 L -- true
+
+# SIGTERM to sqlq lock reaches the command, whose code is returned.
+"$SQLQ" --url "$url" lock L -- sh -c 'trap "exit 5" TERM; echo $$ >"$0/term"; while :; do sleep 0.05; done' "$tmp" &
+holder=$!
+bg_pids+=("$holder")
+wait_for_file "$tmp/term" || fail "the command did not start"
+kill -TERM "$holder"
+wait_gone 10 "$holder" || fail "sqlq lock did not end after SIGTERM"
+wait "$holder"
+expect_eq "SIGTERM is forwarded" $? 5
+run "free after SIGTERM" 0 sq lock -n L -- true
+
+# SIGKILL of sqlq lock kills the command, and the lock is free only once the
+# command is gone.
+"$SQLQ" --url "$url" lock L -- sh -c 'echo $$ >"$0/victim"; exec sleep 30' "$tmp" &
+holder=$!
+bg_pids+=("$holder")
+wait_for_file "$tmp/victim" || fail "the command did not start"
+victim=$(cat "$tmp/victim")
+bg_pids+=("$victim")
+kill -9 "$holder"
+wait "$holder" 2>/dev/null
+code=75
+for i in $(seq 100); do
+  "$SQLQ" --url "$url" lock -n L -- sh -c '! kill -0 "$0" 2>/dev/null' "$victim" 2>/dev/null
+  code=$?
+  [ "$code" != 75 ] && break
+  sleep 0.05
+done
+expect_eq "the lock is had again, and only after the command died" "$code" 0
+checks=$((checks + 1))
+kill -0 "$victim" 2>/dev/null && fail "the command outlived sqlq lock"
+
+finish
