@@ -40,6 +40,7 @@
 ** CHAR(5), and 'dead ' would be stored. */
 #define STATE(s) "CAST('" s "' AS " TEXT(8) ")"
 #define QUEUE_PARAM(p) "CAST(" p " AS " TEXT(128) ")"
+#define ITEM_PARAM(p) "CAST(" p " AS " TEXT(1024) ")"
 
 /* A job of a FIFO group may run only when no earlier job of its group is
 ** unfinished.
@@ -131,6 +132,39 @@
   " GDSCODE read_conflict"
 #define CONFLICTS CONFLICT_GDSCODES " DO BEGIN END"
 #define CONFLICT_SKIPS CONFLICT_GDSCODES " DO skip = lim - 1;"
+
+/* The body of a block that takes the next n numbers of ring :r into :seq
+** (the first) and :cap (its capacity), then runs then.  Firebird 3's READ
+** COMMITTED waits for a row's lock, but when another pusher took the row
+** between its holder's commit and the waiter's UPDATE, the UPDATE fails
+** with an update conflict instead of waiting again: then the block tries
+** again (the WHEN undoes the failed attempt), each try waiting its turn,
+** until the transaction's lock timeout (MON$LOCK_TIMEOUT: -1 for ever, 0
+** none) has passed since the block started, when the error goes on to the
+** caller. */
+#define RING_TURN(n, then) \
+  " DECLARE started TIMESTAMP;" \
+  " DECLARE waits INTEGER;" \
+  " DECLARE again SMALLINT = 1;" \
+  " BEGIN" \
+  "  started = CAST('NOW' AS TIMESTAMP);" \
+  "  WHILE (again = 1) DO" \
+  "  BEGIN" \
+  "   again = 0;" \
+  "   UPDATE sqlq_rings SET next_seq = next_seq + " n " WHERE name = :r" \
+  "    RETURNING next_seq - " n ", capacity INTO :seq, :cap;" \
+  "   IF (ROW_COUNT > 0) THEN" \
+  "   BEGIN " then " END" \
+  "   WHEN GDSCODE deadlock, GDSCODE update_conflict DO" \
+  "   BEGIN" \
+  "    SELECT MON$LOCK_TIMEOUT FROM MON$TRANSACTIONS" \
+  "     WHERE MON$TRANSACTION_ID = CURRENT_TRANSACTION INTO :waits;" \
+  "    IF (COALESCE(waits, 0) = 0 OR (waits > 0 AND DATEDIFF(MILLISECOND FROM started" \
+  "     TO CAST('NOW' AS TIMESTAMP)) >= waits * 1000)) THEN EXCEPTION;" \
+  "    again = 1;" \
+  "   END" \
+  "  END" \
+  " END"
 
 const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   /* The version table, made (and committed, by an autonomous transaction)
@@ -312,6 +346,97 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "    payload, created_at, " NOW " FROM sqlq_jobs"
     "    WHERE id = :vi AND token = :vt AND state = 'running';"),
 
+  /* Rings (schema version 2).  ADVANCE takes the next numbers with an
+  ** UPDATE that keeps the ring's row locked until the transaction ends, so
+  ** that concurrent pushes take turns; PUSH does the same for one entry and
+  ** stores it.  Both are blocks (RING_TURN) that show their one row only
+  ** when the ring is there.  STORE writes the slot over what was there
+  ** (UPDATE OR INSERT MATCHING the primary key). */
+  [SQLQ__SQL_RING_CREATE] =
+    "MERGE INTO sqlq_rings r USING RDB$DATABASE ON r.name = " QUEUE_PARAM("$1")
+    " WHEN NOT MATCHED THEN INSERT (name, capacity, created_at)"
+    " VALUES (" QUEUE_PARAM("$1") ", CAST($2 AS BIGINT), " NOW ")",
+  [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1",
+  [SQLQ__SQL_RING_ADVANCE] =
+    "EXECUTE BLOCK (r " TEXT(128) " = $1, n BIGINT = $2)"
+    " RETURNS (seq BIGINT, cap BIGINT) AS"
+    RING_TURN(":n", "SUSPEND;"),
+  [SQLQ__SQL_RING_STORE] =
+    "UPDATE OR INSERT INTO sqlq_ring_entries (ring, slot, seq, \"AT\", payload)"
+    " VALUES ($1, MOD(CAST($2 AS BIGINT), CAST($3 AS BIGINT)), $2, " NOW ", $4)"
+    " MATCHING (ring, slot)",
+  [SQLQ__SQL_RING_PUSH] =
+    "EXECUTE BLOCK (r " TEXT(128) " = $1, p BLOB SUB_TYPE BINARY = $2)"
+    " RETURNS (seq BIGINT) AS"
+    " DECLARE cap BIGINT;"
+    RING_TURN("1",
+      "UPDATE OR INSERT INTO sqlq_ring_entries (ring, slot, seq, \"AT\", payload)"
+      " VALUES (:r, MOD(:seq, :cap), :seq, " NOW ", :p) MATCHING (ring, slot);"
+      " SUSPEND;"),
+  [SQLQ__SQL_RING_READ] =
+    "SELECT seq, \"AT\", payload FROM sqlq_ring_entries WHERE ring = $1 AND seq > $2"
+    " ORDER BY ring, seq"
+    " ROWS IIF(CAST($3 AS BIGINT) < 0, 9223372036854775807, CAST($3 AS BIGINT))",
+  [SQLQ__SQL_RING_CLEAR] = "DELETE FROM sqlq_ring_entries WHERE ring = $1",
+  [SQLQ__SQL_RING_DROP] = "DELETE FROM sqlq_rings WHERE name = $1",
+
+  /* Pools (schema version 2).  POOL_NEXT runs in a NO WAIT transaction
+  ** (SQLQ__TX_LAZY): it walks the pool's free items in LRU order and
+  ** stamps the first one it can, as the claim takes jobs.  An item another
+  ** caller is stamping fails its UPDATE with a lock conflict, which the
+  ** block catches and steps over, so concurrent callers get different
+  ** items.  The UPDATE also asks that the item's stamp be the one the walk
+  ** read: an item that another caller stamped (and committed) meanwhile is
+  ** now the most recently used, and the walk goes on to the next.  The
+  ** stamp is the clock, or one past the pool's newest committed stamp. */
+  [SQLQ__SQL_POOL_ADD] =
+    "MERGE INTO sqlq_pool_items i USING RDB$DATABASE"
+    " ON i.pool = " QUEUE_PARAM("$1") " AND i.item = " ITEM_PARAM("$2")
+    " WHEN NOT MATCHED THEN INSERT (pool, item)"
+    " VALUES (" QUEUE_PARAM("$1") ", " ITEM_PARAM("$2") ")",
+  [SQLQ__SQL_POOL_REMOVE] = "DELETE FROM sqlq_pool_items WHERE pool = $1 AND item = $2",
+  [SQLQ__SQL_POOL_LIST] =
+    "SELECT id, item, last_used, uses, IIF(held_until > " NOW ", held_until, NULL)"
+    " FROM sqlq_pool_items WHERE pool = $1 ORDER BY pool, last_used, id",
+  [SQLQ__SQL_POOL_NEXT] =
+    "EXECUTE BLOCK (p " TEXT(128) " = $1, hold BIGINT = $2, tok BIGINT = $3)"
+    " RETURNS (id BIGINT, item " TEXT(1024) ", last_used BIGINT, uses BIGINT,"
+    "  held_until BIGINT)"
+    " AS"
+    " DECLARE now BIGINT;"
+    " DECLARE cand BIGINT;"
+    " DECLARE seen BIGINT;"
+    " BEGIN"
+    "  now = " NOW ";"
+    "  FOR SELECT id, last_used FROM sqlq_pool_items WHERE pool = :p"
+    "   AND (held_until IS NULL OR held_until <= :now)"
+    "   ORDER BY last_used + 0, id INTO :cand, :seen DO"
+    "  BEGIN"
+    "   UPDATE sqlq_pool_items SET"
+    "    last_used = maxvalue(:now, (SELECT max(m.last_used) + 1 FROM sqlq_pool_items m"
+    "     WHERE m.pool = :p)),"
+    "    uses = uses + 1,"
+    "    held_until = IIF(:hold > 0, :now + :hold, NULL),"
+    "    token = IIF(:hold > 0, :tok, NULL)"
+    "    WHERE id = :cand AND last_used = :seen"
+    "    AND (held_until IS NULL OR held_until <= :now)"
+    "    RETURNING id, item, last_used, uses, held_until"
+    "    INTO :id, :item, :last_used, :uses, :held_until;"
+    "   IF (ROW_COUNT > 0) THEN"
+    "   BEGIN"
+    "    SUSPEND;"
+    "    LEAVE;"
+    "   END"
+    "   " CONFLICTS
+    "  END"
+    " END",
+  [SQLQ__SQL_POOL_COUNT] =
+    "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1"
+    " AND (" ITEM_PARAM("$2") " IS NULL OR item = $2)",
+  [SQLQ__SQL_POOL_RELEASE] =
+    "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
+    " WHERE pool = $1 AND item = $2 AND token = $3",
+
   /* The driver's own statements. */
   [FB_SQL_EVENT_NAME] =
     "SELECT 'sqlq_' || HASH(" "CAST($1 AS VARCHAR(200) CHARACTER SET OCTETS)) FROM RDB$DATABASE",
@@ -379,8 +504,39 @@ static const char migration_1[] =
   "CREATE TABLE sqlq_locks ("
   " lock_key BIGINT NOT NULL PRIMARY KEY)";
 
+/* Version 2: rings and pools (docs/schema.md).  The capacity and a ring's
+** created_at have no computed default: RING_CREATE gives them. */
+static const char migration_2[] =
+  "CREATE TABLE sqlq_rings ("
+  " name       " TEXT(128) " NOT NULL PRIMARY KEY,"
+  " capacity   BIGINT NOT NULL,"
+  " next_seq   BIGINT DEFAULT 1 NOT NULL,"
+  " created_at BIGINT NOT NULL,"
+  " CONSTRAINT sqlq_rings_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_rings_capacity CHECK (capacity BETWEEN 1 AND 1000000000))" FB_SEP
+  "CREATE TABLE sqlq_ring_entries ("
+  " ring    " TEXT(128) " NOT NULL,"
+  " slot    BIGINT NOT NULL,"
+  " seq     BIGINT NOT NULL,"
+  " \"AT\"    BIGINT NOT NULL,"
+  " payload BLOB SUB_TYPE BINARY NOT NULL,"
+  " CONSTRAINT sqlq_ring_entries_pk PRIMARY KEY (ring, slot))" FB_SEP
+  "CREATE UNIQUE INDEX sqlq_ring_entries_seq ON sqlq_ring_entries (ring, seq)" FB_SEP
+  "CREATE TABLE sqlq_pool_items ("
+  " id         BIGINT GENERATED BY DEFAULT AS IDENTITY NOT NULL PRIMARY KEY,"
+  " pool       " TEXT(128) " NOT NULL,"
+  " item       " TEXT(1024) " NOT NULL,"
+  " last_used  BIGINT DEFAULT 0 NOT NULL,"
+  " uses       BIGINT DEFAULT 0 NOT NULL,"
+  " held_until BIGINT,"
+  " token      BIGINT,"
+  " CONSTRAINT sqlq_pool_items_pool CHECK (octet_length(pool) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_pool_items_item CHECK (octet_length(item) BETWEEN 1 AND 1024),"
+  " CONSTRAINT sqlq_pool_items_unique UNIQUE (pool, item))" FB_SEP
+  "CREATE INDEX sqlq_pool_items_lru ON sqlq_pool_items (pool, last_used, id)";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
-  NULL,
+  migration_2,
   NULL,
 };
