@@ -51,11 +51,19 @@ int sqlq__fb_conflict(const ISC_STATUS *status) {
          sqlq__fb_has(status, isc_lock_timeout) || strcmp(state, "40001") == 0;
 }
 
-/* Whether status says that the file does not exist (ENOENT from the OS). */
+/* Whether status says that the file does not exist: ENOENT from the OS.
+** Embedded, the vector holds the number (isc_arg_unix); through a server,
+** only the server's text for it (isc_arg_interpreted, after
+** isc_io_open_err: ran, "No such file or directory" from Debian's server
+** for a missing file under an existing directory). */
 static int no_such_file(const ISC_STATUS *status) {
+  int open_err = sqlq__fb_has(status, isc_io_open_err);
   for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
     ISC_STATUS arg = *s++;
     if (arg == isc_arg_unix && *s == ENOENT) return 1;
+    if (arg == isc_arg_interpreted && open_err &&
+        strcmp((const char *)*s, "No such file or directory") == 0)
+      return 1;
     if (arg == isc_arg_cstring) s += 2;
     else s++;
   }
