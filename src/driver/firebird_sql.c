@@ -385,10 +385,18 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   ** stamps the first one it can, as the claim takes jobs.  An item another
   ** caller is stamping fails its UPDATE with a lock conflict, which the
   ** block catches and steps over, so concurrent callers get different
-  ** items.  The UPDATE also asks that the item's stamp be the one the walk
-  ** read: an item that another caller stamped (and committed) meanwhile is
-  ** now the most recently used, and the walk goes on to the next.  The
-  ** stamp is the clock, or one past the pool's newest committed stamp. */
+  ** items.  The UPDATE also asks that the item be as the walk read it: an
+  ** item that another caller stamped (and committed) meanwhile is now more
+  ** recently used, and the walk starts again from the LRU end (at most 100
+  ** times: each restart means another caller got an item).  The walk sorts
+  ** what it read (ORDER BY an expression) rather than following the index:
+  ** a READ COMMITTED cursor on an index reaches a row just stamped by
+  ** another caller through its old key and sees its new version, which
+  ** would hand it out again.  The stamp is the clock or one past the
+  ** pool's newest committed stamp.  The clock has millisecond resolution;
+  ** its microseconds come from a sequence (sqlq_pool_ticks), so that
+  ** concurrent callers in one millisecond get different stamps in the order
+  ** of their calls instead of ties that always favour the lowest id. */
   [SQLQ__SQL_POOL_ADD] =
     "MERGE INTO sqlq_pool_items i USING RDB$DATABASE"
     " ON i.pool = " QUEUE_PARAM("$1") " AND i.item = " ITEM_PARAM("$2")
@@ -406,28 +414,37 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     " DECLARE now BIGINT;"
     " DECLARE cand BIGINT;"
     " DECLARE seen BIGINT;"
+    " DECLARE walks INTEGER = 0;"
+    " DECLARE changed SMALLINT = 1;"
     " BEGIN"
-    "  now = " NOW ";"
-    "  FOR SELECT id, last_used FROM sqlq_pool_items WHERE pool = :p"
-    "   AND (held_until IS NULL OR held_until <= :now)"
-    "   ORDER BY last_used + 0, id INTO :cand, :seen DO"
+    "  now = " NOW " + MOD(NEXT VALUE FOR sqlq_pool_ticks, 1000);"
+    "  WHILE (changed = 1 AND walks < 100) DO"
     "  BEGIN"
-    "   UPDATE sqlq_pool_items SET"
-    "    last_used = maxvalue(:now, (SELECT max(m.last_used) + 1 FROM sqlq_pool_items m"
-    "     WHERE m.pool = :p)),"
-    "    uses = uses + 1,"
-    "    held_until = IIF(:hold > 0, :now + :hold, NULL),"
-    "    token = IIF(:hold > 0, :tok, NULL)"
-    "    WHERE id = :cand AND last_used = :seen"
+    "   changed = 0;"
+    "   walks = walks + 1;"
+    "   FOR SELECT id, last_used FROM sqlq_pool_items WHERE pool = :p"
     "    AND (held_until IS NULL OR held_until <= :now)"
-    "    RETURNING id, item, last_used, uses, held_until"
-    "    INTO :id, :item, :last_used, :uses, :held_until;"
-    "   IF (ROW_COUNT > 0) THEN"
+    "    ORDER BY last_used + 0, id INTO :cand, :seen DO"
     "   BEGIN"
-    "    SUSPEND;"
+    "    UPDATE sqlq_pool_items SET"
+    "     last_used = maxvalue(:now, (SELECT max(m.last_used) + 1 FROM sqlq_pool_items m"
+    "      WHERE m.pool = :p)),"
+    "     uses = uses + 1,"
+    "     held_until = IIF(:hold > 0, :now + :hold, NULL),"
+    "     token = IIF(:hold > 0, :tok, NULL)"
+    "     WHERE id = :cand AND last_used = :seen"
+    "     AND (held_until IS NULL OR held_until <= :now)"
+    "     RETURNING id, item, last_used, uses, held_until"
+    "     INTO :id, :item, :last_used, :uses, :held_until;"
+    "    IF (ROW_COUNT > 0) THEN"
+    "    BEGIN"
+    "     SUSPEND;"
+    "     EXIT;"
+    "    END"
+    "    changed = 1;"
     "    LEAVE;"
+    "    " CONFLICTS
     "   END"
-    "   " CONFLICTS
     "  END"
     " END",
   [SQLQ__SQL_POOL_COUNT] =
@@ -533,7 +550,9 @@ static const char migration_2[] =
   " CONSTRAINT sqlq_pool_items_pool CHECK (octet_length(pool) BETWEEN 1 AND 128),"
   " CONSTRAINT sqlq_pool_items_item CHECK (octet_length(item) BETWEEN 1 AND 1024),"
   " CONSTRAINT sqlq_pool_items_unique UNIQUE (pool, item))" FB_SEP
-  "CREATE INDEX sqlq_pool_items_lru ON sqlq_pool_items (pool, last_used, id)";
+  "CREATE INDEX sqlq_pool_items_lru ON sqlq_pool_items (pool, last_used, id)" FB_SEP
+  /* The microseconds of POOL_NEXT's clock (see there). */
+  "CREATE SEQUENCE sqlq_pool_ticks";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
