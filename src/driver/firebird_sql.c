@@ -135,13 +135,14 @@
 
 /* The body of a block that takes the next n numbers of ring :r into :seq
 ** (the first) and :cap (its capacity), then runs then.  Firebird 3's READ
-** COMMITTED waits for a row's lock, but when another pusher took the row
-** between its holder's commit and the waiter's UPDATE, the UPDATE fails
-** with an update conflict instead of waiting again: then the block tries
-** again (the WHEN undoes the failed attempt), each try waiting its turn,
-** until the transaction's lock timeout (MON$LOCK_TIMEOUT: -1 for ever, 0
-** none) has passed since the block started, when the error goes on to the
-** caller. */
+** COMMITTED waits for a row's lock, but when other pushers changed the row
+** meanwhile, the UPDATE that waited may fail with an update conflict (ran:
+** four pushers at once) or "no current record for fetch" (no_cur_rec), or
+** change no row although the ring is there (both seen with eight pushers
+** at once).  Then the block tries again (the WHEN undoes the failed
+** attempt), each try waiting its turn.  A conflict goes on to the caller
+** once the transaction's lock timeout (MON$LOCK_TIMEOUT: -1 for ever, 0
+** none) has passed since the block started. */
 #define RING_TURN(n, then) \
   " DECLARE started TIMESTAMP;" \
   " DECLARE waits INTEGER;" \
@@ -155,7 +156,8 @@
   "    RETURNING next_seq - " n ", capacity INTO :seq, :cap;" \
   "   IF (ROW_COUNT > 0) THEN" \
   "   BEGIN " then " END" \
-  "   WHEN GDSCODE deadlock, GDSCODE update_conflict DO" \
+  "   ELSE IF (EXISTS (SELECT 1 FROM sqlq_rings WHERE name = :r)) THEN again = 1;" \
+  "   WHEN GDSCODE deadlock, GDSCODE update_conflict, GDSCODE no_cur_rec DO" \
   "   BEGIN" \
   "    SELECT MON$LOCK_TIMEOUT FROM MON$TRANSACTIONS" \
   "     WHERE MON$TRANSACTION_ID = CURRENT_TRANSACTION INTO :waits;" \
@@ -382,21 +384,24 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
 
   /* Pools (schema version 2).  POOL_NEXT runs in a NO WAIT transaction
   ** (SQLQ__TX_LAZY): it walks the pool's free items in LRU order and
-  ** stamps the first one it can, as the claim takes jobs.  An item another
-  ** caller is stamping fails its UPDATE with a lock conflict, which the
-  ** block catches and steps over, so concurrent callers get different
-  ** items.  The UPDATE also asks that the item be as the walk read it: an
-  ** item that another caller stamped (and committed) meanwhile is now more
-  ** recently used, and the walk starts again from the LRU end (at most 100
-  ** times: each restart means another caller got an item).  The walk sorts
-  ** what it read (ORDER BY an expression) rather than following the index:
-  ** a READ COMMITTED cursor on an index reaches a row just stamped by
-  ** another caller through its old key and sees its new version, which
-  ** would hand it out again.  The stamp is the clock or one past the
-  ** pool's newest committed stamp.  The clock has millisecond resolution;
-  ** its microseconds come from a sequence (sqlq_pool_ticks), so that
-  ** concurrent callers in one millisecond get different stamps in the order
-  ** of their calls instead of ties that always favour the lowest id. */
+  ** stamps the first one it can.  The UPDATE asks that the item be as the
+  ** walk read it: an item that another caller stamped (and committed)
+  ** meanwhile is now more recently used.  When an item changed, or another
+  ** caller is stamping it (a lock conflict, which the block catches; or "no
+  ** current record for fetch", see RING_TURN), the walk goes on to the next
+  ** item, and when it found none, walks again, for up to a second: an
+  ** item being stamped is free again once its caller commits, a
+  ** millisecond later, and NO WAIT cannot wait for it.  So concurrent
+  ** callers get different items, in LRU order, and "none free" means
+  ** held.  The walk sorts what it read (ORDER BY an expression) rather
+  ** than following the index: a READ COMMITTED cursor on an index reaches
+  ** a row just stamped by another caller through its old key and sees its
+  ** new version, which would hand it out again.  The stamp is the clock or
+  ** one past the pool's newest committed stamp.  The clock has millisecond
+  ** resolution; its microseconds come from a sequence (sqlq_pool_ticks),
+  ** so that concurrent callers in one millisecond get different stamps in
+  ** the order of their calls instead of ties that always favour the
+  ** lowest id. */
   [SQLQ__SQL_POOL_ADD] =
     "MERGE INTO sqlq_pool_items i USING RDB$DATABASE"
     " ON i.pool = " QUEUE_PARAM("$1") " AND i.item = " ITEM_PARAM("$2")
@@ -414,14 +419,15 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     " DECLARE now BIGINT;"
     " DECLARE cand BIGINT;"
     " DECLARE seen BIGINT;"
-    " DECLARE walks INTEGER = 0;"
+    " DECLARE started TIMESTAMP;"
     " DECLARE changed SMALLINT = 1;"
     " BEGIN"
     "  now = " NOW " + MOD(NEXT VALUE FOR sqlq_pool_ticks, 1000);"
-    "  WHILE (changed = 1 AND walks < 100) DO"
+    "  started = CAST('NOW' AS TIMESTAMP);"
+    "  WHILE (changed = 1 AND DATEDIFF(MILLISECOND FROM started"
+    "   TO CAST('NOW' AS TIMESTAMP)) < 1000) DO"
     "  BEGIN"
     "   changed = 0;"
-    "   walks = walks + 1;"
     "   FOR SELECT id, last_used FROM sqlq_pool_items WHERE pool = :p"
     "    AND (held_until IS NULL OR held_until <= :now)"
     "    ORDER BY last_used + 0, id INTO :cand, :seen DO"
@@ -443,7 +449,7 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "    END"
     "    changed = 1;"
     "    LEAVE;"
-    "    " CONFLICTS
+    "    " CONFLICT_GDSCODES ", GDSCODE no_cur_rec DO changed = 1;"
     "   END"
     "  END"
     " END",
