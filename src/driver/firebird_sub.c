@@ -31,7 +31,10 @@
 **
 ** A trigger's description (COMMENT ON TRIGGER) is the subscribed name,
 ** which SUB_TRIGGERS reports as the trigger's table while that name still
-** means the table the trigger is on.
+** means the table the trigger is on.  Each trigger is granted what it
+** does (insert jobs, read the subscriptions, call the JSON functions), so
+** that a user who may write the table needs no right on sqlq's tables;
+** the subscriber must be able to grant that (own sqlq's schema).
 **
 ** Quoting: identifiers are double-quoted with quotes doubled, literals
 ** single-quoted with quotes doubled (Firebird gives the backslash no
@@ -57,6 +60,17 @@ static const struct {
     {SQLQ_ON_DELETE, "delete", "DELETE", 'd'},
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
+
+/* What a trigger may do whoever writes its table: the writer needs no
+** right on sqlq's tables. */
+static const char *const grants[] = {
+    "INSERT ON sqlq_jobs",
+    "SELECT ON sqlq_subscriptions",
+    "EXECUTE ON FUNCTION sqlq_json_text",
+    "EXECUTE ON FUNCTION sqlq_json_bytes",
+    "EXECUTE ON FUNCTION sqlq_json_key",
+};
+#define N_GRANTS (sizeof grants / sizeof grants[0])
 
 /* A column of the table, from SUB_COLUMNS: the plan's, with the JSON kind
 ** of its values ('n' number, 'b' boolean, 's' text, 'x' bytes, 't' other). */
@@ -197,6 +211,9 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, const char *re
   sqlq__buf_addf(b, "COMMENT ON TRIGGER \"%s_%c\" IS ", plan->base, kinds[k].suffix);
   add_literal(b, plan->table);
   sqlq__buf_add(b, FB_SEP);
+  for (size_t i = 0; i < N_GRANTS; i++)
+    sqlq__buf_addf(b, "GRANT %s TO TRIGGER \"%s_%c\"" FB_SEP, grants[i], plan->base,
+                   kinds[k].suffix);
 }
 
 /* The actions whose triggers exist (anywhere), by SUB_TRIGGERS. */

@@ -81,6 +81,33 @@ print(len(j["group_key"].encode()), len(json.loads(j["payload"])["pk"]["k"]))')"
 sq unsubscribe longkey --tag longkey >/dev/null
 sq purge longkey >/dev/null
 
+# A user with rights on the application's table only (none on sqlq's):
+# the triggers have the rights they need of their own.  The user is made
+# by SYSDBA (tests/servers/firebird.sh: password sqlq-sysdba) and dropped
+# at exit.
+app_user="SQLQ_APP_$$"
+isql-fb -q -b -m -user SYSDBA -password sqlq-sysdba "$fb_database" >/dev/null \
+  <<<"CREATE USER $app_user PASSWORD 'app-secret';" || fail "cannot create user $app_user"
+drop_app_user() {
+  isql-fb -q -b -m -user SYSDBA -password sqlq-sysdba "$fb_database" >/dev/null 2>&1 \
+    <<<"DROP USER $app_user;"
+  fb_database_drop
+}
+trap drop_app_user EXIT
+app_sql "CREATE TABLE theirs (id integer PRIMARY KEY, data blob sub_type binary, note varchar(10));
+GRANT ALL ON theirs TO USER $app_user"
+sq subscribe theirs --on insert,update,delete --tag theirs --rows >/dev/null
+run "another user writes the table" 0 isql-fb -q -b -m -ch UTF8 -user "$app_user" -password app-secret \
+  "$fb_database" < <(echo "INSERT INTO theirs VALUES (1, x'0a', 'n'); UPDATE theirs SET note = 'm'; DELETE FROM theirs;")
+expect_eq "and its changes have events" \
+  "$(sq jobs --json theirs | grep -o 'action\\":\\"[a-z]*' | tr -d '\\"' | tr '\n' ' ')" \
+  "action:insert action:update action:delete "
+run "that user cannot enqueue itself" 1 isql-fb -q -b -m -user "$app_user" -password app-secret \
+  "$fb_database" < <(echo "INSERT INTO sqlq_jobs (queue, payload) VALUES ('theirs', x'00');")
+expect_out_has "no right on sqlq_jobs" "no permission for INSERT access to TABLE SQLQ_JOBS"
+sq unsubscribe theirs --tag theirs >/dev/null
+sq purge theirs >/dev/null
+
 # Concurrent subscribers of one table, each with its own actions: they take
 # turns (SUB_REMOVE locks the table's row of sqlq_sub_locks), and the
 # triggers they leave behind serve every tag.
