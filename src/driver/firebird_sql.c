@@ -237,7 +237,10 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
 
   /* Subscriptions (firebird_sub.c makes the triggers).  A table name is
   ** looked up as RELATION_OF says; names come out of the RDB$ tables
-  ** without their CHAR padding. */
+  ** without their CHAR padding.  SUB_COLUMNS gives firebird_sub.c two more
+  ** columns: the JSON kind of each column's values ('x' bytes, 'n' number,
+  ** 'b' boolean, 's' text, 't' anything else, cast to text) and the
+  ** table's stored name. */
   [SQLQ__SQL_SUB_COLUMNS] =
     "SELECT TRIM(TRAILING FROM f.RDB$FIELD_NAME),"
     " COALESCE((SELECT s.RDB$FIELD_POSITION + 1 FROM RDB$RELATION_CONSTRAINTS c"

@@ -167,7 +167,7 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, const char *re
   sqlq__buf_addf(b, "RECREATE TRIGGER \"%s_%c\" FOR ", plan->base, kinds[k].suffix);
   sqlq__buf_quote(b, relation, '"');
   sqlq__buf_addf(b, " ACTIVE AFTER %s POSITION 32000 AS"
-                    " DECLARE tag " "VARCHAR(128) CHARACTER SET OCTETS;"
+                    " DECLARE tag VARCHAR(128) CHARACTER SET OCTETS;"
                     " DECLARE with_rows SMALLINT;"
                     " DECLARE pk BLOB SUB_TYPE TEXT CHARACTER SET UTF8;"
                     " DECLARE head BLOB SUB_TYPE TEXT CHARACTER SET UTF8;"
@@ -285,7 +285,7 @@ int sqlq__fb_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan) {
     rc = read_kinds(db, plan, cols, &relation);
   }
   sqlq__buf b = {NULL, 0, 0, 0};
-  sqlq__buf_add(&b, "");
+  sqlq__buf_add(&b, ""); /* nothing to do is the empty script */
   for (size_t k = 0; rc == SQLQ_OK && k < N_KINDS; k++) {
     if (plan->actions & kinds[k].bit)
       add_trigger(&b, plan, relation, cols, k);
