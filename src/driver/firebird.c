@@ -488,6 +488,6 @@ const sqlq_driver sqlq__driver_firebird = {
   .lock = sqlq__fb_lock,
   .unlock = sqlq__fb_unlock,
   .lock_xact = NULL,
-  .sub_triggers = NULL,
+  .sub_triggers = sqlq__fb_sub_triggers,
   .native = fb_native,
 };

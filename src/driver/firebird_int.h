@@ -2,7 +2,8 @@
 ** firebird_int.h -- declarations shared by the files of the Firebird
 ** driver (firebird.c: attachments, transactions, errors; firebird_stmt.c:
 ** statements on XSQLDA; firebird_sql.c: the dialect; firebird_wait.c:
-** wake-ups with POST_EVENT; firebird_lock.c: named locks).
+** wake-ups with POST_EVENT; firebird_lock.c: named locks; firebird_sub.c:
+** the triggers of table subscriptions).
 **
 ** The driver speaks the legacy ISC API of libfbclient (ibase.h), which
 ** serves both a server (`firebird://`) and an embedded database file
@@ -160,6 +161,9 @@ int sqlq__fb_wait_prepare(sqlq_db *db, const char *channel);
 int sqlq__fb_wait(sqlq_db *db, const char *channel, int wake_fd, int64_t deadline_ns);
 int sqlq__fb_notify(sqlq_db *db, const char *channel, int n);
 void sqlq__fb_forget_wait(sqlq_db *db);
+
+/* The triggers of table subscriptions (firebird_sub.c). */
+int sqlq__fb_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);
 
 /* Named locks (firebird_lock.c). */
 int sqlq__fb_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,

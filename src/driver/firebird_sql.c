@@ -168,6 +168,35 @@
   "  END" \
   " END"
 
+
+/* A subscribed table's name as a parameter: as text, to compare with the
+** RDB$ tables' names, and as bytes, as sqlq_subscriptions keeps it. */
+#define NAME_PARAM(p) "CAST(" p " AS VARCHAR(63) CHARACTER SET UTF8)"
+#define TABLE_PARAM(p) "CAST(" p " AS " TEXT(63) ")"
+
+/* The stored name (CHAR, padded) of the table that the name n (an
+** expression of type NAME_PARAM) means: the user table stored under
+** exactly that name, else, when n is a regular identifier (as typed
+** without quotes), the one stored under its upper-case form.  So
+** `languages` finds the table LANGUAGES that `CREATE TABLE languages` made,
+** and "languages" made with quotes when there is one.  A CHAR comparison
+** ignores trailing spaces: the lengths must match too. */
+#define USER_TABLE(r) "COALESCE(" r ".RDB$SYSTEM_FLAG, 0) = 0 AND " r ".RDB$VIEW_BLR IS NULL"
+#define RELATION_OF(n) \
+  "COALESCE((SELECT r.RDB$RELATION_NAME FROM RDB$RELATIONS r WHERE r.RDB$RELATION_NAME = " n \
+  "  AND OCTET_LENGTH(TRIM(TRAILING FROM r.RDB$RELATION_NAME)) = OCTET_LENGTH(" n ")" \
+  "  AND " USER_TABLE("r") ")," \
+  " (SELECT r.RDB$RELATION_NAME FROM RDB$RELATIONS r WHERE r.RDB$RELATION_NAME = UPPER(" n ")" \
+  "  AND " n " SIMILAR TO '[A-Za-z][A-Za-z0-9_$]*'" \
+  "  AND OCTET_LENGTH(TRIM(TRAILING FROM r.RDB$RELATION_NAME)) = OCTET_LENGTH(" n ")" \
+  "  AND " USER_TABLE("r") "))"
+
+/* Whether the column type t (RDB$FIELDS) holds bytes: a BLOB other than
+** text, or text in CHARACTER SET OCTETS. */
+#define BYTES_TYPE(t) \
+  "((" t ".RDB$FIELD_TYPE = 261 AND " t ".RDB$FIELD_SUB_TYPE <> 1)" \
+  " OR (" t ".RDB$FIELD_TYPE IN (14, 37, 261) AND " t ".RDB$CHARACTER_SET_ID = 1))"
+
 const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   /* The version table, made (and committed, by an autonomous transaction)
   ** when missing; concurrent makers lose quietly.  Its row 0 is the lock
@@ -459,6 +488,67 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_POOL_RELEASE] =
     "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
     " WHERE pool = $1 AND item = $2 AND token = $3",
+  /* Subscriptions (firebird_sub.c makes the triggers).  A table name is
+  ** looked up as RELATION_OF says; names come out of the RDB$ tables
+  ** without their CHAR padding.  SUB_COLUMNS gives firebird_sub.c two more
+  ** columns: the JSON kind of each column's values ('x' bytes, 'n' number,
+  ** 'b' boolean, 's' text, 't' anything else, cast to text) and the
+  ** table's stored name. */
+  [SQLQ__SQL_SUB_COLUMNS] =
+    "SELECT TRIM(TRAILING FROM f.RDB$FIELD_NAME),"
+    " COALESCE((SELECT s.RDB$FIELD_POSITION + 1 FROM RDB$RELATION_CONSTRAINTS c"
+    "  JOIN RDB$INDEX_SEGMENTS s ON s.RDB$INDEX_NAME = c.RDB$INDEX_NAME"
+    "  WHERE c.RDB$RELATION_NAME = f.RDB$RELATION_NAME AND c.RDB$CONSTRAINT_TYPE = 'PRIMARY KEY'"
+    "  AND s.RDB$FIELD_NAME = f.RDB$FIELD_NAME), 0),"
+    " IIF(" BYTES_TYPE("t") ", 1, 0),"
+    " CASE WHEN " BYTES_TYPE("t") " THEN 'x'"
+    "  WHEN t.RDB$FIELD_TYPE IN (7, 8, 10, 11, 16, 27) THEN 'n'"
+    "  WHEN t.RDB$FIELD_TYPE = 23 THEN 'b'"
+    "  WHEN t.RDB$FIELD_TYPE IN (14, 37, 261) THEN 's' ELSE 't' END,"
+    " TRIM(TRAILING FROM f.RDB$RELATION_NAME)"
+    " FROM RDB$RELATION_FIELDS f JOIN RDB$FIELDS t ON t.RDB$FIELD_NAME = f.RDB$FIELD_SOURCE"
+    " WHERE f.RDB$RELATION_NAME = " RELATION_OF(NAME_PARAM("$1"))
+    " ORDER BY f.RDB$FIELD_POSITION",
+  [SQLQ__SQL_SUB_ADD] =
+    "MERGE INTO sqlq_subscriptions s USING RDB$DATABASE"
+    " ON s.table_name = " TABLE_PARAM("$1") " AND s.action = CAST($2 AS " TEXT(8) ")"
+    " AND s.tag = " QUEUE_PARAM("$3")
+    " WHEN MATCHED THEN UPDATE SET with_rows = CAST($4 AS SMALLINT)"
+    " WHEN NOT MATCHED THEN INSERT (table_name, action, tag, with_rows, created_at)"
+    " VALUES (" TABLE_PARAM("$1") ", CAST($2 AS " TEXT(8) "), " QUEUE_PARAM("$3") ","
+    " CAST($4 AS SMALLINT), " NOW ")",
+  /* The table's row of sqlq_sub_locks is made (and committed at once, by
+  ** a statement of its own, whose insert changes() does not count) when
+  ** missing, then locked until the transaction ends: the changes of one
+  ** table's subscriptions take turns from here on (see sub_triggers in
+  ** sqlq_int.h).  A sub-block's WHEN undoes nothing of the transaction. */
+  [SQLQ__SQL_SUB_REMOVE] =
+    "EXECUTE BLOCK (t " TEXT(63) " = $1, g " TEXT(128) " = $2) AS"
+    " DECLARE k " TEXT(63) ";"
+    " BEGIN"
+    "  IF (NOT EXISTS (SELECT 1 FROM sqlq_sub_locks WHERE table_name = :t)) THEN"
+    "  BEGIN"
+    "   EXECUTE STATEMENT ('INSERT INTO sqlq_sub_locks (table_name) VALUES (?)') (:t)"
+    "    WITH AUTONOMOUS TRANSACTION;"
+    "   WHEN GDSCODE unique_key_violation, GDSCODE no_dup DO BEGIN END"
+    "  END"
+    "  SELECT table_name FROM sqlq_sub_locks WHERE table_name = :t WITH LOCK INTO :k;"
+    "  DELETE FROM sqlq_subscriptions WHERE table_name = :t AND tag = :g;"
+    " END",
+  [SQLQ__SQL_SUB_ACTIONS] =
+    "SELECT action, with_rows FROM sqlq_subscriptions WHERE table_name = " TABLE_PARAM("$1"),
+  [SQLQ__SQL_SUB_LIST] =
+    "SELECT table_name, tag, action, with_rows, created_at FROM sqlq_subscriptions"
+    " ORDER BY table_name, tag, action",
+  /* A trigger's description is the table name it was made for
+  ** (firebird_sub.c): the trigger's table is reported by that name while
+  ** the name still means that table. */
+  [SQLQ__SQL_SUB_TRIGGERS] =
+    "SELECT TRIM(TRAILING FROM t.RDB$TRIGGER_NAME),"
+    " IIF(" RELATION_OF("t.d") " = t.RDB$RELATION_NAME, t.d, TRIM(TRAILING FROM t.RDB$RELATION_NAME))"
+    " FROM (SELECT RDB$TRIGGER_NAME, RDB$RELATION_NAME,"
+    "  CAST(SUBSTRING(RDB$DESCRIPTION FROM 1 FOR 63) AS VARCHAR(63) CHARACTER SET UTF8) AS d"
+    "  FROM RDB$TRIGGERS WHERE RDB$TRIGGER_NAME STARTING WITH CAST($1 AS VARCHAR(31) CHARACTER SET UTF8)) t",
 
   /* The driver's own statements. */
   [FB_SQL_EVENT_NAME] =
@@ -560,8 +650,92 @@ static const char migration_2[] =
   /* The microseconds of POOL_NEXT's clock (see there). */
   "CREATE SEQUENCE sqlq_pool_ticks";
 
+/* Version 3: table subscriptions (docs/schema.md), the rows that make one
+** table's subscription changes take turns (SUB_REMOVE), and the functions
+** the triggers of firebird_sub.c build their JSON with:
+** - sqlq_json_text(s): s as a JSON string (quote, backslash and control
+**   characters escaped; other characters as they are), or null;
+** - sqlq_json_bytes(b): the JSON string "\\x" and b's bytes in lower-case
+**   hex, or null;
+** - sqlq_json_key(s): s cut to at most 255 bytes of UTF-8 (a group key),
+**   never inside a character. */
+static const char migration_3[] =
+  "CREATE TABLE sqlq_subscriptions ("
+  " table_name " TEXT(63) " NOT NULL,"
+  " action     " TEXT(8) " NOT NULL,"
+  " tag        " TEXT(128) " NOT NULL,"
+  " with_rows  SMALLINT DEFAULT 0 NOT NULL,"
+  " created_at BIGINT NOT NULL,"
+  " CONSTRAINT sqlq_subscriptions_pk PRIMARY KEY (table_name, action, tag),"
+  " CONSTRAINT sqlq_subscriptions_table CHECK (octet_length(table_name) BETWEEN 1 AND 63),"
+  " CONSTRAINT sqlq_subscriptions_action CHECK (action IN ('insert','update','delete')),"
+  " CONSTRAINT sqlq_subscriptions_tag CHECK (octet_length(tag) BETWEEN 1 AND 128))" FB_SEP
+  "CREATE TRIGGER sqlq_subscriptions_set FOR sqlq_subscriptions ACTIVE BEFORE INSERT POSITION 0 AS"
+  " BEGIN"
+  "  IF (NEW.created_at IS NULL) THEN NEW.created_at = " NOW ";"
+  " END" FB_SEP
+  "CREATE TABLE sqlq_sub_locks ("
+  " table_name " TEXT(63) " NOT NULL PRIMARY KEY)" FB_SEP
+  "CREATE FUNCTION sqlq_json_text (s BLOB SUB_TYPE TEXT CHARACTER SET UTF8)"
+  " RETURNS BLOB SUB_TYPE TEXT CHARACTER SET UTF8 AS"
+  " DECLARE c INTEGER = 0;"
+  " BEGIN"
+  "  IF (s IS NULL) THEN RETURN 'null';"
+  "  s = REPLACE(REPLACE(s, '\\', '\\\\'), '\"', '\\\"');"
+  "  WHILE (c < 32) DO"
+  "  BEGIN"
+  "   IF (POSITION(ASCII_CHAR(c) IN s) > 0) THEN"
+  "    s = REPLACE(s, ASCII_CHAR(c), DECODE(c, 8, CAST('\\b' AS VARCHAR(6)),"
+  "     9, CAST('\\t' AS VARCHAR(6)), 10, CAST('\\n' AS VARCHAR(6)),"
+  "     12, CAST('\\f' AS VARCHAR(6)), 13, CAST('\\r' AS VARCHAR(6)),"
+  "     '\\u00' || SUBSTRING('0123456789abcdef' FROM BIN_SHR(c, 4) + 1 FOR 1)"
+  "     || SUBSTRING('0123456789abcdef' FROM BIN_AND(c, 15) + 1 FOR 1)));"
+  "   c = c + 1;"
+  "  END"
+  "  RETURN '\"' || s || '\"';"
+  " END" FB_SEP
+  "CREATE FUNCTION sqlq_json_bytes (b BLOB SUB_TYPE BINARY)"
+  " RETURNS BLOB SUB_TYPE TEXT CHARACTER SET UTF8 AS"
+  " DECLARE n INTEGER;"
+  " DECLARE i INTEGER = 1;"
+  " DECLARE j INTEGER;"
+  " DECLARE v INTEGER;"
+  " DECLARE chunk " TEXT(1024) ";"
+  " DECLARE hex VARCHAR(2048) CHARACTER SET UTF8;"
+  " DECLARE r BLOB SUB_TYPE TEXT CHARACTER SET UTF8 = '\"\\\\x';"
+  " BEGIN"
+  "  IF (b IS NULL) THEN RETURN 'null';"
+  "  n = OCTET_LENGTH(b);"
+  "  WHILE (i <= n) DO"
+  "  BEGIN"
+  "   chunk = SUBSTRING(b FROM i FOR 1024);"
+  "   hex = '';"
+  "   j = 1;"
+  "   WHILE (j <= OCTET_LENGTH(chunk)) DO"
+  "   BEGIN"
+  "    v = ASCII_VAL(SUBSTRING(chunk FROM j FOR 1));"
+  "    hex = hex || SUBSTRING('0123456789abcdef' FROM BIN_SHR(v, 4) + 1 FOR 1)"
+  "     || SUBSTRING('0123456789abcdef' FROM BIN_AND(v, 15) + 1 FOR 1);"
+  "    j = j + 1;"
+  "   END"
+  "   r = r || hex;"
+  "   i = i + 1024;"
+  "  END"
+  "  RETURN r || '\"';"
+  " END" FB_SEP
+  "CREATE FUNCTION sqlq_json_key (s BLOB SUB_TYPE TEXT CHARACTER SET UTF8)"
+  " RETURNS " TEXT(255) " AS"
+  " DECLARE b " TEXT(1020) ";"
+  " DECLARE n INTEGER = 255;"
+  " BEGIN"
+  "  b = CAST(SUBSTRING(s FROM 1 FOR 255) AS VARCHAR(255) CHARACTER SET UTF8);"
+  "  IF (OCTET_LENGTH(b) <= n) THEN RETURN b;"
+  "  WHILE (n > 0 AND BIN_AND(ASCII_VAL(SUBSTRING(b FROM n + 1 FOR 1)), 192) = 128) DO n = n - 1;"
+  "  RETURN SUBSTRING(b FROM 1 FOR n);"
+  " END";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
   migration_2,
-  NULL,
+  migration_3,
 };

@@ -8,6 +8,8 @@
 #   app_bin HEX     print an SQL expression for the bytes HEX
 #   $auto_pk        the column definition of an auto-numbered integer key
 #   $bytes_type     a column type for up to 16 bytes
+#   $no_rename      (optional) 1 when the dialect cannot rename a table
+#                   (Firebird): the checks of a renamed table are skipped
 # The application's tables are written by that client only: the events come
 # from the triggers, never from sqlq.
 
@@ -191,22 +193,24 @@ expect_eq "events again" "$(count doom)" 1
 app_sql "DROP TABLE doomed"
 run "unsubscribe a dropped table" 0 sq unsubscribe doomed --tag doom
 
-app_sql "CREATE TABLE oldname (id integer PRIMARY KEY)"
-sq subscribe oldname --on insert --tag moving >/dev/null
-sq subscribe oldname --on insert --tag staying >/dev/null
-app_sql "ALTER TABLE oldname RENAME TO newname"
-expect_eq "a renamed table" "$(status oldname moving)" moved
-app_sql "INSERT INTO newname (id) VALUES (1)"
-expect_eq "a renamed table still sends, under its subscribed name" "$(events moving)" \
-  '{"action":"insert","at":"AT","pk":{"id":1},"table":"oldname"}'
-run "unsubscribe one tag of a renamed table" 0 sq unsubscribe oldname --tag moving
-app_sql "INSERT INTO newname (id) VALUES (2)"
-expect_eq "the unsubscribed tag gets no more" "$(count moving)" 1
-expect_eq "the other tag still gets the renamed table's events" "$(count staying)" 2
-expect_eq "and stays moved" "$(status oldname staying)" moved
-run "unsubscribe the last tag of a renamed table" 0 sq unsubscribe oldname --tag staying
-app_sql "INSERT INTO newname (id) VALUES (3)"
-expect_eq "its triggers went with the last subscription" "$(count staying)" 2
+if [ "${no_rename:-0}" != 1 ]; then
+  app_sql "CREATE TABLE oldname (id integer PRIMARY KEY)"
+  sq subscribe oldname --on insert --tag moving >/dev/null
+  sq subscribe oldname --on insert --tag staying >/dev/null
+  app_sql "ALTER TABLE oldname RENAME TO newname"
+  expect_eq "a renamed table" "$(status oldname moving)" moved
+  app_sql "INSERT INTO newname (id) VALUES (1)"
+  expect_eq "a renamed table still sends, under its subscribed name" "$(events moving)" \
+    '{"action":"insert","at":"AT","pk":{"id":1},"table":"oldname"}'
+  run "unsubscribe one tag of a renamed table" 0 sq unsubscribe oldname --tag moving
+  app_sql "INSERT INTO newname (id) VALUES (2)"
+  expect_eq "the unsubscribed tag gets no more" "$(count moving)" 1
+  expect_eq "the other tag still gets the renamed table's events" "$(count staying)" 2
+  expect_eq "and stays moved" "$(status oldname staying)" moved
+  run "unsubscribe the last tag of a renamed table" 0 sq unsubscribe oldname --tag staying
+  app_sql "INSERT INTO newname (id) VALUES (3)"
+  expect_eq "its triggers went with the last subscription" "$(count staying)" 2
+fi
 
 # ---------------------------------------------------------------------------
 # Garbage: one line on stderr, a sysexits code, nothing changed.
