@@ -50,12 +50,30 @@ int sqlq__fb_has(const ISC_STATUS *status, ISC_STATUS gdscode) {
   return 0;
 }
 
+/* Whether status is the engine's "cannot update erased record" (isc_random
+** with that text, not a code of its own): an UPDATE reached a row that a
+** concurrent transaction deleted and committed after the statement read
+** it (seen embedded: a claim's UPDATE of a job another worker had acked
+** meanwhile).  Another transaction changed the row: a conflict. */
+static int erased_meanwhile(const ISC_STATUS *status) {
+  for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
+    ISC_STATUS arg = *s++;
+    if (arg == isc_arg_gds && *s == isc_random && s[1] == isc_arg_string &&
+        strcmp((const char *)s[2], "cannot update erased record") == 0)
+      return 1;
+    if (arg == isc_arg_cstring) s += 2;
+    else s++;
+  }
+  return 0;
+}
+
 int sqlq__fb_conflict(const ISC_STATUS *status) {
   char state[FB_SQLSTATE_SIZE];
   fb_sqlstate(state, status);
   return sqlq__fb_has(status, isc_update_conflict) || sqlq__fb_has(status, isc_read_conflict) ||
          sqlq__fb_has(status, isc_lock_conflict) || sqlq__fb_has(status, isc_deadlock) ||
-         sqlq__fb_has(status, isc_lock_timeout) || strcmp(state, "40001") == 0;
+         sqlq__fb_has(status, isc_lock_timeout) || strcmp(state, "40001") == 0 ||
+         erased_meanwhile(status);
 }
 
 /* Whether status says that the file does not exist: ENOENT from the OS,
