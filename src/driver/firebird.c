@@ -9,6 +9,13 @@
 ** does not exist is created by `sqlq init` (the first statement init runs,
 ** SCHEMA_TABLE, creates it: see fb_exec), when the URL names a path.
 **
+** An attachment lost outside a transaction (the server restarted, the
+** network broke) is made again at the next call that needs it, at most
+** as often as sqlq__backoff allows: the statements prepared on the lost
+** one are dropped, to be prepared again on the new one.  Within a
+** transaction, losing it fails the call with SQLQ_UNAVAILABLE; the
+** transaction is gone, and the call after its rollback attaches again.
+**
 ** Transactions are READ COMMITTED RECORD_VERSION, so that readers never
 ** wait.  Writing ones wait for row locks up to the busy timeout, except the
 ** queue's own short transactions (SQLQ__TX_LAZY: claims, acks, failures),
@@ -43,26 +50,41 @@ int sqlq__fb_has(const ISC_STATUS *status, ISC_STATUS gdscode) {
   return 0;
 }
 
+/* Whether status is the engine's "cannot update erased record" (isc_random
+** with that text, not a code of its own): an UPDATE reached a row that a
+** concurrent transaction deleted and committed after the statement read
+** it (seen embedded: a claim's UPDATE of a job another worker had acked
+** meanwhile).  Another transaction changed the row: a conflict. */
+static int erased_meanwhile(const ISC_STATUS *status) {
+  for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
+    ISC_STATUS arg = *s++;
+    if (arg == isc_arg_gds && *s == isc_random && s[1] == isc_arg_string &&
+        strcmp((const char *)s[2], "cannot update erased record") == 0)
+      return 1;
+    if (arg == isc_arg_cstring) s += 2;
+    else s++;
+  }
+  return 0;
+}
+
 int sqlq__fb_conflict(const ISC_STATUS *status) {
   char state[FB_SQLSTATE_SIZE];
   fb_sqlstate(state, status);
   return sqlq__fb_has(status, isc_update_conflict) || sqlq__fb_has(status, isc_read_conflict) ||
          sqlq__fb_has(status, isc_lock_conflict) || sqlq__fb_has(status, isc_deadlock) ||
-         sqlq__fb_has(status, isc_lock_timeout) || strcmp(state, "40001") == 0;
+         sqlq__fb_has(status, isc_lock_timeout) || strcmp(state, "40001") == 0 ||
+         erased_meanwhile(status);
 }
 
-/* Whether status says that the file does not exist: ENOENT from the OS.
-** Embedded, the vector holds the number (isc_arg_unix); through a server,
-** only the server's text for it (isc_arg_interpreted, after
-** isc_io_open_err: ran, "No such file or directory" from Debian's server
-** for a missing file under an existing directory). */
+/* Whether status says that the file does not exist: ENOENT from the OS,
+** which embedded comes as a number and through a server as the server's
+** text for it (isc_arg_interpreted), after isc_io_open_err. */
 static int no_such_file(const ISC_STATUS *status) {
-  int open_err = sqlq__fb_has(status, isc_io_open_err);
+  if (!sqlq__fb_has(status, isc_io_open_err)) return 0;
   for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
     ISC_STATUS arg = *s++;
     if (arg == isc_arg_unix && *s == ENOENT) return 1;
-    if (arg == isc_arg_interpreted && open_err &&
-        strcmp((const char *)*s, "No such file or directory") == 0)
+    if (arg == isc_arg_interpreted && strcmp((const char *)*s, "No such file or directory") == 0)
       return 1;
     if (arg == isc_arg_cstring) s += 2;
     else s++;
@@ -72,6 +94,7 @@ static int no_such_file(const ISC_STATUS *status) {
 
 static int is_lost(const ISC_STATUS *status) {
   return sqlq__fb_has(status, isc_network_error) || sqlq__fb_has(status, isc_net_read_err) ||
+         sqlq__fb_has(status, isc_net_write_err) ||
          sqlq__fb_has(status, isc_lost_db_connection) || sqlq__fb_has(status, isc_conn_lost) ||
          sqlq__fb_has(status, isc_shutdown) || sqlq__fb_has(status, isc_att_shutdown) ||
          sqlq__fb_has(status, isc_login) || sqlq__fb_has(status, isc_io_error);
@@ -92,7 +115,12 @@ int sqlq__fb_error(sqlq_db *db, const ISC_STATUS *status, const char *doing) {
   if (sqlq__fb_has(status, isc_dsql_relation_err) && strstr(msg, "SQLQ_"))
     return sqlq__error(db, SQLQ_SCHEMA,
                        "the database lacks (part of) the sqlq schema: run `sqlq init` (%s)", msg);
-  if (is_lost(status)) return sqlq__error(db, SQLQ_UNAVAILABLE, "%s: %s", doing, msg);
+  if (is_lost(status)) {
+    /* The attachment is to be made again (see ready()); an error of the
+    ** lock attachment lands here too, which costs only a needless one. */
+    if (FB(db)->att) FB(db)->lost = 1;
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "%s: %s", doing, msg);
+  }
   return sqlq__error(db, SQLQ_ERROR, "%s: %s", doing, msg);
 }
 
@@ -223,12 +251,19 @@ static int build_dpb(sqlq_db *db, const sqlq__url *url, unsigned connect_timeout
   return SQLQ_OK;
 }
 
+/* Record the failure in st to attach to (or create) db's database, naming
+** the URL without its password. */
+static int attach_error(sqlq_db *db, const ISC_STATUS *st, const char *what) {
+  char doing[SQLQ__ERRMSG_SIZE / 2];
+  snprintf(doing, sizeof doing, "firebird: cannot %s %s", what, db->url_redacted);
+  return sqlq__fb_error(db, st, doing);
+}
+
 int sqlq__fb_attach(sqlq_db *db, isc_db_handle *out) {
   fb_db *f = FB(db);
   ISC_STATUS_ARRAY st;
   *out = 0;
-  if (attach(st, f->dsn, out, f->dpb_len, f->dpb, 0))
-    return sqlq__fb_error(db, st, "cannot attach to the Firebird database");
+  if (attach(st, f->dsn, out, f->dpb_len, f->dpb, 0)) return attach_error(db, st, "attach to");
   return SQLQ_OK;
 }
 
@@ -242,8 +277,8 @@ static int create_database(sqlq_db *db) {
   len = dpb_add(dpb, len, (int)sizeof dpb, isc_dpb_set_db_charset, "UTF8", 4);
   if (len > 0) len = dpb_add_int(dpb, len, (int)sizeof dpb, isc_dpb_page_size, 16384);
   ISC_STATUS_ARRAY st;
-  if (len < 0 || attach(st, f->dsn, &f->att, (short)len, dpb, 1))
-    return sqlq__fb_error(db, st, "cannot create the Firebird database");
+  if (len < 0) return sqlq__error(db, SQLQ_MISUSE, "firebird URL: user or password too long");
+  if (attach(st, f->dsn, &f->att, (short)len, dpb, 1)) return attach_error(db, st, "create");
   return SQLQ_OK;
 }
 
@@ -280,8 +315,8 @@ static int make_dsn(sqlq_db *db, fb_db *f, const sqlq__url *url) {
       return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no host (firebird://user:pass@host:port/database)");
     if (path == NULL || *path == '\0' || strcmp(path, "/") == 0)
       return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no database (an alias, or //absolute/path)");
-    /* url.c keeps "//abs/path" whole and strips the one slash before an alias. */
-    const char *dbname = path[0] == '/' && path[1] == '/' ? path + 1 : path;
+    /* url.c keeps the slash after the authority: "/ALIAS" or "//abs/path". */
+    const char *dbname = path[0] == '/' ? path + 1 : path;
     if (strpbrk(url->host, ":/") || strchr(dbname, '\n'))
       return sqlq__error(db, SQLQ_MISUSE, "firebird URL: bad host or database name");
     size_t n = strlen(url->host) + strlen(dbname) + 16;
@@ -311,7 +346,7 @@ static int fb_open(sqlq_db *db, const sqlq__url *url) {
   ISC_STATUS_ARRAY st;
   if (attach(st, f->dsn, &f->att, f->dpb_len, f->dpb, 0)) {
     /* A missing file is made by sqlq init; anything else is an error now. */
-    if (!no_such_file(st)) return sqlq__fb_error(db, st, "cannot attach to the Firebird database");
+    if (!no_such_file(st)) return attach_error(db, st, "attach to");
     f->att = 0;
   }
   size_t n = strlen(f->dsn) + 16;
@@ -339,10 +374,39 @@ static void *fb_native(sqlq_db *db) {
   return &FB(db)->att;
 }
 
+/* Drop what belonged to the lost attachment (its statements, its event
+** registration, the handle) and attach again, paced by f->reattach.
+** Within a transaction the call fails: the transaction died with the
+** attachment, and the caller rolls it back first. */
+static int reattach(sqlq_db *db) {
+  fb_db *f = FB(db);
+  if (f->tr)
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "firebird: lost the attachment to %s in a transaction",
+                       db->url_redacted);
+  int64_t wait_ns = sqlq__backoff_wait_ns(&f->reattach);
+  if (wait_ns > 0)
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "firebird: %s is unreachable; next try in %lld ms",
+                       db->url_redacted, (long long)(wait_ns / 1000000));
+  ISC_STATUS_ARRAY st;
+  sqlq__fb_forget_wait(db);
+  for (int i = 0; i < FB_SQL_COUNT; i++) sqlq__fb_forget(&f->stmts[i]);
+  /* Detaching a lost attachment fails, and the handle is dead either way. */
+  if (f->att && isc_detach_database(st, &f->att)) f->att = 0;
+  int rc = sqlq__fb_attach(db, &f->att);
+  f->lost = rc != SQLQ_OK;
+  sqlq__backoff_result(&f->reattach, rc == SQLQ_OK);
+  return rc;
+}
+
+int sqlq__fb_ready(sqlq_db *db) {
+  return FB(db)->lost ? reattach(db) : SQLQ_OK;
+}
+
 /* Say that the database is missing (before sqlq init made it). */
 static int missing(sqlq_db *db) {
   return sqlq__error(db, SQLQ_UNAVAILABLE,
-                     "the Firebird database %s does not exist: `sqlq init` creates it", FB(db)->dsn);
+                     "the Firebird database of %s does not exist: `sqlq init` creates it",
+                     db->url_redacted);
 }
 
 /* ---------------------------------------------------------------------
@@ -376,8 +440,10 @@ int sqlq__fb_start(sqlq_db *db, isc_db_handle *att, double wait_s, isc_tr_handle
 
 static int fb_begin(sqlq_db *db, unsigned kind) {
   fb_db *f = FB(db);
-  if (f->att == 0) return SQLQ_OK; /* sqlq init creates the database first */
   if (f->tr) return sqlq__error(db, SQLQ_MISUSE, "firebird: a transaction is already open");
+  int rc = sqlq__fb_ready(db);
+  if (rc != SQLQ_OK) return rc;
+  if (f->att == 0) return SQLQ_OK; /* sqlq init creates the database first */
   double wait = (kind & SQLQ__TX_LAZY) ? 0 : f->lock_timeout > 0 ? f->lock_timeout : -1;
   if (!(kind & SQLQ__TX_WRITE)) {
     char tpb[] = {isc_tpb_version3, isc_tpb_read, isc_tpb_read_committed, isc_tpb_rec_version,
@@ -392,9 +458,11 @@ static int fb_begin(sqlq_db *db, unsigned kind) {
 
 int sqlq__fb_need_tx(sqlq_db *db) {
   fb_db *f = FB(db);
-  if (f->att == 0) return missing(db);
   if (f->tr) return SQLQ_OK;
-  int rc = sqlq__fb_start(db, &f->att, f->lock_timeout > 0 ? f->lock_timeout : -1, &f->tr);
+  int rc = sqlq__fb_ready(db);
+  if (rc != SQLQ_OK) return rc;
+  if (f->att == 0) return missing(db);
+  rc = sqlq__fb_start(db, &f->att, f->lock_timeout > 0 ? f->lock_timeout : -1, &f->tr);
   if (rc == SQLQ_OK) f->implicit_tx = 1;
   return rc;
 }

@@ -102,6 +102,8 @@ typedef struct fb_db {
   char *dpb;
   short dpb_len;
   int embedded;
+  int lost;              /* att broke: attach again before the next use */
+  sqlq__backoff reattach; /* pacing of those attempts */
   double lock_timeout;   /* seconds a write transaction waits for a row lock */
   sqlq__stmt stmts[FB_SQL_COUNT];
   /* Named locks (firebird_lock.c): the attachment that holds them, 0
@@ -135,6 +137,10 @@ int sqlq__fb_attach(sqlq_db *db, isc_db_handle *out);
 int sqlq__fb_start(sqlq_db *db, isc_db_handle *att, double wait_s, isc_tr_handle *out);
 /* Make sure db has a transaction to run a statement in. */
 int sqlq__fb_need_tx(sqlq_db *db);
+/* Make sure db's attachment is up: when it was lost (and no transaction
+** is open), drop its statements and event registration and attach again,
+** paced by sqlq__backoff; SQLQ_UNAVAILABLE while that fails. */
+int sqlq__fb_ready(sqlq_db *db);
 
 /* Statements (firebird_stmt.c). */
 int sqlq__fb_prepare(sqlq_db *db, int id, sqlq__stmt **out);

@@ -290,9 +290,19 @@ void fx_sleep(double seconds) {
   }
 }
 
+void fx_need_fork(void) {
+  const char *no_fork = getenv("SQLQ_TEST_NO_FORK");
+  if (no_fork != NULL && strcmp(no_fork, "1") == 0) {
+    printf("[  SKIPPED ] %s: no fork() with this backend (SQLQ_TEST_NO_FORK=1)\n",
+           fx_backend_label());
+    skip();
+  }
+}
+
 fx_child fx_fork(int (*fn)(const fixture *f, void *arg), const fixture *f, void *arg) {
   fx_child child = {0};
   int fds[2];
+  fx_need_fork();
   assert_int_equal(pipe(fds), 0);
   fflush(stdout);
   fflush(stderr);

@@ -147,8 +147,18 @@ typedef struct fx_child {
 ** return value to the parent through a pipe and leaves with _exit(), so
 ** that nothing of the test runner runs twice.  (The value travels by pipe
 ** and not only as the exit code because valgrind changes the exit code of
-** a child that inherited a leak from an earlier failed test.) */
+** a child that inherited a leak from an earlier failed test.)
+**
+** With SQLQ_TEST_NO_FORK=1 in the environment it skips the test instead:
+** for a backend whose client library cannot be used in a forked child
+** (Firebird's embedded engine: its threads stay behind in the parent, and
+** the child's first attachment waits for ever on a lock one of them held).
+** A test that makes anything of its own before it forks (memory, a second
+** handle) calls fx_need_fork() first, so that the skip leaks nothing. */
 fx_child fx_fork(int (*fn)(const fixture *f, void *arg), const fixture *f, void *arg);
+
+/* Skip the test when SQLQ_TEST_NO_FORK=1 (see fx_fork). */
+void fx_need_fork(void);
 
 /* Wait for a child made by fx_fork() and return fn's value, or 128 + the
 ** signal that killed the child before fn returned. */

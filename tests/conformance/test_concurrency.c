@@ -138,6 +138,7 @@ static void never_two_holders(void **state) {
 ** once.  The counts live in shared memory made before the fork. */
 static void never_two_holders_across_processes(void **state) {
   fixture *f = *state;
+  fx_need_fork(); /* before it makes anything of its own */
   int64_t *ids = calloc(N_JOBS, sizeof *ids);
   race *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   fx_child children[N_PROCS];

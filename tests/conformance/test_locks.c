@@ -207,6 +207,7 @@ static int child_exit_at_once(const fixture *f, void *arg) {
 ** release the parent's lock. */
 static void lock_kept_when_forked_child_exits(void **state) {
   fixture *f = *state;
+  fx_need_fork(); /* before it makes anything of its own */
   sqlq_db *other = fx_open(f);
   sqlq_lock *held = NULL;
   char name[128];

@@ -3,6 +3,8 @@
 #
 #   firebird.sh start PORT     (re)create and start a server on 127.0.0.1:PORT
 #   firebird.sh stop PORT      stop it and remove its files (0 when none runs)
+#   firebird.sh restart PORT   stop it (SIGKILL when it does not stop in time)
+#                              and start it again on the same files
 #   firebird.sh url PORT       print the URL the tests use
 #   firebird.sh sql PORT SQL   run SQL with isql-fb as sqlq on the test
 #                              database, through the server
@@ -49,7 +51,7 @@ sysdba_password=sqlq-sysdba
 sqlq_password=sqlq-secret
 
 usage() {
-  echo "usage: $prog start|stop|url|env PORT | sql PORT SQL" >&2
+  echo "usage: $prog start|stop|restart|url|env PORT | sql PORT SQL" >&2
   exit 2
 }
 
@@ -59,7 +61,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$#" -ge 2 ] || usage
 command=$1
 case "$command" in
-  start | stop | url | env) [ "$#" -eq 2 ] || usage ;;
+  start | stop | restart | url | env) [ "$#" -eq 2 ] || usage ;;
   sql) [ "$#" -eq 3 ] || usage ;;
   *) usage ;;
 esac
@@ -183,15 +185,10 @@ listening() {
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
 }
 
-start_server() {
+# launch WHAT: start the server on the instance and wait until it listens
+# (WHAT, start or restart, names it in a failure).
+launch() {
   local launcher tries
-  stop_server
-  mkdir -m 700 "$dir" || die "cannot create $dir"
-  if [ "$owner" != "$(id -un)" ]; then
-    chown "$owner:" "$dir" || die "cannot give $dir to $owner"
-  fi
-  make_root
-
   # A server that is not ours on the port would pass for ours below.
   ! listening || die "something already listens on 127.0.0.1:$port"
   # The server runs in a session of its own, so that the test that started
@@ -203,10 +200,26 @@ start_server() {
     tries=$((tries - 1))
     # The launcher ends when the server does.
     if [ "$tries" -le 0 ] || ! kill -0 "$launcher" 2>/dev/null; then
-      start_failed start "$log" "$fb_log"
+      start_failed "$1" "$log" "$fb_log"
     fi
     sleep 0.1
   done
+}
+
+restart_server() {
+  [ -f "$database" ] || die "no server on port $port ($database does not exist)"
+  halt
+  launch restart
+}
+
+start_server() {
+  stop_server
+  mkdir -m 700 "$dir" || die "cannot create $dir"
+  if [ "$owner" != "$(id -un)" ]; then
+    chown "$owner:" "$dir" || die "cannot give $dir to $owner"
+  fi
+  make_root
+  launch start
 
   # The test database, created through the server so that sqlq owns it.
   isql_run -user sqlq -password "$sqlq_password" >/dev/null <<SQL ||
@@ -218,4 +231,5 @@ SQL
 case "$command" in
   start) start_server ;;
   stop) stop_server ;;
+  restart) restart_server ;;
 esac
