@@ -126,10 +126,13 @@
 ** ones are most likely its own: the walk skips as many as a claim takes
 ** (they stay ready for the next claim if that claimer did not take them),
 ** rather than failing on each in turn, which made four workers slower than
-** two. */
+** two.  GDSCODE random is the engine's "cannot update erased record": the
+** job was claimed, finished and deleted since the walk read it (seen
+** embedded, with several workers; PSQL cannot tell it from other errors of
+** that code, which an UPDATE of a job by its id does not otherwise give). */
 #define CONFLICT_GDSCODES \
   "WHEN GDSCODE deadlock, GDSCODE update_conflict, GDSCODE lock_conflict," \
-  " GDSCODE read_conflict"
+  " GDSCODE read_conflict, GDSCODE random"
 #define CONFLICTS CONFLICT_GDSCODES " DO BEGIN END"
 #define CONFLICT_SKIPS CONFLICT_GDSCODES " DO skip = lim - 1;"
 
