@@ -34,7 +34,7 @@
 #include "firebird_int.h"
 
 static const char *const schemes[] = {"firebird", NULL};
-static const char *const options[] = {"connect_timeout", "poll_interval", NULL};
+static const char *const options[] = {"connect_timeout", "events", "poll_interval", NULL};
 
 /* ---------------------------------------------------------------------
 ** Errors.
@@ -292,6 +292,11 @@ static int read_options(sqlq_db *db, fb_db *f, const sqlq__url *url, unsigned *c
     if (*v == '\0' || *end || !(s >= 1 && s <= 3600))
       return sqlq__error(db, SQLQ_MISUSE, "URL option connect_timeout must be 1 to 3600 seconds");
     *connect_timeout = (unsigned)s;
+  }
+  if ((v = sqlq__url_option(url, "events"))) {
+    if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+      return sqlq__error(db, SQLQ_MISUSE, "URL option events must be on or off");
+    f->events_off = strcmp(v, "off") == 0;
   }
   if ((v = sqlq__url_option(url, "poll_interval"))) {
     char *end;

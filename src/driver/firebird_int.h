@@ -29,7 +29,7 @@
 /* The driver's own statements, numbered after the core's. */
 enum {
   FB_SQL_EVENT_NAME = SQLQ__SQL_COUNT, /* $1 channel -> the name of its event */
-  FB_SQL_POST,                         /* $1 event name: posts it at commit */
+  FB_SQL_POST,                         /* $1 channel: posts its event at commit */
   FB_SQL_COUNT
 };
 
@@ -111,7 +111,8 @@ typedef struct fb_db {
   isc_db_handle lock_att;
   int locks_held;
   /* Wake-ups (firebird_wait.c). */
-  struct fb_events *events;
+  struct fb_events *events; /* NULL until the first wait */
+  int events_off;        /* URL option events=off: waiters poll */
   double poll_interval;  /* seconds between looks when events cannot be had */
 } fb_db;
 
@@ -162,7 +163,9 @@ void sqlq__fb_forget(sqlq__stmt *st);
 /* Run one statement of a script, without parameters or results. */
 int sqlq__fb_exec_one(sqlq_db *db, const char *sql, size_t len);
 
-/* Wake-ups (firebird_wait.c). */
+/* Wake-ups (firebird_wait.c).  sqlq__fb_forget_wait cancels the handle's
+** events and detaches their attachment (before fb_close detaches the
+** main one, and whenever the main attachment is made again). */
 int sqlq__fb_wait_prepare(sqlq_db *db, const char *channel);
 int sqlq__fb_wait(sqlq_db *db, const char *channel, int wake_fd, int64_t deadline_ns);
 int sqlq__fb_notify(sqlq_db *db, const char *channel, int n);

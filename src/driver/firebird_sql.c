@@ -24,9 +24,12 @@
 ** - Column defaults cannot compute: the trigger sqlq_jobs_set fills run_at
 **   and created_at in when a plain INSERT leaves them out.
 **
-** Wake-ups: the triggers post the event "sqlq_" || HASH(queue) when a job
-** becomes ready, which waiting workers receive at commit
-** (firebird_wait.c).
+** Wake-ups: the triggers post a queue's event, EVENT("queue"), when a job
+** becomes ready (an insert, or an update to ready or to another run_at), when
+** the queue is resumed, and when the head of a FIFO group finishes (deleted,
+** or dead), so that plain-SQL producers and administrators wake workers too.
+** Waiting workers receive it at commit (firebird_wait.c).  The library posts
+** only the events of channels that are not queue names (FB_SQL_POST).
 **
 ** A script's statements are separated by FB_SEP, because PSQL bodies hold
 ** semicolons; a table made in a transaction cannot be written in it, so
@@ -41,6 +44,9 @@
 #define STATE(s) "CAST('" s "' AS " TEXT(8) ")"
 #define QUEUE_PARAM(p) "CAST(" p " AS " TEXT(128) ")"
 #define ITEM_PARAM(p) "CAST(" p " AS " TEXT(1024) ")"
+/* The name of the event of channel c (an expression of bytes): the same for
+** the same bytes, whatever the declared length.  Up to 25 characters. */
+#define EVENT(c) "'sqlq_' || HASH(" c ")"
 
 /* A job of a FIFO group may run only when no earlier job of its group is
 ** unfinished.
@@ -554,10 +560,9 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "  FROM RDB$TRIGGERS WHERE RDB$TRIGGER_NAME STARTING WITH CAST($1 AS VARCHAR(31) CHARACTER SET UTF8)) t",
 
   /* The driver's own statements. */
-  [FB_SQL_EVENT_NAME] =
-    "SELECT 'sqlq_' || HASH(" "CAST($1 AS VARCHAR(200) CHARACTER SET OCTETS)) FROM RDB$DATABASE",
+  [FB_SQL_EVENT_NAME] = "SELECT " EVENT("CAST($1 AS " TEXT(200) ")") " FROM RDB$DATABASE",
   [FB_SQL_POST] =
-    "EXECUTE BLOCK (e VARCHAR(64) = $1) AS BEGIN POST_EVENT :e; END",
+    "EXECUTE BLOCK (c " TEXT(200) " = $1) AS BEGIN POST_EVENT " EVENT(":c") "; END",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -599,14 +604,25 @@ static const char migration_1[] =
   "  END"
   "  NEW.claim_rank = -NEW.priority;"
   " END" FB_SEP
-  "CREATE TRIGGER sqlq_jobs_wake FOR sqlq_jobs ACTIVE AFTER INSERT OR UPDATE POSITION 0 AS"
+  /* A job became ready, or the head of its FIFO group finished. */
+  "CREATE TRIGGER sqlq_jobs_wake FOR sqlq_jobs ACTIVE AFTER INSERT OR UPDATE OR DELETE"
+  " POSITION 0 AS"
   " BEGIN"
-  "  IF (NEW.state = 'ready' AND (INSERTING OR OLD.state <> 'ready' OR OLD.run_at <> NEW.run_at))"
-  "  THEN POST_EVENT 'sqlq_' || HASH(NEW.queue);"
+  "  IF (NOT DELETING AND NEW.state = 'ready'"
+  "   AND (INSERTING OR OLD.state <> 'ready' OR OLD.run_at <> NEW.run_at))"
+  "  THEN POST_EVENT " EVENT("NEW.queue") ";"
+  "  ELSE IF (NOT INSERTING AND OLD.group_key IS NOT NULL"
+  "   AND (DELETING OR (NEW.state = 'dead' AND OLD.state <> 'dead')))"
+  "  THEN POST_EVENT " EVENT("OLD.queue") ";"
   " END" FB_SEP
   "CREATE TABLE sqlq_queues ("
   " queue  " TEXT(128) " NOT NULL PRIMARY KEY,"
   " paused SMALLINT DEFAULT 0 NOT NULL)" FB_SEP
+  /* A resumed queue's jobs may run again. */
+  "CREATE TRIGGER sqlq_queues_wake FOR sqlq_queues ACTIVE AFTER UPDATE POSITION 0 AS"
+  " BEGIN"
+  "  IF (OLD.paused <> 0 AND NEW.paused = 0) THEN POST_EVENT " EVENT("NEW.queue") ";"
+  " END" FB_SEP
   "CREATE TABLE sqlq_jobs_history ("
   " id           BIGINT NOT NULL PRIMARY KEY,"
   " queue        " TEXT(128) " NOT NULL,"
