@@ -100,6 +100,9 @@ expect_err_has "bad connect_timeout" "connect_timeout must be"
 run "bad poll_interval" 64 "$SQLQ" --url "$SQLQ_TEST_FB_URL?poll_interval=0" stats
 expect_error_line "bad poll_interval"
 expect_err_has "bad poll_interval" "poll_interval must be"
+run "bad events" 64 "$SQLQ" --url "$SQLQ_TEST_FB_URL?events=maybe" stats
+expect_error_line "bad events"
+expect_err_has "bad events" "events must be on or off"
 run "unknown option" 64 "$SQLQ" --url "$SQLQ_TEST_FB_URL?colour=blue" stats
 expect_error_line "unknown option"
 expect_err_has "unknown option" "unknown URL option 'colour'"
