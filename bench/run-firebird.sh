@@ -41,7 +41,7 @@ a_args=(bench --jobs "$JOBS" --workers 4 --batch 100 --json --latency-samples 0)
 b_args=(bench --jobs "$JOBS_B1" --workers 4 --producers 4 --batch 1 --json --latency-samples 0)
 lat_args=(bench --jobs 1000 --workers 4 --batch 100 --json --latency-samples "$LATENCY_SAMPLES")
 
-machine "- Firebird: $(bash "$server" sql "$FB_PORT" "SELECT RDB\$GET_CONTEXT('SYSTEM','ENGINE_VERSION') FROM RDB\$DATABASE" | tr -d ' ' | grep -E '^[0-9]' | head -1) SuperServer, forced writes on, on 127.0.0.1"
+machine "- Firebird: $(bash "$server" sql "$FB_PORT" "SELECT RDB\$GET_CONTEXT('SYSTEM','ENGINE_VERSION') FROM RDB\$DATABASE;" | tr -d ' ' | grep -E '^[0-9]' | head -1) SuperServer, forced writes on, on 127.0.0.1"
 say "(a) $JOBS jobs, batch 100, 4 workers (then 1 and 2)"
 a=$(repeat "$SQLQ" "${a_args[@]}")
 a1=$(repeat "$SQLQ" bench --jobs "$JOBS" --workers 1 --batch 100 --json --latency-samples 0)

@@ -108,28 +108,4 @@ expect_out_has "no right on sqlq_jobs" "no permission for INSERT access to TABLE
 sq unsubscribe theirs --tag theirs >/dev/null
 sq purge theirs >/dev/null
 
-# Concurrent subscribers of one table, each with its own actions: they take
-# turns (SUB_REMOVE locks the table's row of sqlq_sub_locks), and the
-# triggers they leave behind serve every tag.
-app_sql "CREATE TABLE crowd (id integer PRIMARY KEY)"
-pids=()
-for i in $(seq 6); do
-  case $((i % 3)) in
-    0) on=insert ;;
-    1) on=insert,delete ;;
-    2) on=delete ;;
-  esac
-  sq subscribe crowd --on "$on" --tag "crowd$i" >"$tmp/crowd$i.out" 2>&1 &
-  pids+=("$!")
-done
-for pid in "${pids[@]}"; do
-  wait "$pid" || fail "a concurrent subscriber failed: $(cat "$tmp"/crowd*.out)"
-done
-app_sql "INSERT INTO crowd (id) VALUES (1); COMMIT; DELETE FROM crowd WHERE id = 1"
-got=""
-for i in $(seq 6); do got+="$(sq jobs --json "crowd$i" | grep -o '"action\\":\\"[a-z]*' | tr -d '\\"' | tr '\n' ' ')/"; done
-expect_eq "every concurrent subscriber's events" "$got" \
-  "action:insert action:delete /action:delete /action:insert /action:insert action:delete /action:delete /action:insert /"
-for i in $(seq 6); do sq unsubscribe crowd --tag "crowd$i" >/dev/null; sq purge "crowd$i" >/dev/null; done
-
 . "$(dirname "$0")/subscribe.bash"

@@ -41,29 +41,4 @@ run "unsubscribe the hostile table" 0 sq unsubscribe "$table" --tag hostile
 expect_eq "its triggers are gone" "$(app_sql "SELECT count(*) FROM information_schema.TRIGGERS
   WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE <> 'sqlq_jobs'")" 0
 
-# Concurrent subscribers of one table, each with its own actions: the
-# triggers they leave behind carry every tag (each subscriber rebuilds the
-# table's triggers from the rows under a per-table lock, after the one
-# before it).
-app_sql "CREATE TABLE crowd (id integer PRIMARY KEY)"
-pids=()
-for i in $(seq 6); do
-  case $((i % 3)) in
-    0) on=insert ;;
-    1) on=insert,delete ;;
-    2) on=delete ;;
-  esac
-  sq subscribe crowd --on "$on" --tag "crowd$i" >"$tmp/crowd$i.out" 2>&1 &
-  pids+=("$!")
-done
-for pid in "${pids[@]}"; do
-  wait "$pid" || fail "a concurrent subscriber failed: $(cat "$tmp"/crowd*.out)"
-done
-app_sql "INSERT INTO crowd (id) VALUES (1); DELETE FROM crowd WHERE id = 1"
-got=""
-for i in $(seq 6); do got+="$(sq jobs --json "crowd$i" | grep -o '"action\\":\\"[a-z]*' | tr -d '\\"' | tr '\n' ' ')/"; done
-expect_eq "every concurrent subscriber's events" "$got" \
-  "action:insert action:delete /action:delete /action:insert /action:insert action:delete /action:delete /action:insert /"
-for i in $(seq 6); do sq unsubscribe crowd --tag "crowd$i" >/dev/null; sq purge "crowd$i" >/dev/null; done
-
 . "$(dirname "$0")/subscribe.bash"
