@@ -129,18 +129,14 @@ int sqlq__fb_error(sqlq_db *db, const ISC_STATUS *status, const char *doing) {
 ** files, without close-on-exec (3.0.11 opens its socket with
 ** SOCK_CLOEXEC, then clears the flag with fcntl(F_SETFD, O_CLOEXEC)), so a program that the application starts
 ** would inherit them: `sqlq lock -- CMD` would hand its lock attachment's
-** socket to CMD.  So around each attach the driver notes the descriptors
+** socket to CMD, and `sqlq work` its events connection to every command.
+** So around each attach (and the first isc_que_events of an attachment,
+** which opens the connection to the server's auxiliary port) the driver notes the descriptors
 ** open before and makes every new one close-on-exec after (a descriptor
 ** that another thread opens meanwhile gets the flag too).  Linux only:
 ** without /proc/self/fd nothing is done.
 */
 
-/* The descriptors open at a moment: bit fd of open, for fd < n; n < 0
-** when they could not be listed. */
-typedef struct fb_fds {
-  unsigned char *open;
-  int n;
-} fb_fds;
 
 /* Call fn(fd, arg) for each open descriptor but the listing's own; 0 when
 ** they cannot be listed. */
@@ -159,7 +155,7 @@ static int each_fd(void (*fn)(int fd, void *arg), void *arg) {
 }
 
 static void note_fd(int fd, void *arg) {
-  fb_fds *s = arg;
+  sqlq__fb_fds *s = arg;
   if (s->n < 0) return;
   if (fd >= s->n) {
     int n = (fd / 8 + 64) * 8;
@@ -175,21 +171,20 @@ static void note_fd(int fd, void *arg) {
   s->open[fd / 8] |= (unsigned char)(1u << (fd % 8));
 }
 
-static void fds_note(fb_fds *s) {
+void sqlq__fb_fds_note(sqlq__fb_fds *s) {
   s->open = NULL;
   s->n = 0;
   if (!each_fd(note_fd, s)) s->n = -1;
 }
 
 static void cloexec_if_new(int fd, void *arg) {
-  const fb_fds *s = arg;
+  const sqlq__fb_fds *s = arg;
   if (fd < s->n && (s->open[fd / 8] & (1u << (fd % 8)))) return;
   int flags = fcntl(fd, F_GETFD);
   if (flags >= 0 && !(flags & FD_CLOEXEC)) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
-/* Make the descriptors opened since fds_note(s) close-on-exec; free s. */
-static void fds_cloexec_new(fb_fds *s) {
+void sqlq__fb_fds_cloexec_new(sqlq__fb_fds *s) {
   if (s->n >= 0) each_fd(cloexec_if_new, s);
   free(s->open);
   s->open = NULL;
@@ -199,11 +194,11 @@ static void fds_cloexec_new(fb_fds *s) {
 ** the descriptors it opens made close-on-exec. */
 static ISC_STATUS attach(ISC_STATUS *st, const char *dsn, isc_db_handle *att, short dpb_len,
                          const char *dpb, int create) {
-  fb_fds fds;
-  fds_note(&fds);
+  sqlq__fb_fds fds;
+  sqlq__fb_fds_note(&fds);
   ISC_STATUS r = create ? isc_create_database(st, 0, dsn, att, dpb_len, dpb, 0)
                         : isc_attach_database(st, 0, dsn, att, dpb_len, dpb);
-  fds_cloexec_new(&fds);
+  sqlq__fb_fds_cloexec_new(&fds);
   return r;
 }
 

@@ -136,6 +136,18 @@ int sqlq__fb_attach(sqlq_db *db, isc_db_handle *out);
 /* Start a transaction on att: writable, READ COMMITTED RECORD_VERSION,
 ** waiting up to wait_s seconds for row locks (< 0: for ever; 0: NO WAIT). */
 int sqlq__fb_start(sqlq_db *db, isc_db_handle *att, double wait_s, isc_tr_handle *out);
+/* The descriptors open at a moment: bit fd of open, for fd < n; n < 0
+** when they could not be listed (see firebird.c, "Descriptors"). */
+typedef struct sqlq__fb_fds {
+  unsigned char *open;
+  int n;
+} sqlq__fb_fds;
+/* Note the descriptors open now in *s. */
+void sqlq__fb_fds_note(sqlq__fb_fds *s);
+/* Make the descriptors opened since sqlq__fb_fds_note(s) close-on-exec;
+** free what s holds. */
+void sqlq__fb_fds_cloexec_new(sqlq__fb_fds *s);
+
 /* Make sure db has a transaction to run a statement in. */
 int sqlq__fb_need_tx(sqlq_db *db);
 /* Make sure db's attachment is up: when it was lost (and no transaction

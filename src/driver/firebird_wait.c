@@ -70,6 +70,7 @@ struct fb_events {
   short len;              /* their length */
   ISC_LONG que_id;        /* isc_que_events' id of the queued request */
   int primed;             /* the registration's first callback came */
+  int aux_cloexec;        /* att's auxiliary connection is close-on-exec */
   int efd;                /* eventfd written by each callback */
   struct fb_events *next; /* the process's list */
   /* shared: */
@@ -109,7 +110,16 @@ static int queue_request(struct fb_events *e) {
   e->fired = 0;
   pthread_mutex_unlock(&reg_lock);
   ISC_STATUS_ARRAY st;
-  if (isc_que_events(st, &e->att, &e->que_id, e->len, e->ev, on_event, (void *)req) == 0) return 1;
+  /* The first request of an attachment opens its connection to the
+  ** server's auxiliary port, without close-on-exec (see firebird.c). */
+  sqlq__fb_fds fds = {NULL, -1};
+  if (!e->aux_cloexec) sqlq__fb_fds_note(&fds);
+  ISC_STATUS r = isc_que_events(st, &e->att, &e->que_id, e->len, e->ev, on_event, (void *)req);
+  if (!e->aux_cloexec) {
+    sqlq__fb_fds_cloexec_new(&fds);
+    e->aux_cloexec = r == 0;
+  }
+  if (r == 0) return 1;
   pthread_mutex_lock(&reg_lock);
   e->req = 0;
   pthread_mutex_unlock(&reg_lock);
@@ -245,6 +255,7 @@ static int register_channel(sqlq_db *db, struct fb_events *e, const char *channe
     sqlq__saved_error saved;
     sqlq__save_error(db, &saved);
     rc = sqlq__fb_attach(db, &e->att);
+    e->aux_cloexec = 0;
     sqlq__restore_error(db, &saved);
     if (rc != SQLQ_OK) e->att = 0;
   }

@@ -104,5 +104,29 @@ expect_eq "the end of a group's head wakes the worker" "$(tr '\n' , <"$tmp/done"
 
 kill "$worker" 2>/dev/null
 wait "$worker" 2>/dev/null
+
+# A command that a waiting worker runs inherits none of its descriptors,
+# not even the connection to the server's auxiliary port that the event
+# registration opens (libfbclient opens it without close-on-exec): it sees
+# the same descriptor numbers as when started directly.
+sh -c 'ls /proc/$$/fd >"$0/fds-direct"' "$tmp" </dev/null
+"$SQLQ" --url "$url" work "$q-fds" -- sh -c 'ls /proc/$$/fd >"$0/fds-work"' "$tmp" \
+  >"$tmp/fds-worker.log" 2>&1 &
+worker=$!
+bg_pids+=("$worker")
+tries=0
+until [ "$(attachments "$worker")" = 2 ]; do
+  tries=$((tries + 1))
+  [ "$tries" -lt 100 ] || { fail "the worker never registered its event: $(cat "$tmp/fds-worker.log")"; break; }
+  sleep 0.1
+done
+sleep 0.5
+run "push for the descriptor check" 0 sq push "$q-fds" x
+wait_for_file "$tmp/fds-work" 10
+sleep 0.2
+expect_eq "no descriptors leak to the command" "$(cat "$tmp/fds-work")" "$(cat "$tmp/fds-direct")"
+kill "$worker" 2>/dev/null
+wait "$worker" 2>/dev/null
 sq purge "$q" >/dev/null
+sq purge "$q-fds" >/dev/null
 finish
