@@ -60,6 +60,13 @@ int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t err_size
 void sqlq__url_free(sqlq__url *url);
 /* The value of option key, or NULL. */
 const char *sqlq__url_option(const sqlq__url *url, const char *key);
+/* Read option key, when the URL has it, as on or off into *on (1 or 0), or
+** as a number of seconds from min to max into *seconds; leave the output
+** alone when the option is absent.  Records SQLQ_MISUSE, naming the option
+** and what it takes, for any other value. */
+int sqlq__url_switch(sqlq_db *db, const sqlq__url *url, const char *key, int *on);
+int sqlq__url_seconds(sqlq_db *db, const sqlq__url *url, const char *key, double min, double max,
+                      double *seconds);
 
 /* ---------------------------------------------------------------------
 ** The driver interface.

@@ -247,3 +247,24 @@ const char *sqlq__url_option(const sqlq__url *url, const char *key) {
     if (strcmp(url->opts[i].key, key) == 0) return url->opts[i].value;
   return NULL;
 }
+
+int sqlq__url_switch(sqlq_db *db, const sqlq__url *url, const char *key, int *on) {
+  const char *v = sqlq__url_option(url, key);
+  if (v == NULL) return SQLQ_OK;
+  if (strcmp(v, "on") && strcmp(v, "off"))
+    return sqlq__error(db, SQLQ_MISUSE, "URL option %s must be on or off", key);
+  *on = strcmp(v, "on") == 0;
+  return SQLQ_OK;
+}
+
+int sqlq__url_seconds(sqlq_db *db, const sqlq__url *url, const char *key, double min, double max,
+                      double *seconds) {
+  const char *v = sqlq__url_option(url, key);
+  if (v == NULL) return SQLQ_OK;
+  char *end;
+  double s = strtod(v, &end);
+  if (*v == '\0' || *end || !(s >= min && s <= max))
+    return sqlq__error(db, SQLQ_MISUSE, "URL option %s must be %g to %g seconds", key, min, max);
+  *seconds = s;
+  return SQLQ_OK;
+}

@@ -278,29 +278,15 @@ static int create_database(sqlq_db *db) {
 }
 
 static int read_options(sqlq_db *db, fb_db *f, const sqlq__url *url, unsigned *connect_timeout) {
-  const char *v;
-  *connect_timeout = 10;
+  double timeout = 10;
+  int events = 1;
   f->poll_interval = 1.0;
-  if ((v = sqlq__url_option(url, "connect_timeout"))) {
-    char *end;
-    double s = strtod(v, &end);
-    if (*v == '\0' || *end || !(s >= 1 && s <= 3600))
-      return sqlq__error(db, SQLQ_MISUSE, "URL option connect_timeout must be 1 to 3600 seconds");
-    *connect_timeout = (unsigned)s;
-  }
-  if ((v = sqlq__url_option(url, "events"))) {
-    if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-      return sqlq__error(db, SQLQ_MISUSE, "URL option events must be on or off");
-    f->events_off = strcmp(v, "off") == 0;
-  }
-  if ((v = sqlq__url_option(url, "poll_interval"))) {
-    char *end;
-    double s = strtod(v, &end);
-    if (*v == '\0' || *end || !(s >= 0.01 && s <= 60))
-      return sqlq__error(db, SQLQ_MISUSE, "URL option poll_interval must be 0.01 to 60 seconds");
-    f->poll_interval = s;
-  }
-  return SQLQ_OK;
+  int rc = sqlq__url_seconds(db, url, "connect_timeout", 1, 3600, &timeout);
+  if (rc == SQLQ_OK) rc = sqlq__url_switch(db, url, "events", &events);
+  if (rc == SQLQ_OK) rc = sqlq__url_seconds(db, url, "poll_interval", 0.01, 60, &f->poll_interval);
+  *connect_timeout = (unsigned)timeout;
+  f->events_off = !events;
+  return rc;
 }
 
 /* The connection string: HOST/PORT:DATABASE through a server, the path

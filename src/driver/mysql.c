@@ -127,12 +127,8 @@ static int read_options(sqlq_db *db, mysql_db *m, const sqlq__url *url) {
       return sqlq__error(db, SQLQ_MISUSE, "URL option wake must be kill or poll");
     m->kill_wake = strcmp(v, "kill") == 0;
   }
-  if ((v = sqlq__url_option(url, "wake_interval"))) {
-    double s = strtod(v, &end);
-    if (*v == '\0' || *end || !(s >= 0.01 && s <= 3600))
-      return sqlq__error(db, SQLQ_MISUSE, "URL option wake_interval must be 0.01 to 3600 seconds");
-    m->wake_interval = s;
-  }
+  int rc = sqlq__url_seconds(db, url, "wake_interval", 0.01, 3600, &m->wake_interval);
+  if (rc != SQLQ_OK) return rc;
   if ((v = sqlq__url_option(url, "connect_timeout"))) {
     long s = strtol(v, &end, 10);
     if (*v == '\0' || *end || s < 1 || s > 3600)

@@ -127,31 +127,14 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
 }
 
 /* Read the on/off URL option key into *flag (left as it is when absent). */
-static int read_switch(sqlq_db *db, const sqlq__url *url, const char *key, int *flag) {
-  const char *v = sqlq__url_option(url, key);
-  if (v == NULL) return SQLQ_OK;
-  if (strcmp(v, "on") && strcmp(v, "off"))
-    return sqlq__error(db, SQLQ_MISUSE, "URL option %s must be on or off", key);
-  *flag = strcmp(v, "on") == 0;
-  return SQLQ_OK;
-}
-
 static int read_options(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   p->notify = 1;
   p->poll_interval = 1.0;
   p->worker_sync = 0;
-  int rc = read_switch(db, url, "notify", &p->notify);
-  if (rc == SQLQ_OK) rc = read_switch(db, url, "worker_synchronous_commit", &p->worker_sync);
-  if (rc != SQLQ_OK) return rc;
-  const char *v;
-  if ((v = sqlq__url_option(url, "poll_interval"))) {
-    char *end;
-    double s = strtod(v, &end);
-    if (*v == '\0' || *end || !(s >= 0.001 && s <= 3600))
-      return sqlq__error(db, SQLQ_MISUSE, "URL option poll_interval must be 0.001 to 3600 seconds");
-    p->poll_interval = s;
-  }
-  return SQLQ_OK;
+  int rc = sqlq__url_switch(db, url, "notify", &p->notify);
+  if (rc == SQLQ_OK) rc = sqlq__url_switch(db, url, "worker_synchronous_commit", &p->worker_sync);
+  if (rc == SQLQ_OK) rc = sqlq__url_seconds(db, url, "poll_interval", 0.001, 3600, &p->poll_interval);
+  return rc;
 }
 
 static void ignore_notice(void *arg, const char *message) {
