@@ -43,6 +43,20 @@ SELECT count(*) FROM MON\$ATTACHMENTS WHERE MON\$REMOTE_PID = $1;
 SQL
 }
 
+# wait_registered PID LOG: a worker registers its event on an attachment of
+# its own, just before its first look at the queue: wait for that second
+# attachment of process PID (LOG: its output, shown on failure), then give
+# the look a moment to end in sleep.
+wait_registered() {
+  local tries=0
+  until [ "$(attachments "$1")" = 2 ]; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 100 ] || { fail "the worker never registered its event: $(cat "$2")"; return; }
+    sleep 0.1
+  done
+  sleep 0.5
+}
+
 run "init" 0 sq init
 
 "$SQLQ" --url "$url" work "$q" -- sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/done" \
@@ -50,16 +64,7 @@ run "init" 0 sq init
 worker=$!
 bg_pids+=("$worker")
 
-# The worker registers its event on an attachment of its own, just before
-# its first look at the queue: wait for that second attachment, then give
-# the look a moment to end in sleep.
-tries=0
-until [ "$(attachments "$worker")" = 2 ]; do
-  tries=$((tries + 1))
-  [ "$tries" -lt 100 ] || { fail "the worker never registered its event: $(cat "$tmp/worker.log")"; break; }
-  sleep 0.1
-done
-sleep 0.5
+wait_registered "$worker" "$tmp/worker.log"
 
 run "committed plain insert" 0 isql_run <<SQL
 INSERT INTO sqlq_jobs (queue, payload) VALUES ('$q', 'job 1');
@@ -114,13 +119,7 @@ sh -c 'ls /proc/$$/fd >"$0/fds-direct"' "$tmp" </dev/null
   >"$tmp/fds-worker.log" 2>&1 &
 worker=$!
 bg_pids+=("$worker")
-tries=0
-until [ "$(attachments "$worker")" = 2 ]; do
-  tries=$((tries + 1))
-  [ "$tries" -lt 100 ] || { fail "the worker never registered its event: $(cat "$tmp/fds-worker.log")"; break; }
-  sleep 0.1
-done
-sleep 0.5
+wait_registered "$worker" "$tmp/fds-worker.log"
 run "push for the descriptor check" 0 sq push "$q-fds" x
 wait_for_file "$tmp/fds-work" 10
 sleep 0.2
