@@ -323,7 +323,6 @@ static int fb_open(sqlq_db *db, const sqlq__url *url) {
     f->stmts[i].fb = f;
   }
   f->embedded = url->host == NULL && strncmp(url->redacted, "firebird://", 11) != 0;
-  f->lock_timeout = db->busy_timeout;
   unsigned connect_timeout;
   int rc = read_options(db, f, url, &connect_timeout);
   if (rc == SQLQ_OK) rc = make_dsn(db, f, url);
@@ -424,13 +423,19 @@ int sqlq__fb_start(sqlq_db *db, isc_db_handle *att, double wait_s, isc_tr_handle
   return SQLQ_OK;
 }
 
+/* How long a write transaction waits for a row lock: the busy timeout, or
+** for ever when that is 0. */
+static double write_wait(const sqlq_db *db) {
+  return db->busy_timeout > 0 ? db->busy_timeout : -1;
+}
+
 static int fb_begin(sqlq_db *db, unsigned kind) {
   fb_db *f = FB(db);
   if (f->tr) return sqlq__error(db, SQLQ_MISUSE, "firebird: a transaction is already open");
   int rc = sqlq__fb_ready(db);
   if (rc != SQLQ_OK) return rc;
   if (f->att == 0) return SQLQ_OK; /* sqlq init creates the database first */
-  double wait = (kind & SQLQ__TX_LAZY) ? 0 : f->lock_timeout > 0 ? f->lock_timeout : -1;
+  double wait = (kind & SQLQ__TX_LAZY) ? 0 : write_wait(db);
   if (!(kind & SQLQ__TX_WRITE)) {
     char tpb[] = {isc_tpb_version3, isc_tpb_read, isc_tpb_read_committed, isc_tpb_rec_version,
                   isc_tpb_nowait};
@@ -448,14 +453,11 @@ int sqlq__fb_need_tx(sqlq_db *db) {
   int rc = sqlq__fb_ready(db);
   if (rc != SQLQ_OK) return rc;
   if (f->att == 0) return missing(db);
-  rc = sqlq__fb_start(db, &f->att, f->lock_timeout > 0 ? f->lock_timeout : -1, &f->tr);
-  if (rc == SQLQ_OK) f->implicit_tx = 1;
-  return rc;
+  return sqlq__fb_start(db, &f->att, write_wait(db), &f->tr);
 }
 
 static int end_tx(sqlq_db *db, int commit) {
   fb_db *f = FB(db);
-  f->implicit_tx = 0;
   if (f->tr == 0) return SQLQ_OK;
   for (int i = 0; i < FB_SQL_COUNT; i++) sqlq__fb_reset(&f->stmts[i]);
   ISC_STATUS_ARRAY st;
@@ -464,7 +466,7 @@ static int end_tx(sqlq_db *db, int commit) {
     if (f->tr) {
       ISC_STATUS_ARRAY st2;
       isc_rollback_transaction(st2, &f->tr);
-      if (f->tr) f->tr = 0; /* the attachment is gone: forget the handle */
+      f->tr = 0; /* the attachment is gone: forget the handle */
     }
     return rc;
   }

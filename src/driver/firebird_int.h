@@ -95,7 +95,6 @@ struct sqlq__stmt {
 typedef struct fb_db {
   isc_db_handle att;     /* 0 when detached */
   isc_tr_handle tr;      /* the open transaction, 0 when none */
-  int implicit_tx;       /* tr was started by a statement outside begin */
   /* What it takes to attach again (and to attach the lock connection):
   ** the connection string and the DPB with user, password and charset. */
   char *dsn;
@@ -104,7 +103,6 @@ typedef struct fb_db {
   int embedded;
   int lost;              /* att broke: attach again before the next use */
   sqlq__backoff reattach; /* pacing of those attempts */
-  double lock_timeout;   /* seconds a write transaction waits for a row lock */
   sqlq__stmt stmts[FB_SQL_COUNT];
   /* Named locks (firebird_lock.c): the attachment that holds them, 0
   ** until the first lock, and how many locks are held there. */
