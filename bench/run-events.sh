@@ -17,6 +17,16 @@
 #      BATCH (default 100) at a time.
 # Prints the medians as a Markdown table on stdout, beside the article's
 # Firebird figures.  The servers are stopped at the end.
+#
+# With SPLIT=1, each run measures instead what the machine lets PARALLEL
+# workers gain when they share no job: PARALLEL tags split_1, split_2, ...
+# subscribe to the table, EVENTS rows are inserted, and the PARALLEL queues
+# are drained each by one worker (`sqlq bench --drain --workers 1`), first
+# one after another, then, after EVENTS more rows, all at once.  Each figure
+# is PARALLEL x EVENTS events over the wall time of the drains, the start of
+# the sqlq processes included.  As the workers touch no common job, the
+# second figure bounds what PARALLEL workers on one queue could gain here,
+# whatever the claim does.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -111,28 +121,103 @@ begin_tx() {
   [[ $1 == firebird ]] || echo "BEGIN;"
 }
 
-# one_run BACKEND URL: one round; prints the two JSON lines of the drains.
-one_run() {
-  local backend=$1 url=$2 i
+# fresh_subscribed BACKEND URL TAG...: article 001's table anew, its
+# queues TAG... emptied and subscribed to its inserts.
+fresh_subscribed() {
+  local backend=$1 url=$2 tag
+  shift 2
   fresh_table "$backend" | app_sql "$backend" "$url"
-  "$SQLQ" --url "$url" purge send_email >/dev/null
-  "$SQLQ" --url "$url" purge ring_bell >/dev/null
-  "$SQLQ" --url "$url" subscribe languages --on insert --tag send_email
-  "$SQLQ" --url "$url" subscribe languages --on insert --tag ring_bell
+  for tag; do
+    "$SQLQ" --url "$url" purge "$tag" >/dev/null
+    "$SQLQ" --url "$url" subscribe languages --on insert --tag "$tag"
+  done
+}
+
+# fill BACKEND URL: EVENTS rows inserted in one transaction.
+fill() {
+  local i
   {
-    begin_tx "$backend"
+    begin_tx "$1"
     for ((i = 1; i <= EVENTS; i++)); do
       echo "INSERT INTO languages (name, year_released) VALUES ('Dylan', $i);"
     done
     echo "COMMIT;"
-  } | app_sql "$backend" "$url"
-  "$SQLQ" --url "$url" bench --drain --queue send_email --workers 1 --batch "$BATCH" --json
-  "$SQLQ" --url "$url" bench --drain --queue ring_bell --workers "$PARALLEL" --batch "$BATCH" --json
-  "$SQLQ" --url "$url" unsubscribe languages --tag send_email
-  "$SQLQ" --url "$url" unsubscribe languages --tag ring_bell
+  } | app_sql "$1" "$2"
 }
 
-machine "- Events per tag and run: $EVENTS (two tags), drained $BATCH at a time"
+# unsubscribe URL TAG...: the table's subscriptions removed.
+unsubscribe() {
+  local url=$1 tag
+  shift
+  for tag; do "$SQLQ" --url "$url" unsubscribe languages --tag "$tag"; done
+}
+
+# drain URL QUEUE WORKERS: sqlq bench's drain of the queue, as JSON.
+drain() {
+  "$SQLQ" --url "$1" bench --drain --queue "$2" --workers "$3" --batch "$BATCH" --json
+}
+
+# one_run BACKEND URL: one round; prints the two JSON lines of the drains.
+one_run() {
+  fresh_subscribed "$1" "$2" send_email ring_bell
+  fill "$1" "$2"
+  drain "$2" send_email 1
+  drain "$2" ring_bell "$PARALLEL"
+  unsubscribe "$2" send_email ring_bell
+}
+
+# split_run BACKEND URL: one round of SPLIT=1; prints one JSON line with
+# the events/s of the drains one after another and all at once.
+split_run() {
+  local backend=$1 url=$2 tags=() pids=() k tag t0 t1 seq pid
+  for ((k = 1; k <= PARALLEL; k++)); do tags+=("split_$k"); done
+  fresh_subscribed "$backend" "$url" "${tags[@]}"
+  fill "$backend" "$url"
+  t0=$(date +%s%N)
+  for tag in "${tags[@]}"; do drain "$url" "$tag" 1 >/dev/null; done
+  t1=$(date +%s%N)
+  seq=$((PARALLEL * EVENTS * 1000000000 / (t1 - t0)))
+  fill "$backend" "$url"
+  t0=$(date +%s%N)
+  for tag in "${tags[@]}"; do
+    drain "$url" "$tag" 1 >/dev/null &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+  t1=$(date +%s%N)
+  unsubscribe "$url" "${tags[@]}"
+  echo "{\"sequential\": $seq, \"concurrent\": $((PARALLEL * EVENTS * 1000000000 / (t1 - t0)))}"
+}
+
+# split_report: the table of SPLIT=1.
+split_report() {
+  local backend seq par
+  echo "## Results ($PARALLEL queues, one worker each: what the machine lets workers gain)"
+  echo
+  echo "| Backend | One after another | All at once | At once faster |"
+  echo "|---|---|---|---|"
+  for backend in $BACKENDS; do
+    say "$backend"
+    setup "$backend"
+    "$SQLQ" --url "$url" init >/dev/null
+    runs=""
+    for ((r = 1; r <= RUNS; r++)); do
+      say "  run $r/$RUNS"
+      runs+=$(split_run "$backend" "$url")$'\n'
+    done
+    seq=$(median "$runs" sequential)
+    par=$(median "$runs" concurrent)
+    echo "| $backend | $seq events/s | $par events/s | $(check "$(num "$par") > $(num "$seq")") |"
+  done
+  echo
+  echo "Load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)."
+}
+
+machine "- Events per tag and run: $EVENTS, drained $BATCH at a time"
+if [[ ${SPLIT:-0} == 1 ]]; then
+  split_report
+  exit 0
+fi
 echo "## Results (table subscriptions)"
 echo
 echo "| Backend | One ordered worker | $PARALLEL parallel workers | Target | Result |"
