@@ -189,6 +189,20 @@ split_run() {
   echo "{\"sequential\": $seq, \"concurrent\": $((PARALLEL * EVENTS * 1000000000 / (t1 - t0)))}"
 }
 
+# collect BACKEND RUN: start the backend, then set runs to the output of
+# RUNS calls of the function RUN BACKEND URL.
+collect() {
+  local r
+  say "$1"
+  setup "$1"
+  "$SQLQ" --url "$url" init >/dev/null
+  runs=""
+  for ((r = 1; r <= RUNS; r++)); do
+    say "  run $r/$RUNS"
+    runs+=$("$2" "$1" "$url")$'\n'
+  done
+}
+
 # split_report: the table of SPLIT=1.
 split_report() {
   local backend seq par
@@ -197,14 +211,7 @@ split_report() {
   echo "| Backend | One after another | All at once | At once faster |"
   echo "|---|---|---|---|"
   for backend in $BACKENDS; do
-    say "$backend"
-    setup "$backend"
-    "$SQLQ" --url "$url" init >/dev/null
-    runs=""
-    for ((r = 1; r <= RUNS; r++)); do
-      say "  run $r/$RUNS"
-      runs+=$(split_run "$backend" "$url")$'\n'
-    done
+    collect "$backend" split_run
     seq=$(median "$runs" sequential)
     par=$(median "$runs" concurrent)
     echo "| $backend | $seq events/s | $par events/s | $(check "$(num "$par") > $(num "$seq")") |"
@@ -223,14 +230,7 @@ echo
 echo "| Backend | One ordered worker | $PARALLEL parallel workers | Target | Result |"
 echo "|---|---|---|---|---|"
 for backend in $BACKENDS; do
-  say "$backend"
-  setup "$backend"
-  "$SQLQ" --url "$url" init >/dev/null
-  runs=""
-  for ((r = 1; r <= RUNS; r++)); do
-    say "  run $r/$RUNS"
-    runs+=$(one_run "$backend" "$url")$'\n'
-  done
+  collect "$backend" one_run
   single=$(median "$(grep -F '"clients": 1,' <<<"$runs" || true)" per_s)
   parallel=$(median "$(grep -F "\"clients\": $PARALLEL," <<<"$runs" || true)" per_s)
   echo "| $backend | $single events/s | $parallel events/s | >= 10,000 events/s, parallel faster | $(check "$(num "$single") >= 10000 and $(num "$parallel") >= 10000 and $(num "$parallel") > $(num "$single")") |"
