@@ -14,7 +14,8 @@
 #      one transaction: EVENTS events per tag;
 #   3. send_email drained by one ordered worker, ring_bell by PARALLEL
 #      (default 4) parallel ones: `sqlq bench --drain`, claiming and acking
-#      BATCH (default 100) at a time.
+#      BATCH (default 100) at a time, each event taking WORK_US (default 0)
+#      microseconds of work, slept (`--work-us`).
 # Prints the medians as a Markdown table on stdout, beside the article's
 # Firebird figures.  The servers are stopped at the end.
 #
@@ -36,6 +37,7 @@ EVENTS=${EVENTS:-20000}
 BATCH=${BATCH:-100}
 BACKENDS=${BACKENDS:-sqlite postgres mariadb firebird}
 PARALLEL=${PARALLEL:-4}
+WORK_US=${WORK_US:-0}
 PG_PORT=${PG_PORT:-25444}
 MY_PORT=${MY_PORT:-25445}
 FB_PORT=${FB_PORT:-25446}
@@ -154,7 +156,8 @@ unsubscribe() {
 
 # drain URL QUEUE WORKERS: sqlq bench's drain of the queue, as JSON.
 drain() {
-  "$SQLQ" --url "$1" bench --drain --queue "$2" --workers "$3" --batch "$BATCH" --json
+  "$SQLQ" --url "$1" bench --drain --queue "$2" --workers "$3" --batch "$BATCH" \
+    --work-us "$WORK_US" --json
 }
 
 # one_run BACKEND URL: one round; prints the two JSON lines of the drains.
@@ -220,7 +223,7 @@ split_report() {
   echo "Load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)."
 }
 
-machine "- Events per tag and run: $EVENTS, drained $BATCH at a time"
+machine "- Events per tag and run: $EVENTS, drained $BATCH at a time, $WORK_US us of work per event"
 if [[ ${SPLIT:-0} == 1 ]]; then
   split_report
   exit 0

@@ -50,9 +50,10 @@ static void bench_client_main(const bench_config *cfg, bench_shared *sh) {
   free(payload);
 }
 
-/* The body of a draining worker: claim up to B jobs and ack them, until
-** the N jobs are done.  An empty claim while jobs are left (the rest held
-** by other workers, or waiting for their FIFO group) naps 100 us. */
+/* The body of a draining worker: claim up to B jobs, sleep U us for each
+** (their work), and ack them, until the N jobs are done.  An empty claim
+** while jobs are left (the rest held by other workers, or waiting for
+** their FIFO group) naps 100 us. */
 static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
   sqlq_db *db = NULL;
   sqlq_job_ref *refs = calloc((size_t)cfg->batch, sizeof *refs);
@@ -79,6 +80,7 @@ static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
         bench_sleep_us(100);
         continue;
       }
+      if (cfg->work_us) bench_sleep_us((long)(cfg->work_us * n));
       if ((rc = sqlq_ack_batch(db, refs, (size_t)n, NULL)) != SQLQ_OK) {
         bench_fail_call(sh, db, rc, "bench: ack");
         break;

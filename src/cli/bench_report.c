@@ -157,10 +157,11 @@ int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s)
   double rate = bench_rate(cfg->jobs, wall_s);
   if (cfg->json) {
     json_t *obj = json_pack(
-        "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:f}", "backend", backend, "mode",
+        "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:f}", "backend", backend, "mode",
         modes[cfg->mode], "ops", (json_int_t)cfg->jobs, "clients", (json_int_t)cfg->workers,
         "processes", cfg->processes, "payload", (json_int_t)(ring ? cfg->payload : 0), "size",
-        (json_int_t)(ring ? BENCH_RING_CAPACITY : drain ? cfg->batch : BENCH_POOL_ITEMS), "per_s",
+        (json_int_t)(ring ? BENCH_RING_CAPACITY : drain ? cfg->batch : BENCH_POOL_ITEMS), "work_us",
+        (json_int_t)cfg->work_us, "per_s",
         (json_int_t)llround(rate), "wall_s", round(wall_s * 1000.0) / 1000.0);
     return bench_write_json(obj);
   }
@@ -169,7 +170,8 @@ int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s)
     printf("mode         ring pushes (capacity %d, payload %lld B)\n", BENCH_RING_CAPACITY,
            cfg->payload);
   else if (drain)
-    printf("mode         drain queue %s (claim and ack %lld at a time)\n", cfg->queue, cfg->batch);
+    printf("mode         drain queue %s (claim and ack %lld at a time, %lld us of work per job)\n",
+           cfg->queue, cfg->batch, cfg->work_us);
   else
     printf("mode         pool picks (%d items)\n", BENCH_POOL_ITEMS);
   printf("clients      %lld %s\n", cfg->workers, cfg->processes ? "processes" : "threads");

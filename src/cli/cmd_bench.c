@@ -7,8 +7,8 @@
 **              [--keep-backlog]
 **   sqlq bench --ring | --pool [--jobs N] [--workers W] [--payload BYTES]
 **              [--processes] [--queue NAME] [--json]
-**   sqlq bench --drain --queue NAME [--workers W] [--batch B] [--processes]
-**              [--json]
+**   sqlq bench --drain --queue NAME [--workers W] [--batch B] [--work-us U]
+**              [--processes] [--json]
 **
 ** With --ring or --pool, W clients push N entries into a ring of
 ** BENCH_RING_CAPACITY, or take N items from a pool of BENCH_POOL_ITEMS,
@@ -17,6 +17,8 @@
 ** ack them until the jobs that were ready in queue NAME at the start are
 ** done (bench_ops.c): the queue is neither purged nor filled, so that jobs
 ** made by others (the events of a table subscription) are measured.
+** With --work-us U, each worker spends U microseconds per job it claimed,
+** asleep like a handler waiting on the network, before it acks the batch.
 **
 ** The run uses a dedicated queue (default "bench"), purged before and
 ** after.  When the URL is the built-in default (sqlite:sqlq.db), the bench
@@ -70,7 +72,8 @@ static void bench_usage(FILE *f) {
         "[--payload BYTES]\n"
         "                  [--processes] [--queue NAME] [--json]\n"
         "       sqlq bench --drain --queue NAME [--workers W] [--batch B] "
-        "[--processes] [--json]\n"
+        "[--work-us U]\n"
+        "                  [--processes] [--json]\n"
         "  --drain              W workers claim and ack the jobs ready in "
         "queue NAME\n"
         "  --ring               W clients push N entries into a ring of 1000, "
@@ -84,6 +87,9 @@ static void bench_usage(FILE *f) {
         "                       connection, 1..64 (default 1)\n"
         "  --batch B            enqueue, claim and ack batch size, 1..10000 "
         "(default 100)\n"
+        "  --work-us U          with --drain: microseconds of work per job, "
+        "slept\n"
+        "                       before the ack, 0..1000000 (default 0)\n"
         "  --payload BYTES      payload size, at least 8 (default 16)\n"
         "  --backlog M          low-priority jobs kept queued meanwhile "
         "(default 0)\n"
@@ -118,6 +124,7 @@ static const bench_num_flag bench_num_flags[] = {
     {'p', "payload", BENCH_STAMP_BYTES, 1048576, offsetof(bench_config, payload)},
     {'m', "backlog", 0, 1000000000LL, offsetof(bench_config, backlog)},
     {'k', "latency-samples", 0, 1000000, offsetof(bench_config, samples)},
+    {'u', "work-us", 0, 1000000, offsetof(bench_config, work_us)},
 };
 
 static const struct option bench_options[] = {
@@ -128,6 +135,7 @@ static const struct option bench_options[] = {
     {"payload", required_argument, NULL, 'p'},
     {"backlog", required_argument, NULL, 'm'},
     {"latency-samples", required_argument, NULL, 'k'},
+    {"work-us", required_argument, NULL, 'u'},
     {"processes", no_argument, NULL, 'P'},
     {"ring", no_argument, NULL, 'R'},
     {"pool", no_argument, NULL, 'O'},
@@ -212,6 +220,10 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
   }
   if (cfg->mode == BENCH_MODE_DRAIN && !queue_given) {
     cli_error("bench: --drain needs --queue NAME (the queue to drain)");
+    return EXIT_USAGE;
+  }
+  if (cfg->work_us && cfg->mode != BENCH_MODE_DRAIN) {
+    cli_error("bench: --work-us goes with --drain");
     return EXIT_USAGE;
   }
   if (cfg->keep_backlog && (cfg->backlog == 0 || cfg->samples != 0 ||

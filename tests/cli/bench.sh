@@ -99,6 +99,21 @@ has "drain: batch" '"size": 7'
 run "drained" 0 sq stats --json drained
 expect_out "the drained queue is empty" \
   '{"queues":[{"queue":"drained","ready":0,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
+# --work-us: time slept per claimed job before the ack, with --drain only.
+for bad in -1 x 1000001 1e3 ""; do
+  run "drain --work-us '$bad'" 64 sq bench --drain --queue drained --work-us "$bad"
+  expect_error_line "drain --work-us '$bad'"
+done
+run "--work-us without --drain" 64 sq bench --ring --work-us 5
+expect_error_line "--work-us without --drain"
+sq push --lines drained <"$tmp/lines" >/dev/null
+run "drain with work" 0 sq bench --drain --queue drained --workers 2 --batch 50 --work-us 200 --json
+has "drain with work: ops" '"ops": 250'
+has "drain with work: work" '"work_us": 200'
+sq push --lines drained <"$tmp/lines" >/dev/null
+run "drain with work, text" 0 sq bench --drain --queue drained --batch 100 --work-us 20
+has "drain with work, text: mode" \
+  "mode         drain queue drained (claim and ack 100 at a time, 20 us of work per job)"
 run "untouched" 0 sq stats --json untouched
 expect_out "another queue is untouched" \
   '{"queues":[{"queue":"untouched","ready":1,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
