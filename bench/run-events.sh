@@ -169,17 +169,22 @@ one_run() {
   unsubscribe "$2" send_email ring_bell
 }
 
+# per_s T0: the events/s of PARALLEL x EVENTS events drained since T0
+# (date +%s%N).
+per_s() {
+  echo $((PARALLEL * EVENTS * 1000000000 / ($(date +%s%N) - $1)))
+}
+
 # split_run BACKEND URL: one round of SPLIT=1; prints one JSON line with
 # the events/s of the drains one after another and all at once.
 split_run() {
-  local backend=$1 url=$2 tags=() pids=() k tag t0 t1 seq pid
+  local backend=$1 url=$2 tags=() pids=() k tag t0 seq par pid
   for ((k = 1; k <= PARALLEL; k++)); do tags+=("split_$k"); done
   fresh_subscribed "$backend" "$url" "${tags[@]}"
   fill "$backend" "$url"
   t0=$(date +%s%N)
   for tag in "${tags[@]}"; do drain "$url" "$tag" 1 >/dev/null; done
-  t1=$(date +%s%N)
-  seq=$((PARALLEL * EVENTS * 1000000000 / (t1 - t0)))
+  seq=$(per_s "$t0")
   fill "$backend" "$url"
   t0=$(date +%s%N)
   for tag in "${tags[@]}"; do
@@ -187,9 +192,9 @@ split_run() {
     pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid"; done
-  t1=$(date +%s%N)
+  par=$(per_s "$t0")
   unsubscribe "$url" "${tags[@]}"
-  echo "{\"sequential\": $seq, \"concurrent\": $((PARALLEL * EVENTS * 1000000000 / (t1 - t0)))}"
+  echo "{\"sequential\": $seq, \"concurrent\": $par}"
 }
 
 # collect BACKEND RUN: start the backend, then set runs to the output of
