@@ -19,14 +19,18 @@ pass() {
 }
 
 # descendants PID: PID's children, grandchildren, ... (from /proc, so that
-# no procps is needed).
+# no procps is needed).  Shell builtins only: a fork per process listed
+# made one scan take seconds on a loaded machine, long enough for the
+# command under test to end by itself before it was looked at.
 descendants() {
-  local stat pid ppid
+  local stat pid line fields
   for stat in /proc/[0-9]*/stat; do
-    pid=${stat#/proc/}
-    pid=${pid%/stat}
-    ppid=$(sed 's/^.*) //' "$stat" 2>/dev/null | cut -d' ' -f2)
-    if [ "$ppid" = "$1" ]; then
+    read -r line 2>/dev/null <"$stat" || continue
+    # After the command name's closing ") ": the state, then the parent.
+    read -r -a fields <<<"${line##*) }"
+    if [ "${fields[1]:-}" = "$1" ]; then
+      pid=${stat#/proc/}
+      pid=${pid%/stat}
       echo "$pid"
       descendants "$pid"
     fi
