@@ -100,6 +100,13 @@ typedef struct sqlq_options {
 ** opts may be NULL for the defaults.  Opening does not create the schema;
 ** sqlq_init() does.
 **
+** Every descriptor a handle opens (sockets, database files, on every
+** backend, also when it connects again) is close-on-exec: a program
+** started with exec() inherits no session of the handle.  A thread that
+** forks and execs while another thread's handle connects may still pass
+** the new socket on, on backends whose client library opens it without
+** the flag (MariaDB, Firebird): the driver sets it right after.
+**
 ** Like sqlite3_open(), *out is set to a handle even when opening fails
 ** (unless memory ran out), so that sqlq_errmsg(*out) can say why; the
 ** caller owns that handle and must pass it to sqlq_close().  A scheme this

@@ -26,6 +26,7 @@
 ** rolls the whole transaction back: the driver says so with
 ** db->tx_retryable, and the core runs its transaction again.
 */
+#include <fcntl.h>
 #include <math.h>
 #include <mysqld_error.h>
 #include <errmsg.h>
@@ -158,6 +159,21 @@ static int keep_params(sqlq_db *db, mysql_db *m, const sqlq__url *url) {
   return SQLQ_OK;
 }
 
+/* Make conn's socket close-on-exec.  Connector/C opens it without the
+** flag, so every program that the application starts would inherit the
+** session: `sqlq work`'s commands the worker's, `sqlq lock`'s the lock's.
+** (A program that another thread starts between the connect and this
+** call still inherits it: fork and exec while a handle connects only on
+** one thread.) */
+static int set_cloexec(sqlq_db *db, MYSQL *conn) {
+  int fd = (int)mysql_get_socket(conn);
+  int flags = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
+  if (flags < 0 || fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0)
+    return sqlq__error(db, SQLQ_ERROR, "mysql: cannot make the socket to %s close-on-exec",
+                       db->url_redacted);
+  return SQLQ_OK;
+}
+
 MYSQL *sqlq__my_connect(sqlq_db *db) {
   mysql_db *m = MY(db);
   MYSQL *conn = mysql_init(NULL);
@@ -176,6 +192,10 @@ MYSQL *sqlq__my_connect(sqlq_db *db) {
                           CLIENT_MULTI_STATEMENTS | CLIENT_FOUND_ROWS)) {
     sqlq__error(db, SQLQ_UNAVAILABLE, "mysql: cannot connect to %s: %s", db->url_redacted,
                 mysql_error(conn));
+    mysql_close(conn);
+    return NULL;
+  }
+  if (set_cloexec(db, conn) != SQLQ_OK) {
     mysql_close(conn);
     return NULL;
   }

@@ -156,6 +156,9 @@ PGconn *sqlq__pg_connect(sqlq_db *db) {
     PQfinish(conn);
     return NULL;
   }
+  /* libpq opens its socket close-on-exec itself (fcntl FD_CLOEXEC at each
+  ** connect): programs the application starts do not inherit the session
+  ** (tests/cli/pg_fds.sh). */
   /* Errors reach the caller through sqlq_errmsg(); libpq's own printing
   ** of notices (such as the FATAL a server sends as it shuts down) would
   ** put a second, unasked-for line on the application's stderr. */
