@@ -273,13 +273,21 @@ static int my_open(sqlq_db *db, const sqlq__url *url) {
   return SQLQ_OK;
 }
 
+/* Free the result columns of st. */
+static void forget_columns(sqlq__stmt *st) {
+  for (unsigned c = 0; c < st->n_cols; c++) free(st->cols[c].buf);
+  free(st->cols);
+  free(st->col_binds);
+  st->cols = NULL;
+  st->col_binds = NULL;
+  st->n_cols = 0;
+}
+
 static void free_stmt(sqlq__stmt *st) {
   sqlq__my_free_arrays(st);
   free(st->marks);
   free(st->binds);
-  for (unsigned c = 0; c < st->n_cols; c++) free(st->cols[c].buf);
-  free(st->cols);
-  free(st->col_binds);
+  forget_columns(st);
   free(st->rows);
 }
 
@@ -309,15 +317,16 @@ static void *my_native(sqlq_db *db) {
 */
 
 /* Bind the result columns of st's prepared statement: integers as such,
-** the rest as bytes. */
+** the rest as bytes.  Those of an earlier statement of st are dropped
+** first: the columns of a RETURNING clause are known only once the
+** statement ran, so a statement prepared again (for another number of
+** rows, or on a new session) has none until then. */
 static int bind_columns(sqlq_db *db, sqlq__stmt *st) {
+  forget_columns(st);
   MYSQL_RES *meta = mysql_stmt_result_metadata(st->ms);
   if (meta == NULL) return SQLQ_OK;
   unsigned n = mysql_num_fields(meta);
   MYSQL_FIELD *fields = mysql_fetch_fields(meta);
-  for (unsigned c = 0; c < st->n_cols; c++) free(st->cols[c].buf);
-  free(st->cols);
-  free(st->col_binds);
   st->cols = calloc(n, sizeof *st->cols);
   st->col_binds = calloc(n, sizeof *st->col_binds);
   st->n_cols = n;
