@@ -201,7 +201,8 @@ int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
 ** Enqueue n jobs on queue in one transaction (or in the caller's open
 ** transaction).  ids, when not NULL, must have room for n ids and receives
 ** them in the order of specs; a job folded into a duplicate gets that
-** job's id.  Either all n jobs are stored or none.
+** job's id.  Either all n jobs are stored or none, whatever n (a batch
+** larger than one statement of the backend takes is sent as several).
 */
 int sqlq_enqueue_batch(sqlq_db *db, const char *queue,
                        const sqlq_job_spec *specs, size_t n, int64_t *ids);
@@ -273,7 +274,9 @@ int sqlq_ack(sqlq_db *db, int64_t id, int64_t token);
 /*
 ** Ack n jobs in one transaction.  Jobs whose token is stale are left as they
 ** are; *acked_out (may be NULL) receives the number actually acked.
-** Returns SQLQ_STALE if any was stale, after acking all the others.
+** Returns SQLQ_STALE if any was stale, after acking all the others.  n may
+** be any number: a batch larger than one statement of the backend takes
+** is sent as several, in the one transaction.
 */
 int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n,
                    size_t *acked_out);

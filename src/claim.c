@@ -214,17 +214,19 @@ struct acks {
   const sqlq_job_ref *refs;
   size_t n;
   size_t acked;
+  const sqlq_job_ref *first_stale; /* the first ref not held; NULL: none yet */
 };
 
-/* Ack every ref with one array statement; *first_stale receives the id of
-** the first ref that was not held, if any. */
-static int ack_array(sqlq_db *db, struct acks *a, int64_t *first_stale) {
+/* Ack refs[0..n), a part of a->refs, with one array statement, adding
+** the jobs acked to a->acked, and noting the first ref that was not held
+** when none was before. */
+static int ack_array(sqlq_db *db, struct acks *a, const sqlq_job_ref *refs, size_t n) {
   const sqlq_driver *d = db->drv_methods;
-  int64_t *v = malloc(a->n * 2 * sizeof *v);
+  int64_t *v = malloc(n * 2 * sizeof *v);
   if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  for (size_t i = 0; i < a->n; i++) {
-    v[i] = a->refs[i].id;
-    v[a->n + i] = a->refs[i].token;
+  for (size_t i = 0; i < n; i++) {
+    v[i] = refs[i].id;
+    v[n + i] = refs[i].token;
   }
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY, &st);
@@ -232,22 +234,21 @@ static int ack_array(sqlq_db *db, struct acks *a, int64_t *first_stale) {
     free(v);
     return rc;
   }
-  rc = d->bind_int64_array(st, 1, v, a->n);
-  if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 2, v + a->n, a->n);
+  rc = d->bind_int64_array(st, 1, v, n);
+  if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 2, v + n, n);
   /* The acked ids overwrite the front of v, which the driver has copied. */
+  size_t acked = 0;
   if (rc == SQLQ_OK) {
     while ((rc = d->step(db, st)) == SQLQ__ROW)
-      if (a->acked < a->n) v[a->acked++] = d->column_int64(st, 0);
+      if (acked < n) v[acked++] = d->column_int64(st, 0);
   }
   d->reset(st);
   if (rc == SQLQ__DONE) {
     rc = SQLQ_OK;
-    qsort(v, a->acked, sizeof *v, sqlq__id_order);
-    for (size_t i = 0; i < a->n && a->acked < a->n; i++)
-      if (!bsearch(&a->refs[i].id, v, a->acked, sizeof *v, sqlq__id_order)) {
-        *first_stale = a->refs[i].id;
-        break;
-      }
+    a->acked += acked;
+    qsort(v, acked, sizeof *v, sqlq__id_order);
+    for (size_t i = 0; i < n && acked < n && a->first_stale == NULL; i++)
+      if (!bsearch(&refs[i].id, v, acked, sizeof *v, sqlq__id_order)) a->first_stale = &refs[i];
   } else if (rc == SQLQ_NOMEM) {
     rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
   }
@@ -265,13 +266,16 @@ static int has_ack_array(const sqlq_db *db) {
 static int ack_tx(sqlq_db *db, void *arg) {
   struct acks *a = arg;
   a->acked = 0;
-  int64_t first_stale = 0;
+  a->first_stale = NULL;
   size_t n_stale = 0, one_by_one = a->n;
   /* The array statement acks several jobs at once, or one whose history
   ** is kept (one statement instead of two), when the dialect has it. */
   if (has_ack_array(db) && (a->n > 1 || db->keep_history)) {
-    int rc = ack_array(db, a, &first_stale);
-    if (rc != SQLQ_OK) return rc;
+    size_t chunk = sqlq__array_rows(db, a->n);
+    for (size_t at = 0; at < a->n; at += chunk) {
+      int rc = ack_array(db, a, a->refs + at, a->n - at < chunk ? a->n - at : chunk);
+      if (rc != SQLQ_OK) return rc;
+    }
     n_stale = a->n - a->acked;
     one_by_one = 0;
   }
@@ -284,24 +288,26 @@ static int ack_tx(sqlq_db *db, void *arg) {
     if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL, NULL)) != SQLQ_OK)
       return rc;
     if (changed) a->acked++;
-    else if (n_stale++ == 0) first_stale = r->id;
+    else if (n_stale++ == 0) a->first_stale = r;
   }
   if (a->acked) sqlq__owe_local_wake(db); /* the next job of a FIFO group may run */
-  if (n_stale == 1) return stale(db, first_stale);
+  int64_t first = a->first_stale ? a->first_stale->id : 0;
+  if (n_stale == 1) return stale(db, first);
   if (n_stale > 1)
     return sqlq__error(db, SQLQ_STALE, "%zu of %zu jobs were not held with their tokens (first: job %lld)",
-                       n_stale, a->n, (long long)first_stale);
+                       n_stale, a->n, (long long)first);
   return SQLQ_OK;
 }
 
 SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, size_t *acked_out) {
   if (db == NULL) return SQLQ_MISUSE;
   if (n > 0 && refs == NULL) return sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
-  struct acks a = {refs, n, 0};
+  struct acks a = {refs, n, 0, NULL};
   /* One statement acks them all when the dialect has the array form (see
-  ** ack_tx), or when a single job's ack keeps no history. */
+  ** ack_tx) and they fit one array statement, or when a single job's ack
+  ** keeps no history. */
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
-  if (has_ack_array(db) || (n == 1 && !db->keep_history))
+  if ((has_ack_array(db) && sqlq__array_rows(db, n) == n) || (n == 1 && !db->keep_history))
     kind |= SQLQ__TX_SINGLE;
   int rc = n ? sqlq__in_tx(db, kind, ack_tx, &a) : SQLQ_OK;
   if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? a.acked : 0;

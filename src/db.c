@@ -154,6 +154,11 @@ int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
   return d->prepare(db, id, out);
 }
 
+size_t sqlq__array_rows(const sqlq_db *db, size_t n) {
+  size_t max = db->drv_methods->array_rows_max;
+  return max && max < n ? max : n;
+}
+
 int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
                         int64_t *changes) {
   const sqlq_driver *d = db->drv_methods;

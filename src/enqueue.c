@@ -67,9 +67,6 @@ static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
   return rc == SQLQ__ROW ? SQLQ_OK : rc;
 }
 
-/* Most jobs one array statement stores. */
-#define ARRAY_CHUNK 1000
-
 /* Store specs[0..n) with one array statement (no dedupe keys among them);
 ** ids receives their ids when not NULL. */
 static int insert_array(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
@@ -121,16 +118,17 @@ done:
 }
 
 /* Can specs[0..n) go through the array statement?  (Each chunk of
-** ARRAY_CHUNK jobs is one statement, within the driver's byte limit.) */
+** sqlq__array_rows() jobs is one statement, within the driver's byte
+** limit.) */
 static int fits_array(sqlq_db *db, const sqlq_job_spec *specs, size_t n) {
   const sqlq_driver *d = db->drv_methods;
   if (n < 2 || d->sql[SQLQ__SQL_ENQUEUE_ARRAY] == NULL) return 0;
-  size_t bytes = 0;
+  size_t bytes = 0, chunk = sqlq__array_rows(db, n);
   for (size_t i = 0; i < n; i++) {
     if (specs[i].dedupe_key) return 0; /* duplicates need the one-row path */
     bytes += specs[i].payload_len + (specs[i].group_key ? strlen(specs[i].group_key) : 0);
     if (d->array_bytes_max && bytes > d->array_bytes_max) return 0;
-    if (i % ARRAY_CHUNK == ARRAY_CHUNK - 1) bytes = 0;
+    if (i % chunk == chunk - 1) bytes = 0;
   }
   return 1;
 }
@@ -152,8 +150,9 @@ static int insert_batch(sqlq_db *db, void *arg) {
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, b->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
   if (fits_array(db, b->specs, b->n)) {
-    for (size_t at = 0; at < b->n; at += ARRAY_CHUNK) {
-      size_t k = b->n - at < ARRAY_CHUNK ? b->n - at : ARRAY_CHUNK;
+    size_t chunk = sqlq__array_rows(db, b->n);
+    for (size_t at = 0; at < b->n; at += chunk) {
+      size_t k = b->n - at < chunk ? b->n - at : chunk;
       if ((rc = insert_array(db, b->queue, b->specs + at, k, b->ids ? b->ids + at : NULL)) != SQLQ_OK)
         return rc;
     }
@@ -191,7 +190,7 @@ static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, s
   const sqlq_driver *d = db->drv_methods;
   unsigned kind = SQLQ__TX_WRITE;
   if (d->sql[SQLQ__SQL_QUEUE_REGISTER] == NULL &&
-      (n == 1 || (n <= ARRAY_CHUNK && fits_array(db, specs, n))))
+      (n == 1 || (sqlq__array_rows(db, n) == n && fits_array(db, specs, n))))
     kind |= SQLQ__TX_SINGLE;
   rc = sqlq__in_tx(db, kind, insert_batch, &b);
   *duplicate = b.duplicate;

@@ -255,9 +255,16 @@ typedef struct sqlq_driver {
   const char *const *options;       /* URL options the driver reads, NULL-terminated */
   unsigned caps;                    /* SQLQ__CAP_* */
   const char *const *sql;           /* SQLQ__SQL_COUNT statements */
+  /* The most elements (jobs) one *_ARRAY statement takes: a server's
+  ** limit (placeholders of a statement, the length of a packed array) or
+  ** what keeps one statement's cost in bounds; 0: no limit.  The core
+  ** splits a larger batch into statements of at most this many, all in
+  ** the batch's one transaction. */
+  size_t array_rows_max;
   /* The most bytes of payloads and group keys one ENQUEUE_ARRAY statement
   ** may carry (a server refuses packets over its limit); 0: no limit.
-  ** Larger batches take the one-row statement. */
+  ** A batch with a statement's worth over it takes the one-row
+  ** statement. */
   size_t array_bytes_max;
   /* Migrations: migrations[v-1] upgrades schema version v-1 to v, for v
   ** from 1 up to SQLQ_SCHEMA_VERSION or the first NULL entry, whichever
@@ -564,6 +571,10 @@ int sqlq__deadline(sqlq_db *db, double timeout, int64_t *deadline_ns);
 /* Release the locks held until the end of the transaction that just
 ** ended on db. */
 void sqlq__release_xact_locks(sqlq_db *db);
+
+/* The most elements of one array statement of db's driver, for a batch
+** of n: n itself when the driver has no limit (see array_rows_max). */
+size_t sqlq__array_rows(const sqlq_db *db, size_t n);
 
 /* Prepare sql[id] of db's driver (cached per connection).  A statement
 ** the dialect lacks is SQLQ_UNAVAILABLE. */

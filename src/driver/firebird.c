@@ -516,6 +516,7 @@ const sqlq_driver sqlq__driver_firebird = {
   .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_AT_COMMIT,
   .sql = sqlq__firebird_sql,
   /* Packed arrays travel as one VARCHAR each in the block (firebird_sql.c). */
+  .array_rows_max = FB_ARRAY_ROWS_MAX,
   .array_bytes_max = FB_ARRAY_BYTES_MAX,
   .migrations = sqlq__firebird_migrations,
   .open = fb_open,

@@ -33,8 +33,13 @@ enum {
   FB_SQL_COUNT
 };
 
+/* The most elements of one batch statement: each packed array of
+** integers fits a VARCHAR(32765) even when every element takes the 21
+** bytes of "-9223372036854775808,". */
+#define FB_ARRAY_ROWS_MAX (32765 / 21)
 /* The most bytes of payloads and group keys of one batch statement: with
-** the lengths ahead of them, each packed array fits a VARCHAR(32765). */
+** the lengths ahead of them (FB_ARRAY_ROWS_MAX of at most 6 bytes), each
+** packed array fits a VARCHAR(32765). */
 #define FB_ARRAY_BYTES_MAX 24000
 
 /* Most parameters ($1..$N) of one statement, and most `?` marks. */

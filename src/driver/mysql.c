@@ -658,6 +658,9 @@ const sqlq_driver sqlq__driver_mysql = {
   .options = options,
   .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_DDL_COMMITS,
   .sql = sqlq__mysql_sql,
+  /* A prepared statement takes at most 65,535 placeholders, and a row of
+  ** ENQUEUE_ARRAY has 7 (ACK_ARRAY's 3). */
+  .array_rows_max = 65535 / 7,
   /* Well within max_allowed_packet's defaults (MariaDB 16 MiB, MySQL 64). */
   .array_bytes_max = 4 << 20,
   .migrations = sqlq__mysql_migrations,

@@ -715,6 +715,11 @@ const sqlq_driver sqlq__driver_postgres = {
   .options = options,
   .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_AT_COMMIT,
   .sql = sqlq__postgres_sql,
+  /* An ack's arrays meet the jobs in a join whose generic plan, made with
+  ** the statistics of a table that VACUUM saw empty, can be a nested loop
+  ** that compares each ref with each job: 21,845 refs in one statement
+  ** once took 40 s.  Statements of 1000 bound that worst case. */
+  .array_rows_max = 1000,
   .migrations = sqlq__postgres_migrations,
   .open = pg_open,
   .close = pg_close,
