@@ -55,12 +55,15 @@
 
 #define PAUSED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text AND paused)"
 
-/* A job this claim holds.  A token is set exactly while its job runs
-** (docs/schema.md), so the state is not tested: `state = 'running'` would
-** let the planner read the whole partial index sqlq_jobs_lease instead of
-** looking the id up, which it did with the statistics of a table VACUUM
-** saw empty. */
-#define HELD "id = $1::int8 AND token = $2::int8"
+/* A job this claim holds: its id and token, while it runs.  (A token is
+** set only while its job runs, but a plain-SQL writer may break that
+** rule, as the other dialects' statements assume too.)  The state is
+** tested as `(...) IS TRUE`, which the predicate of the partial index
+** sqlq_jobs_lease (`state = 'running'`) does not match: that test would
+** let the planner read the whole partial index instead of looking the id
+** up, which it did with the statistics of a table VACUUM saw empty. */
+#define RUNNING "(state = 'running') IS TRUE"
+#define HELD "id = $1::int8 AND token = $2::int8 AND " RUNNING
 
 #define DEDUPE_FREE(j) \
   "(" j ".dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \
@@ -72,7 +75,7 @@
   " token = NULL, lease_until = NULL"
 
 #define ACK_ARRAY_DELETE \
-  "DELETE FROM sqlq_jobs WHERE id = ANY($1::int8[])" \
+  "DELETE FROM sqlq_jobs WHERE id = ANY($1::int8[]) AND " RUNNING \
   " AND (id, token) IN (SELECT * FROM unnest($1::int8[], $2::int8[]))"
 
 const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {

@@ -148,6 +148,56 @@ static void lazy_commit_stays_local(void **state) {
   PQclear(r);
 }
 
+/* A job counts as held only while it runs, as on the other backends: one
+** that a plain-SQL writer moved back to ready, or buried, with its token
+** left set, is refused to every call that presents that token (each
+** statement tests `state = 'running'`). */
+static void held_only_while_running(void **state) {
+  struct fixture *f = *state;
+  sqlq_job_spec spec = {.payload = "p", .payload_len = 1};
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(sqlq_enqueue(f->db, f->queue, &spec, NULL, NULL), SQLQ_OK);
+  sqlq_job *jobs = NULL;
+  int n = 0;
+  assert_int_equal(sqlq_claim(f->db, f->queue, 3, NULL, &jobs, &n), SQLQ_OK);
+  assert_int_equal(n, 3);
+  sqlq_job_ref refs[3];
+  for (int i = 0; i < 3; i++) refs[i] = (sqlq_job_ref){jobs[i].id, jobs[i].token};
+  sqlq_claimed_free(jobs, n);
+  PGconn *conn = sqlq_native_handle(f->db);
+  char sql[160];
+  snprintf(sql, sizeof sql, "UPDATE sqlq_jobs SET state = 'ready' WHERE id = %lld", (long long)refs[0].id);
+  exec_ok(conn, sql);
+  snprintf(sql, sizeof sql, "UPDATE sqlq_jobs SET state = 'dead' WHERE id = %lld", (long long)refs[1].id);
+  exec_ok(conn, sql);
+
+  sqlq_db *history = NULL;
+  sqlq_options opts = {.keep_history = 1};
+  assert_int_equal(sqlq_open(getenv("SQLQ_TEST_PG_URL"), &opts, &history), SQLQ_OK);
+  for (int i = 0; i < 2; i++) {
+    int64_t id = refs[i].id, token = refs[i].token;
+    assert_int_equal(sqlq_ack(f->db, id, token), SQLQ_STALE);
+    assert_int_equal(sqlq_ack(history, id, token), SQLQ_STALE);
+    assert_int_equal(sqlq_touch(f->db, id, token, 30, NULL), SQLQ_STALE);
+    assert_int_equal(sqlq_release(f->db, id, token, 0), SQLQ_STALE);
+    assert_int_equal(sqlq_fail(f->db, id, token, "no", NULL), SQLQ_STALE);
+  }
+  size_t acked = 0;
+  assert_int_equal(sqlq_ack_batch(history, refs, 2, &acked), SQLQ_STALE);
+  assert_int_equal(acked, 0);
+  assert_int_equal(sqlq_ack_batch(f->db, refs, 3, &acked), SQLQ_STALE);
+  assert_int_equal(acked, 1);
+  sqlq_close(history);
+  snprintf(sql, sizeof sql,
+           "SELECT count(*) FROM sqlq_jobs WHERE id IN (%lld, %lld) AND attempts = 1"
+           " AND last_error IS NULL AND state IN ('ready', 'dead')",
+           (long long)refs[0].id, (long long)refs[1].id);
+  assert_int_equal(scalar(conn, sql), 2);
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlq_jobs_history WHERE id IN (%lld, %lld)",
+           (long long)refs[0].id, (long long)refs[1].id);
+  assert_int_equal(scalar(conn, sql), 0);
+}
+
 /* Return the EXPLAIN of the session's prepared statement whose text starts
 ** with prefix, executed with args (a parenthesised list), or NULL when no
 ** such statement is prepared.  The caller frees it. */
@@ -312,6 +362,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(commit_keeps_row_and_job, setup, teardown),
     cmocka_unit_test_setup_teardown(native_after_notify, setup, teardown),
     cmocka_unit_test_setup_teardown(lazy_commit_stays_local, setup, teardown),
+    cmocka_unit_test_setup_teardown(held_only_while_running, setup, teardown),
     cmocka_unit_test_setup_teardown(plans_use_indexes_after_vacuum, setup, teardown),
     cmocka_unit_test_setup_teardown(subscription_announced_in_library_tx, setup, teardown),
   };
