@@ -51,14 +51,13 @@ static long long col_int(const sqlq__stmt *st, int i) {
 ** deadlock the other claimers. */
 static int update_ids(sqlq_db *db, const char *set, const long long *ids, int n, int commit) {
   if (n == 0) return SQLQ_OK;
-  size_t size = strlen(set) + 64 + (size_t)n * 21;
-  char *sql = malloc(size);
-  if (sql == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  size_t len = (size_t)snprintf(sql, size, "UPDATE sqlq_jobs FORCE INDEX (PRIMARY) SET %s WHERE id IN (", set);
-  for (int k = 0; k < n; k++) len += (size_t)snprintf(sql + len, size - len, "%s%lld", k ? "," : "", ids[k]);
-  snprintf(sql + len, size - len, commit ? "); COMMIT" : ")");
-  int rc = sqlq__my_query(db, MY(db)->conn, sql, "claim");
-  free(sql);
+  sqlq__buf sql = {0};
+  sqlq__buf_addf(&sql, "UPDATE sqlq_jobs FORCE INDEX (PRIMARY) SET %s WHERE id IN (", set);
+  for (int k = 0; k < n; k++) sqlq__buf_addf(&sql, "%s%lld", k ? "," : "", ids[k]);
+  sqlq__buf_add(&sql, commit ? "); COMMIT" : ")");
+  int rc = sql.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory")
+                   : sqlq__my_query(db, MY(db)->conn, sql.p, "claim");
+  sqlq__buf_free(&sql);
   return rc;
 }
 
