@@ -167,6 +167,15 @@ void cli_format_time(int64_t us, int micros, char *out);
 ** Returns the length written. */
 size_t cli_escape(const unsigned char *p, size_t len, size_t max, char *out);
 
+/* Room for a name read from the database (a queue's, a table's) as
+** cli_name() writes it: every byte of a longest queue name escaped. */
+#define CLI_NAME_SIZE (SQLQ_QUEUE_NAME_MAX * 4 + 4)
+
+/* Write the name s into out (CLI_NAME_SIZE bytes) escaped as
+** cli_escape() does, for a table on a terminal: a name a plain-SQL writer
+** gave control characters cannot drive the terminal.  Returns out. */
+const char *cli_name(const char *s, char *out);
+
 /* jansson's value type, so that this header needs no jansson.h. */
 struct json_t;
 

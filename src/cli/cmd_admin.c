@@ -21,6 +21,7 @@ static const char stats_usage[] =
     "\n"
     "Count the jobs of QUEUE, or of every queue, by state: ready (due now),\n"
     "scheduled (due later), running (leased) and dead (out of attempts).\n"
+    "Bytes of names outside printable ASCII are shown escaped (\\xHH).\n"
     "\n"
     "  -j, --json   print {\"queues\":[{\"queue\":Q,\"ready\":N,\"scheduled\":N,\n"
     "               \"running\":N,\"dead\":N,\"paused\":BOOL},...]}\n"
@@ -63,7 +64,9 @@ static const char purge_usage[] =
     "usage: sqlq [--url URL] purge QUEUE\n"
     "\n"
     "Delete every job of QUEUE, whatever its state; running jobs' results will\n"
-    "be refused.  Prints \"N jobs purged\".\n";
+    "be refused.  Prints \"N jobs purged\".  QUEUE may hold control characters\n"
+    "(a queue a plain-SQL writer named so): give the name that stats shows\n"
+    "escaped in bash's $'...' quoting.\n";
 
 /* ---------------------------------------------------------------------
 ** Formatting.
@@ -209,13 +212,13 @@ static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
   size_t i;
   int ok = cli_table_init(&t, 6, header) == 0;
   for (i = 0; ok && i < n; i++) {
-    char nums[4][24];
+    char nums[4][24], name[CLI_NAME_SIZE];
     const char *row[6];
     snprintf(nums[0], sizeof nums[0], "%" PRId64, st[i].ready);
     snprintf(nums[1], sizeof nums[1], "%" PRId64, st[i].scheduled);
     snprintf(nums[2], sizeof nums[2], "%" PRId64, st[i].running);
     snprintf(nums[3], sizeof nums[3], "%" PRId64, st[i].dead);
-    row[0] = st[i].queue;
+    row[0] = cli_name(st[i].queue, name);
     row[1] = nums[0];
     row[2] = nums[1];
     row[3] = nums[2];

@@ -38,7 +38,8 @@ static const char subscriptions_usage[] =
     "List the subscriptions: table, tag, actions, rows, status.  The status is\n"
     "active, no-table (the table was dropped), no-trigger (the table was made\n"
     "again: subscribe again) or moved (the table was renamed; its changes still\n"
-    "come under the old name).\n";
+    "come under the old name).  Bytes of names outside printable ASCII are shown\n"
+    "escaped (\\xHH).\n";
 
 static const struct option options[] = {
     {"on", required_argument, NULL, 'o'},   {"tag", required_argument, NULL, 't'},
@@ -169,8 +170,9 @@ static int print_table(const sqlq_subscription *subs, size_t n) {
   cli_table t;
   int ok = cli_table_init(&t, 5, header) == 0;
   for (size_t i = 0; ok && i < n; i++) {
-    char acts[32];
-    const char *row[5] = {subs[i].table, subs[i].tag, actions_text(subs[i].actions, acts),
+    char acts[32], table[CLI_NAME_SIZE], tag[CLI_NAME_SIZE];
+    const char *row[5] = {cli_name(subs[i].table, table), cli_name(subs[i].tag, tag),
+                          actions_text(subs[i].actions, acts),
                           subs[i].flags & SQLQ_SUB_ROWS ? "yes" : "no",
                           status_name(subs[i].status)};
     ok = cli_table_add(&t, row) == 0;

@@ -68,6 +68,11 @@ size_t cli_escape(const unsigned char *p, size_t len, size_t max, char *out) {
   return o;
 }
 
+const char *cli_name(const char *s, char *out) {
+  cli_escape((const unsigned char *)s, strlen(s), CLI_NAME_SIZE - 4, out);
+  return out;
+}
+
 /* A JSON string for s, NULL for none.  Text that is not UTF-8 is given with
 ** \xHH escapes. */
 json_t *cli_json_text(const char *s) {

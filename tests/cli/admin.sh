@@ -62,4 +62,35 @@ expect_out "the purged queue is empty" '{"queues":[{"queue":"jobs","ready":0,"sc
 run "stats of another queue after purge" 0 sq stats --json other
 expect_out "the other queue is intact" '{"queues":[{"queue":"other","ready":1,"scheduled":0,"running":0,"dead":0,"paused":false}]}'
 
+# Names that a plain-SQL writer gave control characters (sqlq makes none):
+# stats and subscriptions show them escaped, as jobs shows payloads, and
+# never send the terminal an escape sequence; such a queue can be purged.
+evil=$'evil\e]0;owned\a\e[31m'
+shown='evil\x1b]0;owned\x07\x1b[31m'
+app_db=${url#sqlite:}
+run "a queue and a subscription by plain SQL" 0 sqlite3 "$app_db" \
+  "INSERT INTO sqlq_jobs (queue, payload) VALUES ('$evil', x'00');
+   INSERT INTO sqlq_subscriptions (table_name, action, tag) VALUES ('t$evil', 'insert', '$evil')"
+# expect_out_plain NAME: the last stdout holds no control character but
+# the newlines.
+expect_out_plain() {
+  checks=$((checks + 1))
+  ! tr -d '\n' <"$tmp/out" | grep -q '[[:cntrl:]]' || fail "$1: the output holds control characters"
+}
+run "stats of a queue named with escapes" 0 sq stats
+expect_out_plain "stats"
+expect_out_has "stats shows the name escaped" "$shown"
+run "stats --json of a queue named with escapes" 0 sq stats --json
+expect_out_plain "stats --json"
+run "subscriptions of a table and tag named with escapes" 0 sq subscriptions
+expect_out_plain "subscriptions"
+expect_out_has "subscriptions shows the names escaped" "t$shown  $shown"
+run "subscriptions --json" 0 sq subscriptions --json
+expect_out_plain "subscriptions --json"
+run "purge a queue named with escapes" 0 sq purge "$evil"
+expect_out "its job is purged" "1 jobs purged"
+expect_eq "no job of it is left" "$(sqlite3 "$app_db" "SELECT count(*) FROM sqlq_jobs WHERE queue = '$evil'")" 0
+run "other commands refuse the name" 64 sq pause "$evil"
+expect_error_line "the refusal is one line"
+
 finish
