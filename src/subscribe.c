@@ -63,6 +63,16 @@ static void trigger_base(const char *table, char base[32]) {
            (unsigned long long)sqlq__hash64(table, strlen(table)));
 }
 
+/* The SQLQ_ON_* bit of the trigger called name (len bytes) when it has
+** the name of a trigger whose names start with base; else 0. */
+static unsigned trigger_action(const char *name, size_t len, const char *base) {
+  size_t base_len = strlen(base);
+  if (len != base_len + 2 || memcmp(name, base, base_len) != 0 || name[base_len] != '_') return 0;
+  for (size_t i = 0; i < N_ACTIONS; i++)
+    if (name[base_len + 1] == actions[i].suffix) return actions[i].bit;
+  return 0;
+}
+
 /* A malloc'ed, NUL-terminated copy of text column i of st's row, or NULL
 ** when memory ran out. */
 static char *copy_column(const sqlq_driver *d, sqlq__stmt *st, int i) {
@@ -196,6 +206,36 @@ static int moved_to(sqlq_db *db, const char *table, char **moved) {
   return rc == SQLQ__DONE || rc == SQLQ__ROW ? SQLQ_OK : rc;
 }
 
+/* Refuse to subscribe to table, which has no subscription yet, while a
+** trigger with a name its triggers would take sits on another table:
+** that is no trigger of table's, gone along with a rename, but the
+** trigger of a table whose name hashes alike (the names hold 64 bits of
+** the table name's hash), or not sqlq's, and making table's triggers
+** would drop it. */
+static int check_names_free(sqlq_db *db, const char *table) {
+  const sqlq_driver *d = db->drv_methods;
+  char base[32];
+  trigger_base(table, base);
+  sqlq__stmt *st;
+  int rc = sqlq__prepare(db, SQLQ__SQL_SUB_TRIGGERS, &st);
+  if (rc != SQLQ_OK) return rc;
+  d->bind_text(st, 1, base);
+  while ((rc = d->step(db, st)) == SQLQ__ROW) {
+    size_t nlen = 0, tlen = 0;
+    const char *name = d->column_blob(st, 0, &nlen);
+    const char *on = d->column_blob(st, 1, &tlen);
+    if (trigger_action(name, nlen, base) == 0 || (tlen == strlen(table) && memcmp(on, table, tlen) == 0))
+      continue;
+    rc = sqlq__error(db, SQLQ_MISUSE,
+                     "the trigger %.*s on table '%.*s' has a name that the triggers of '%s' would take"
+                     " (a table whose name hashes alike, or a trigger of someone else's): drop it first",
+                     (int)nlen, name, (int)(tlen > 200 ? 200 : tlen), on, table);
+    break;
+  }
+  d->reset(st);
+  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+}
+
 /* A backend whose DDL commits cannot keep it inside the caller's
 ** transaction. */
 static int check_ddl_tx(sqlq_db *db, const char *what) {
@@ -260,7 +300,14 @@ static int subscribe_tx(sqlq_db *db, void *arg) {
     return sqlq__error(db, SQLQ_MISUSE,
                        "table '%s' has no primary key: events name rows by their key",
                        ch->table);
-  rc = run_pair(db, SQLQ__SQL_SUB_REMOVE, ch->table, ch->tag, NULL);
+  /* The table's subscriptions before this one: the tag's own (removed,
+  ** to be made anew) and the other tags'. */
+  int64_t removed = 0;
+  unsigned others = 0;
+  int rows = 0;
+  rc = run_pair(db, SQLQ__SQL_SUB_REMOVE, ch->table, ch->tag, &removed);
+  if (rc == SQLQ_OK) rc = table_actions(db, ch->table, &others, &rows);
+  if (rc == SQLQ_OK && removed == 0 && others == 0) rc = check_names_free(db, ch->table);
   for (size_t i = 0; rc == SQLQ_OK && i < N_ACTIONS; i++)
     if (ch->actions & actions[i].bit) rc = add_action(db, ch, actions[i].name);
   if (rc == SQLQ_OK && db->drv_methods->sql[SQLQ__SQL_QUEUE_REGISTER])
@@ -393,15 +440,12 @@ static int table_status(sqlq_db *db, const char *table, unsigned acts, int *stat
   if ((rc = sqlq__prepare(db, SQLQ__SQL_SUB_TRIGGERS, &st)) != SQLQ_OK) return rc;
   d->bind_text(st, 1, base);
   unsigned here = 0, elsewhere = 0;
-  size_t base_len = strlen(base);
   while ((rc = d->step(db, st)) == SQLQ__ROW) {
     size_t nlen = 0, tlen = 0;
     const char *name = d->column_blob(st, 0, &nlen);
     const char *on = d->column_blob(st, 1, &tlen);
-    if (nlen != base_len + 2 || memcmp(name, base, base_len) != 0) continue;
-    unsigned bit = 0;
-    for (size_t i = 0; i < N_ACTIONS; i++)
-      if (name[base_len] == '_' && name[base_len + 1] == actions[i].suffix) bit = actions[i].bit;
+    unsigned bit = trigger_action(name, nlen, base);
+    if (bit == 0) continue;
     if (tlen == strlen(table) && memcmp(on, table, tlen) == 0)
       here |= bit;
     else

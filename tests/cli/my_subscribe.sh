@@ -14,6 +14,9 @@ app_sql() {
 app_bin() {
   echo "X'$1'"
 }
+app_trigger() {
+  app_sql "CREATE TRIGGER \`$1\` AFTER INSERT ON $2 FOR EACH ROW INSERT INTO $3 (id) VALUES (NEW.id)"
+}
 auto_pk="integer PRIMARY KEY AUTO_INCREMENT"
 bytes_type="varbinary(16)"
 

@@ -10,6 +10,9 @@
 #   $bytes_type     a column type for up to 16 bytes
 #   $no_rename      (optional) 1 when the dialect cannot rename a table
 #                   (Firebird): the checks of a renamed table are skipped
+#   app_trigger NAME TABLE LOG
+#                   make a trigger called NAME (as written) on TABLE that
+#                   inserts each new row's id into the table LOG
 # The application's tables are written by that client only: the events come
 # from the triggers, never from sqlq.
 
@@ -211,6 +214,34 @@ if [ "${no_rename:-0}" != 1 ]; then
   app_sql "INSERT INTO newname (id) VALUES (3)"
   expect_eq "its triggers went with the last subscription" "$(count staying)" 2
 fi
+
+# ---------------------------------------------------------------------------
+# A table's triggers are named by 64 bits of its name's hash (FNV-1a): a
+# trigger with the name that a table's triggers would take, on another
+# table (the triggers of a table whose name hashes alike, or anyone's), is
+# never dropped by a subscription, which is refused instead.
+fnv64() {
+  local s=$1 h=$((0xcbf29ce484222325)) i c
+  for ((i = 0; i < ${#s}; i++)); do
+    printf -v c '%d' "'${s:i:1}"
+    h=$(((h ^ c) * 0x100000001b3))
+  done
+  printf '%016x' "$h"
+}
+taken="sqlq_sub_$(fnv64 clash_b)_i"
+app_sql "CREATE TABLE clash_a (id integer PRIMARY KEY); CREATE TABLE clash_b (id integer PRIMARY KEY);
+CREATE TABLE clash_log (id integer)"
+app_trigger "$taken" clash_a clash_log
+app_sql "INSERT INTO clash_a (id) VALUES (1)"
+expect_eq "the other table's trigger works" "$(app_sql "SELECT count(*) FROM clash_log")" 1
+before=$(sq subscriptions)
+run "subscribe while another table has the trigger names" 64 \
+  sq subscribe clash_b --on insert,delete --tag clash
+expect_error_line "the refusal is one line"
+expect_err_has "the refusal names the trigger" "$taken"
+expect_eq "no subscription was recorded" "$(sq subscriptions)" "$before"
+app_sql "INSERT INTO clash_a (id) VALUES (2)"
+expect_eq "the other table's trigger is still there" "$(app_sql "SELECT count(*) FROM clash_log")" 2
 
 # ---------------------------------------------------------------------------
 # Garbage: one line on stderr, a sysexits code, nothing changed.

@@ -8,6 +8,9 @@ app_sql() {
 app_bin() {
   echo "x'$1'"
 }
+app_trigger() {
+  app_sql "CREATE TRIGGER \"$1\" AFTER INSERT ON $2 BEGIN INSERT INTO $3 (id) VALUES (NEW.id); END"
+}
 auto_pk="integer PRIMARY KEY"
 bytes_type=blob
 
