@@ -18,12 +18,17 @@
 ** as it is.  The group key is the table's name, a space and the "pk"
 ** object's text, cut to 255 characters.
 **
-** Rights: the functions are SECURITY DEFINER, owned by the role that
-** subscribed, with search_path fixed to the default schema (then pg_temp),
-** and they name sqlq's tables with that schema.  So a role that writes the
-** subscribed table needs no right on sqlq's tables, and no search_path or
-** temporary table of its own can redirect the function.  bytea_output is
-** fixed too, so that the row images never depend on the writer's session.
+** Rights: the functions are SECURITY INVOKER, as triggers are by default:
+** they run as the role that writes the table, which needs INSERT on
+** sqlq_jobs and SELECT on sqlq_subscriptions.  They must not run as the
+** role that subscribed: to_json() and row_to_json() call the cast to json
+** of a type that is not built in, a function of whoever made the type, so
+** a table's owner with a column of a type of its own would run code as the
+** subscriber (tests/cli/pg_subscribe_owner.sh).  Their search_path is fixed
+** to the default schema (then pg_temp), and they name sqlq's tables with
+** that schema, so no search_path or temporary table of the writer's can
+** redirect them; bytea_output is fixed too, so that the row images never
+** depend on the writer's session.
 **
 ** Quoting: every identifier is double-quoted (a quote inside doubled), and
 ** every literal is an E'' string with its quotes and backslashes doubled,
@@ -169,7 +174,7 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, const char *sc
   if (body.oom) b->oom = 1;
   sqlq__buf_add(b, "CREATE FUNCTION ");
   add_qualified(b, schema, name);
-  sqlq__buf_add(b, "() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = ");
+  sqlq__buf_add(b, "() RETURNS trigger LANGUAGE plpgsql SECURITY INVOKER SET search_path = ");
   sqlq__buf_quote(b, schema, '"');
   sqlq__buf_addf(b, ", pg_temp SET bytea_output = hex AS %s", tag);
   if (!body.oom) sqlq__buf_add(b, body.p);

@@ -1,6 +1,7 @@
 # tests/cli/pg_subscribe_hostile.sh -- subscriptions to a PostgreSQL table
 # whose own name and column names are hostile, written by a role that has
-# no right on sqlq's tables and whose session tries to mislead the trigger.
+# only the rights the trigger needs on sqlq's tables and whose session
+# tries to mislead the trigger.
 #
 # - The table's name holds quotes, a backslash, SQL and the dollar-quote tag
 #   of the function's body; a key column's name holds quotes, a backslash,
@@ -9,8 +10,10 @@
 #   The events must name the table and columns exactly, and nothing else
 #   may happen.
 # - The writer (role sqlq_writer, tests/servers/postgres.sh) may write the
-#   table only, sets bytea_output = escape and standard_conforming_strings
-#   off (the function's body is compiled in the writer's session), and has
+#   table, and only insert into sqlq_jobs and read sqlq_subscriptions (the
+#   trigger runs as the writer), sets bytea_output = escape and
+#   standard_conforming_strings off (the function's body is compiled in
+#   the writer's session), and has
 #   temporary tables named sqlq_jobs and sqlq_subscriptions first on its
 #   search_path: the events still go to sqlq's queue, with bytea as "\\x"
 #   hex.
@@ -38,6 +41,8 @@ run "tables" 0 psql_as sqlq <<'SQL'
 CREATE TABLE bystander (id int PRIMARY KEY);
 CREATE TABLE :"t" (:"c" text, "$sqlq_body0$" int, data bytea, PRIMARY KEY (:"c", "$sqlq_body0$"));
 GRANT INSERT, UPDATE, DELETE, SELECT ON :"t" TO sqlq_writer;
+GRANT INSERT ON sqlq_jobs TO sqlq_writer;
+GRANT SELECT ON sqlq_subscriptions TO sqlq_writer;
 SQL
 PGOPTIONS="-c standard_conforming_strings=off" \
   run "subscribe with standard_conforming_strings off" 0 \

@@ -20,8 +20,11 @@
 #   role sqlq      LOGIN CREATEDB, owner of database sqlq; trusted
 #   role sqlq_pw   LOGIN PASSWORD 'sqlq-secret', member of sqlq; always
 #                  authenticated with scram-sha-256 (the wrong-password test)
-#   role sqlq_writer  LOGIN and nothing else: an application role that has
-#                  no right on sqlq's tables (pg_subscribe_hostile.sh)
+#   role sqlq_writer  LOGIN and nothing else: an application role, which
+#                  pg_subscribe_hostile.sh lets write a subscribed table
+#   role sqlq_owner   LOGIN and nothing else: an application role that owns
+#                  a subscribed table and tries to run code as the
+#                  subscriber (pg_subscribe_owner.sh)
 #   every other role is trusted, on 127.0.0.1 and on the unix socket.
 #
 # Exits 0 on success; on an error prints one line "postgres.sh: ..." on stderr
@@ -211,7 +214,8 @@ HBA
     -c "CREATE DATABASE sqlq OWNER sqlq" \
     -c "CREATE ROLE sqlq_pw LOGIN PASSWORD 'sqlq-secret' IN ROLE sqlq" \
     -c "GRANT CONNECT ON DATABASE sqlq TO sqlq_pw" \
-    -c "CREATE ROLE sqlq_writer LOGIN" ||
+    -c "CREATE ROLE sqlq_writer LOGIN" \
+    -c "CREATE ROLE sqlq_owner LOGIN" ||
     die "cannot create the roles and database sqlq on port $port"
 }
 
