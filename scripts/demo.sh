@@ -8,7 +8,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 
 bash scripts/install-deps.sh
-cmake -S . -B build >/dev/null
+cmake -S . -B build -DSQLQ_WERROR=ON >/dev/null
 cmake --build build -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
 sqlq="$root/build/sqlq"
 

@@ -34,11 +34,12 @@ count_failure() {
   failed=$((failed + 1))
 }
 
-# build DIR CMAKE_ARGS...: configure and build DIR; returns non-zero on error.
+# build DIR CMAKE_ARGS...: configure and build DIR, with warnings as errors;
+# returns non-zero on error.
 build() {
   local dir=$1
   shift
-  cmake -S . -B "$dir" "$@" && cmake --build "$dir" -j "$jobs"
+  cmake -S . -B "$dir" -DSQLQ_WERROR=ON "$@" && cmake --build "$dir" -j "$jobs"
 }
 
 # run_ctest DIR CTEST_ARGS...: run ctest in DIR and add its counts, taken

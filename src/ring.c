@@ -40,11 +40,12 @@ static int no_ring(sqlq_db *db, const char *ring) {
                      ring);
 }
 
-/* The ring's capacity and last sequence number; SQLQ_NOTFOUND recorded when
-** there is no such ring. */
+/* The ring's capacity and last sequence number (both 0 on failure);
+** SQLQ_NOTFOUND recorded when there is no such ring. */
 static int ring_info(sqlq_db *db, const char *ring, int64_t *capacity, int64_t *last) {
   const sqlq_driver *d = db->drv_methods;
   sqlq__stmt *st;
+  *capacity = *last = 0;
   int rc = sqlq__prepare(db, SQLQ__SQL_RING_INFO, &st);
   if (rc != SQLQ_OK) return rc;
   d->bind_text(st, 1, ring);

@@ -275,9 +275,11 @@ static char *placeholders(const char *sql) {
   return out;
 }
 
-/* The cached statement id; the caller holds the turn. */
+/* The cached statement id into *out (NULL on failure); the caller holds
+** the turn. */
 static int get_stmt(sqlq_db *db, int id, sqlite3_stmt **out) {
   sqlite_shared *sh = SQLITE_CONN(db)->sh;
+  *out = NULL;
   if (sh->cache[id] == NULL) {
     const char *text = id < SQLQ__SQL_COUNT ? sqlq__sqlite_sql[id] : driver_sql[id - SQLQ__SQL_COUNT];
     char *sql = placeholders(text);
