@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # scripts/test.sh -- install the dependencies, then build and run every test
-# three ways:
+# three ways, and check a distribution's build:
 #
 #   1. build/           a normal build; ctest runs every test
 #   2. build-asan/      built with AddressSanitizer + UndefinedBehaviorSanitizer
 #                       (-DSQLQ_SANITIZE=ON); ctest runs every test
 #   3. build-valgrind/  a normal build with -DSQLQ_TEST_VALGRIND=ON; ctest
 #                       runs the C test programs under valgrind (-L valgrind)
+#   4. build-release/   a Release build with Debian's flags (dpkg-buildflags,
+#                       hardening and LTO), which must give no warning; no
+#                       test runs there (it counts as one test)
 #
-# Each phase has its own build directory, so that a plain `ctest` in build/
-# never starts the slow valgrind tests.
+# Every build treats warnings as errors (-DSQLQ_WERROR=ON).  Each phase has
+# its own build directory, so that a plain `ctest` in build/ never starts
+# the slow valgrind tests.
 #
 # Exits non-zero if anything failed.  The last line is the total over all
-# three phases, "N passed, N failed", where a build that fails counts as one
+# phases, "N passed, N failed", where a build that fails counts as one
 # failed test.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -67,14 +71,14 @@ if ! bash scripts/install-deps.sh; then
   exit 1
 fi
 
-banner "1/3: normal build (build/)"
+banner "1/4: normal build (build/)"
 if build build -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=OFF; then
   run_ctest build
 else
   count_failure "the normal build"
 fi
 
-banner "2/3: ASan + UBSan build (build-asan/)"
+banner "2/4: ASan + UBSan build (build-asan/)"
 if build build-asan -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=ON -DSQLQ_TEST_VALGRIND=OFF; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -83,11 +87,23 @@ else
   count_failure "the sanitizer build"
 fi
 
-banner "3/3: valgrind over the C test programs (build-valgrind/)"
+banner "3/4: valgrind over the C test programs (build-valgrind/)"
 if build build-valgrind -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=ON; then
   run_ctest build-valgrind -L valgrind
 else
   count_failure "the valgrind build"
+fi
+
+banner "4/4: Release build with Debian's flags, no warning (build-release/)"
+release_cflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get CFLAGS)
+release_cppflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get CPPFLAGS)
+release_ldflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get LDFLAGS)
+if build build-release -DCMAKE_BUILD_TYPE=Release -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF \
+  -DSQLQ_TEST_VALGRIND=OFF "-DCMAKE_C_FLAGS=$release_cflags $release_cppflags" \
+  "-DCMAKE_EXE_LINKER_FLAGS=$release_ldflags" "-DCMAKE_SHARED_LINKER_FLAGS=$release_ldflags"; then
+  passed=$((passed + 1))
+else
+  count_failure "the Release build with Debian's flags"
 fi
 
 banner "summary"
