@@ -408,9 +408,8 @@ int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
 
 /* Delete every job of queue, in every state.  The tokens of running jobs
 ** become stale.  *count_out (may be NULL) receives the number deleted.
-** queue may be any name of 1 to SQLQ_QUEUE_NAME_MAX bytes, control
-** characters too, so that a queue a plain-SQL writer named so can be
-** emptied. */
+** queue may hold control characters, which no other call takes, so that a
+** queue that a plain-SQL writer named so can be emptied. */
 int sqlq_purge(sqlq_db *db, const char *queue, int64_t *count_out);
 
 /* ---------------------------------------------------------------------

@@ -73,13 +73,12 @@ static int purge_tx(sqlq_db *db, void *arg) {
 SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, int64_t *count_out) {
   if (db == NULL) return SQLQ_MISUSE;
   sqlq__clear_error(db);
-  /* Any name a queue can have in the database goes, control characters
-  ** and all: the library makes no such queue, but a plain-SQL writer may,
-  ** and it must stay possible to purge it. */
-  size_t len = queue ? strnlen(queue, SQLQ_QUEUE_NAME_MAX + 1) : 0;
-  if (len == 0 || len > SQLQ_QUEUE_NAME_MAX) return sqlq__check_queue(db, queue);
+  /* A queue a plain-SQL writer named with control characters must stay
+  ** possible to purge. */
+  int rc = sqlq__check_stored_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
   struct queue_op q = {.queue = queue};
-  int rc = sqlq__in_tx(db, SQLQ__TX_WRITE, purge_tx, &q);
+  rc = sqlq__in_tx(db, SQLQ__TX_WRITE, purge_tx, &q);
   if (count_out) *count_out = rc == SQLQ_OK ? q.count : 0;
   return rc;
 }

@@ -490,6 +490,10 @@ int sqlq__id_order(const void *a, const void *b);
 int sqlq__check_text(sqlq_db *db, const char *text, size_t max, const char *what);
 /* Validate a queue name (sqlq__check_text() with SQLQ_QUEUE_NAME_MAX). */
 int sqlq__check_queue(sqlq_db *db, const char *queue);
+/* Validate the name of a queue that may be in the database: as
+** sqlq__check_queue(), but control characters are allowed (the library
+** makes no such queue; a plain-SQL writer may). */
+int sqlq__check_stored_queue(sqlq_db *db, const char *queue);
 /* Validate an optional key (NULL is fine): 1..SQLQ_KEY_MAX bytes of clean
 ** UTF-8; what names it in the message ("dedupe key"). */
 int sqlq__check_key(sqlq_db *db, const char *key, const char *what);

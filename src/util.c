@@ -51,11 +51,12 @@ size_t sqlq__utf8_seq(const unsigned char *s, size_t n) {
   return len;
 }
 
-/* Check that text holds valid UTF-8 without control characters. */
-static int clean_text(const char *text, size_t n) {
+/* Check that text holds valid UTF-8, without control characters unless
+** controls is set. */
+static int clean_text(const char *text, size_t n, int controls) {
   const unsigned char *s = (const unsigned char *)text;
   for (size_t i = 0; i < n;) {
-    if (s[i] < 0x20 || s[i] == 0x7F) return 0;
+    if (!controls && (s[i] < 0x20 || s[i] == 0x7F)) return 0;
     size_t k = sqlq__utf8_seq(s + i, n - i);
     if (k == 0) return 0;
     i += k;
@@ -67,13 +68,20 @@ int sqlq__check_text(sqlq_db *db, const char *text, size_t max, const char *what
   if (text == NULL || text[0] == '\0') return sqlq__error(db, SQLQ_MISUSE, "%s is empty", what);
   size_t n = strnlen(text, max + 1);
   if (n > max) return sqlq__error(db, SQLQ_MISUSE, "%s is longer than %zu bytes", what, max);
-  if (!clean_text(text, n))
+  if (!clean_text(text, n, 0))
     return sqlq__error(db, SQLQ_MISUSE, "%s holds a control character or invalid UTF-8", what);
   return SQLQ_OK;
 }
 
 int sqlq__check_queue(sqlq_db *db, const char *queue) {
   return sqlq__check_text(db, queue, SQLQ_QUEUE_NAME_MAX, "queue name");
+}
+
+int sqlq__check_stored_queue(sqlq_db *db, const char *queue) {
+  size_t n = queue ? strnlen(queue, SQLQ_QUEUE_NAME_MAX + 1) : 0;
+  if (n == 0 || n > SQLQ_QUEUE_NAME_MAX) return sqlq__check_queue(db, queue);
+  if (!clean_text(queue, n, 1)) return sqlq__error(db, SQLQ_MISUSE, "queue name is not valid UTF-8");
+  return SQLQ_OK;
 }
 
 int sqlq__check_key(sqlq_db *db, const char *key, const char *what) {
