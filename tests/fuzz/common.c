@@ -65,7 +65,10 @@ int fz_valid_text(const char *s, size_t max) {
   for (size_t i = 0; ok && i < n;) {
     wchar_t wc;
     size_t k = mbrtowc(&wc, s + i, n - i, &st);
-    ok = k != (size_t)-1 && k != (size_t)-2 && k != 0 && wc >= 0x20 && wc != 0x7f;
+    /* glibc decodes the 5- and 6-byte forms of old, up to 0x7fffffff: past
+    ** U+10FFFF is not UTF-8 any more. */
+    ok = k != (size_t)-1 && k != (size_t)-2 && k != 0 && wc >= 0x20 && wc != 0x7f &&
+         wc <= 0x10ffff;
     if (ok) i += k;
   }
   uselocale(old);
