@@ -50,10 +50,10 @@ char *fz_string(fz_input *in, size_t max_len) {
   return (char *)fz_bytes(in, len, &got);
 }
 
-int fz_valid_text(const char *s, size_t max) {
+/* Whether the n bytes at s are UTF-8 without a NUL (and, unless controls,
+** without an ASCII control character). */
+static int utf8_ok(const char *s, size_t n, int controls) {
   static locale_t utf8;
-  size_t n = strlen(s);
-  if (n == 0 || n > max) return 0;
   if (utf8 == (locale_t)0) {
     utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
     FZ_CHECK(utf8 != (locale_t)0, "no C.UTF-8 locale");
@@ -67,12 +67,21 @@ int fz_valid_text(const char *s, size_t max) {
     size_t k = mbrtowc(&wc, s + i, n - i, &st);
     /* glibc decodes the 5- and 6-byte forms of old, up to 0x7fffffff: past
     ** U+10FFFF is not UTF-8 any more. */
-    ok = k != (size_t)-1 && k != (size_t)-2 && k != 0 && wc >= 0x20 && wc != 0x7f &&
-         wc <= 0x10ffff;
+    ok = k != (size_t)-1 && k != (size_t)-2 && k != 0 && wc <= 0x10ffff &&
+         (controls || (wc >= 0x20 && wc != 0x7f));
     if (ok) i += k;
   }
   uselocale(old);
   return ok;
+}
+
+int fz_valid_text(const char *s, size_t max) {
+  size_t n = strlen(s);
+  return n > 0 && n <= max && utf8_ok(s, n, 0);
+}
+
+int fz_valid_utf8(const char *s, size_t n) {
+  return utf8_ok(s, n, 1);
 }
 
 static char scratch[256];

@@ -64,6 +64,9 @@ unsigned char *fz_bytes(fz_input *in, size_t len, size_t *got);
 ** control character.  Written apart from the library's check (it asks the
 ** C library's UTF-8 decoder), so that the two can disagree. */
 int fz_valid_text(const char *s, size_t max);
+/* Whether the n bytes at s are valid UTF-8 without a NUL; control
+** characters are fine. */
+int fz_valid_utf8(const char *s, size_t n);
 
 /* A private temporary directory, made on first use and removed (with
 ** everything in it) at exit. */
