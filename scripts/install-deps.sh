@@ -30,6 +30,8 @@ packages=(
   firebird-dev                      # the Firebird client: libfbclient, ibase.h
   firebird3.0-server firebird3.0-utils  # the Firebird tests' servers, isql-fb
   postfix                           # tests/mail: a private Postfix instance
+  clang libclang-rt-14-dev          # the fuzzing harnesses: clang, libFuzzer, ASan, UBSan
+  llvm                              # llvm-symbolizer, for readable sanitizer reports
 )
 server_package=postgresql
 createcluster_conf=/etc/postgresql-common/createcluster.conf
