@@ -53,7 +53,7 @@ pid_t fork(void) {
 static void make_template(const char *path) {
   char url[600];
   snprintf(url, sizeof url, "sqlite:%s?sync=off", path);
-  sqlq_db *db = fz_open_init(url);
+  sqlq_db *db = fz_open_init(url, 0);
   sqlq_job_spec spec = {.payload = "hello", .payload_len = 5};
   FZ_STATUS(db, sqlq_enqueue(db, "q", &spec, NULL, NULL), SQLQ_OK);
   spec.delay = 3600;

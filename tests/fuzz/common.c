@@ -106,9 +106,21 @@ const char *fz_scratch_dir(void) {
   return scratch;
 }
 
-sqlq_db *fz_open_init(const char *url) {
+sqlq_db *fz_open_init(const char *url, size_t payload_limit) {
+  sqlq_options opts = {.payload_limit = payload_limit};
   sqlq_db *db = NULL;
-  FZ_STATUS(db, sqlq_open(url, NULL, &db), SQLQ_OK);
+  FZ_STATUS(db, sqlq_open(url, &opts, &db), SQLQ_OK);
   FZ_STATUS(db, sqlq_init(db, NULL), SQLQ_OK);
   return db;
+}
+
+sqlq_queue_stats fz_stats(sqlq_db *db, const char *queue) {
+  sqlq_queue_stats *s = NULL, out;
+  size_t n = 0;
+  FZ_STATUS(db, sqlq_stats(db, queue, &s, &n), SQLQ_OK);
+  FZ_CHECK(n <= 1, "stats of one queue gave %zu rows", n);
+  memset(&out, 0, sizeof out);
+  if (n == 1) out = s[0];
+  sqlq_free(s);
+  return out;
 }

@@ -72,7 +72,11 @@ int fz_valid_utf8(const char *s, size_t n);
 ** everything in it) at exit. */
 const char *fz_scratch_dir(void);
 
-/* Open url (asserting success) and create the schema. */
-sqlq_db *fz_open_init(const char *url);
+/* Open url with the payload limit (0: the default), asserting success, and
+** create the schema. */
+sqlq_db *fz_open_init(const char *url, size_t payload_limit);
+
+/* The counts of queue on db (all zero when the queue is unknown). */
+sqlq_queue_stats fz_stats(sqlq_db *db, const char *queue);
 
 #endif /* SQLQ_FUZZ_H */

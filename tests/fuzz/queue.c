@@ -44,30 +44,17 @@ typedef struct job {
   int duplicate;   /* folded into an earlier job: not a job of its own */
 } job;
 
-static sqlq_queue_stats stats_of(const char *queue) {
-  sqlq_queue_stats *s = NULL, out;
-  size_t n = 0;
-  FZ_STATUS(db, sqlq_stats(db, queue, &s, &n), SQLQ_OK);
-  memset(&out, 0, sizeof out);
-  if (n == 1) out = s[0];
-  FZ_CHECK(n <= 1, "stats of one queue gave %zu rows", n);
-  sqlq_free(s);
-  return out;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  sqlq_options opts = {.payload_limit = PAYLOAD_LIMIT};
-  FZ_STATUS(db, sqlq_open("sqlite::memory:", &opts, &db), SQLQ_OK);
-  FZ_STATUS(db, sqlq_init(db, NULL), SQLQ_OK);
+  db = fz_open_init("sqlite::memory:", PAYLOAD_LIMIT);
   sqlq_job_spec spec = {.payload = "b", .payload_len = 1, .group_key = "g", .dedupe_key = "d"};
   FZ_STATUS(db, sqlq_enqueue(db, "bystander", &spec, NULL, NULL), SQLQ_OK);
   spec.dedupe_key = NULL;
   FZ_STATUS(db, sqlq_enqueue(db, "bystander", &spec, NULL, NULL), SQLQ_OK);
   spec.delay = 3600;
   FZ_STATUS(db, sqlq_enqueue(db, "bystander", &spec, NULL, NULL), SQLQ_OK);
-  bystander = stats_of("bystander");
+  bystander = fz_stats(db, "bystander");
   return 0;
 }
 
@@ -205,7 +192,7 @@ static int claim_round(fz_input *in, const char *queue, job *jobs, int n) {
 
 /* The queue's counts against the model, then its purge. */
 static void check_end(const char *queue, const job *jobs, int n) {
-  sqlq_queue_stats s = stats_of(queue);
+  sqlq_queue_stats s = fz_stats(db, queue);
   int64_t ready = 0, scheduled = 0, running = 0;
   for (int i = 0; i < n; i++) {
     if (jobs[i].duplicate) continue;
@@ -237,7 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   int queue_ok = fz_valid_text(queue, SQLQ_QUEUE_NAME_MAX);
   int64_t ids[MAX_JOBS] = {0}, last_id = 0;
-  sqlq_queue_stats before = stats_of(queue_ok ? queue : "bystander");
+  sqlq_queue_stats before = fz_stats(db, queue_ok ? queue : "bystander");
   if (batch) {
     sqlq_job_spec specs[MAX_JOBS];
     int too_big = 0, all_ok = queue_ok;
@@ -264,14 +251,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   if (!queue_ok) {
-    sqlq_queue_stats after = stats_of("bystander");
+    sqlq_queue_stats after = fz_stats(db, "bystander");
     FZ_CHECK(memcmp(&before, &after, sizeof before) == 0, "a refused enqueue changed something");
   } else {
     while (claim_round(&in, queue, jobs, n) > 0) {
     }
     check_end(queue, jobs, n);
   }
-  sqlq_queue_stats now = stats_of("bystander");
+  sqlq_queue_stats now = fz_stats(db, "bystander");
   FZ_CHECK(memcmp(&now, &bystander, sizeof now) == 0, "the bystander queue changed");
   for (int i = 0; i < n; i++) {
     free((void *)jobs[i].spec.payload);

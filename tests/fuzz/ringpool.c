@@ -37,9 +37,7 @@ static sqlq_db *db;
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  sqlq_options opts = {.payload_limit = PAYLOAD_LIMIT};
-  FZ_STATUS(db, sqlq_open("sqlite::memory:", &opts, &db), SQLQ_OK);
-  FZ_STATUS(db, sqlq_init(db, NULL), SQLQ_OK);
+  db = fz_open_init("sqlite::memory:", PAYLOAD_LIMIT);
   FZ_STATUS(db, sqlq_ring_create(db, "bystander", 2), SQLQ_OK);
   for (int i = 0; i < 3; i++) FZ_STATUS(db, sqlq_ring_push(db, "bystander", "b", 1, NULL), SQLQ_OK);
   FZ_STATUS(db, sqlq_pool_add(db, "bystander", "b", NULL), SQLQ_OK);

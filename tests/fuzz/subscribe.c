@@ -62,27 +62,17 @@ static long long app_count(const char *sql) {
   return n;
 }
 
-static sqlq_queue_stats stats_of(const char *queue) {
-  sqlq_queue_stats *s = NULL, out;
-  size_t n = 0;
-  FZ_STATUS(db, sqlq_stats(db, queue, &s, &n), SQLQ_OK);
-  memset(&out, 0, sizeof out);
-  if (n == 1) out = s[0];
-  sqlq_free(s);
-  return out;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  db = fz_open_init("sqlite::memory:");
+  db = fz_open_init("sqlite::memory:", 0);
   FZ_CHECK(app_sql("CREATE TABLE bystander (id integer PRIMARY KEY, v text);"
                    "INSERT INTO bystander VALUES (1, 'one'), (2, 'two')") == SQLITE_OK,
            "cannot make the bystander table");
   sqlq_job_spec spec = {.payload = "b", .payload_len = 1};
   FZ_STATUS(db, sqlq_enqueue(db, "bystander", &spec, NULL, NULL), SQLQ_OK);
   FZ_STATUS(db, sqlq_subscribe(db, "bystander", SQLQ_ON_DELETE, "bystander", 0), SQLQ_OK);
-  bystander_stats = stats_of("bystander");
+  bystander_stats = fz_stats(db, "bystander");
   return 0;
 }
 
@@ -282,7 +272,7 @@ static void fuzz_table(table *t, int made) {
   FZ_STATUS(db, sqlq_unsubscribe(db, t->name, TAG), SQLQ_NOTFOUND);
   FZ_STATUS(db, sqlq_purge(db, TAG, NULL), SQLQ_OK);
   write_row(sql, NULL, 0);
-  FZ_CHECK(stats_of(TAG).ready == 0, "events after the unsubscribe");
+  FZ_CHECK(fz_stats(db, TAG).ready == 0, "events after the unsubscribe");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -333,7 +323,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FZ_CHECK(app_count("SELECT count(*) FROM bystander WHERE (id, v) IN (VALUES (1, 'one'), (2, 'two'))") == 2 &&
                  app_count("SELECT count(*) FROM bystander") == 2,
              "the bystander table changed");
-    sqlq_queue_stats s = stats_of("bystander");
+    sqlq_queue_stats s = fz_stats(db, "bystander");
     FZ_CHECK(memcmp(&s, &bystander_stats, sizeof s) == 0, "the bystander queue changed");
   }
   for (int i = 0; i < t.n_cols; i++) {
