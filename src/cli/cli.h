@@ -195,9 +195,9 @@ int cli_print_json(struct json_t *value);
 
 /* The tool: `sqlq [--url URL] COMMAND [ARGS...]` with argv[0] the
 ** program's name; returns the process exit code.  It may be called again
-** in the same process (getopt starts afresh each time); it reads the
-** environment (SQLQ_URL) but changes no global state that outlives the
-** command, except what `work`, `lock` and `bench` set up to run commands. */
+** in the same process (getopt starts afresh each time).  It reads the
+** environment (SQLQ_URL); `work`, `lock`, `bench` and `ring read --follow`
+** install signal handlers and start threads or processes. */
 int cli_main(int argc, char **argv);
 
 /* The commands. */
