@@ -7,7 +7,8 @@
 ** name, up to 6 job specs (payload, priority, delay, max attempts, dedupe
 ** and group keys, any of them bad), enqueued one by one or as one batch,
 ** then rounds of claims of up to N jobs, each claimed job acked (twice),
-** left running or released.  A model of the queue says what must happen:
+** left running, released or acked with the round's others in one batch
+** (twice).  A model of the queue says what must happen:
 **   - an enqueue succeeds exactly when the oracle finds the queue name and
 **     every spec valid (fz_valid_text() for names and keys; payload at
 **     most the limit; delay 0 to 3.2e9 s; max attempts >= 0), and a
@@ -18,7 +19,8 @@
 **     to its spec (queue, payload, priority, keys, max attempts), attempt
 **     1 (a release does not count), with priorities no lower than any due
 **     job it left;
-**   - an ack succeeds once, then is SQLQ_STALE; the queue's counts match
+**   - an ack, or a batch ack, succeeds once, then is SQLQ_STALE (the batch
+**     acking none); the queue's counts match
 **     the model after the rounds, and its purge deletes what is left;
 **   - the bystander queue is exactly as it was.
 ** Delays are 0 or at least an hour, so no job comes due during a run.
@@ -39,7 +41,6 @@ static sqlq_queue_stats bystander;
 typedef struct job {
   sqlq_job_spec spec;
   int64_t id;
-  int64_t token;   /* while running */
   enum { UNSTORED, READY, SCHEDULED, RUNNING, GONE } state;
   int duplicate;   /* folded into an earlier job: not a job of its own */
 } job;
@@ -168,12 +169,13 @@ static int claim_round(fz_input *in, const char *queue, job *jobs, int n) {
   for (int i = 0; i < n; i++)
     FZ_CHECK(taken[i] || !claimable(jobs, i) || jobs[i].spec.priority <= lowest,
              "a due job of priority %d was left for one of %d", jobs[i].spec.priority, lowest);
+  sqlq_job_ref refs[MAX_JOBS];
+  size_t n_refs = 0, acked = 0;
   for (int c = 0; c < n_got; c++) {
     int i = 0;
     while (jobs[i].duplicate || jobs[i].id != got[c].id) i++;
-    jobs[i].token = got[c].token;
     jobs[i].state = RUNNING;
-    switch (fz_byte(in) % 3) {
+    switch (fz_byte(in) % 4) {
     case 0:
       FZ_STATUS(db, sqlq_ack(db, got[c].id, got[c].token), SQLQ_OK);
       FZ_STATUS(db, sqlq_ack(db, got[c].id, got[c].token), SQLQ_STALE);
@@ -181,10 +183,20 @@ static int claim_round(fz_input *in, const char *queue, job *jobs, int n) {
       break;
     case 1:
       break;
-    default:
+    case 2:
       FZ_STATUS(db, sqlq_release(db, got[c].id, got[c].token, 0), SQLQ_OK);
       jobs[i].state = READY;
+      break;
+    default:
+      refs[n_refs++] = (sqlq_job_ref){got[c].id, got[c].token};
+      jobs[i].state = GONE;
     }
+  }
+  if (n_refs > 0) {
+    FZ_STATUS(db, sqlq_ack_batch(db, refs, n_refs, &acked), SQLQ_OK);
+    FZ_CHECK(acked == n_refs, "ack_batch acked %zu of %zu", acked, n_refs);
+    FZ_STATUS(db, sqlq_ack_batch(db, refs, n_refs, &acked), SQLQ_STALE);
+    FZ_CHECK(acked == 0, "ack_batch acked %zu jobs again", acked);
   }
   sqlq_claimed_free(got, n_got);
   return n_got;
