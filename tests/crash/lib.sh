@@ -38,6 +38,31 @@ descendants() {
 }
 
 
+# wait_empty QUEUE: wait (10 s at most) until QUEUE has no job ready,
+# scheduled, running or dead.
+wait_empty() {
+  local tries=0
+  until sq stats --json "$1" 2>/dev/null | grep -q '"ready":0,"scheduled":0,"running":0,"dead":0'; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 100 ] || die "queue $1 is not empty: $(sq stats --json "$1")"
+    sleep 0.1
+  done
+}
+
+# push_until_stored URL QUEUE PAYLOAD: push, trying again for 90 s (a
+# restart on a loaded machine took over 30), the failures logged in
+# $tmp/producer.log; a payload tried again goes to $tmp/retried (its first
+# try may have been stored).
+push_until_stored() {
+  local tries=0
+  until "$SQLQ" --url "$1" push "$2" "$3" >/dev/null 2>>"$tmp/producer.log"; do
+    echo "$3" >>"$tmp/retried"
+    tries=$((tries + 1))
+    [ "$tries" -lt 900 ] || { echo "$3 never stored" >>"$tmp/producer.log"; return 1; }
+    sleep 0.1
+  done
+}
+
 # expect_counts QUEUE READY SCHEDULED RUNNING DEAD: sqlq stats agrees.
 expect_counts() {
   local got want
@@ -50,9 +75,8 @@ expect_counts() {
 }
 
 # restart_under_load URL RESTART_CMD...: restart a database server under
-# load.  Two producers push 300 jobs one `sqlq push` at a time (a push that
-# fails while the server is away is tried again, for 90 s at least: a
-# restart on a loaded machine took over 30), three `sqlq work` workers
+# load.  Two producers push 300 jobs one `sqlq push` at a time (each with
+# push_until_stored), three `sqlq work` workers
 # run them, and RESTART_CMD restarts the server while both sides are busy.
 # Every job must be run at least once (a job whose commit or ack was cut
 # off may run twice), and the queue must end empty, with the workers still
@@ -67,14 +91,9 @@ restart_under_load() {
   # produce FIRST STEP: push jobs FIRST, FIRST+STEP, ... up to $jobs, each
   # until it is stored.
   produce() {
-    local i=$1 tries
+    local i=$1
     while [ "$i" -le "$jobs" ]; do
-      tries=0
-      until "$SQLQ" --url "$url" push "$q" "job-$i" >/dev/null 2>>"$tmp/producer.log"; do
-        tries=$((tries + 1))
-        [ "$tries" -lt 900 ] || { echo "job-$i never stored" >>"$tmp/producer.log"; return 1; }
-        sleep 0.1
-      done
+      push_until_stored "$url" "$q" "job-$i" || return 1
       i=$((i + $2))
     done
   }
@@ -126,12 +145,7 @@ restart_under_load() {
   pass "the workers outlived the restart"
 
   # Nothing is left: no job ready, running or dead.
-  tries=0
-  until sq stats --json "$q" 2>/dev/null | grep -q '"ready":0,"scheduled":0,"running":0,"dead":0'; do
-    tries=$((tries + 1))
-    [ "$tries" -lt 100 ] || die "the queue is not empty: $(sq stats --json "$q")"
-    sleep 0.1
-  done
+  wait_empty "$q"
   pass "the queue is empty"
   sq purge "$q" >/dev/null
 }
