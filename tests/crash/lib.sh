@@ -241,6 +241,7 @@ restarts_in_a_row() {
     done
     "$@" || die "restart $i: the server did not restart"
     workers_alive "at restart $i"
+    echo "restart $i done at ${SECONDS}s"
   done
   pass "restarted the server $restarts times in a row (at ${SECONDS}s); both workers are running"
 
