@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # scripts/test.sh -- install the dependencies, then build and run every test
-# three ways, and check a distribution's build:
+# three ways, fuzz, and check a distribution's build:
 #
 #   1. build/           a normal build; ctest runs every test
 #   2. build-asan/      built with AddressSanitizer + UndefinedBehaviorSanitizer
 #                       (-DSQLQ_SANITIZE=ON); ctest runs every test
 #   3. build-valgrind/  a normal build with -DSQLQ_TEST_VALGRIND=ON; ctest
 #                       runs the C test programs under valgrind (-L valgrind)
-#   4. build-release/   a Release build with Debian's flags (dpkg-buildflags,
+#   4. build-fuzz/      built by clang for libFuzzer with ASan + UBSan
+#                       (-DSQLQ_FUZZ=ON); ctest runs each harness of
+#                       tests/fuzz for SQLQ_FUZZ_SECONDS (default 40) from its
+#                       seed corpus (-L fuzz; docs/fuzzing.md)
+#   5. build-release/   a Release build with Debian's flags (dpkg-buildflags,
 #                       hardening and LTO), which must give no warning; no
 #                       test runs there (it counts as one test)
 #
@@ -71,14 +75,14 @@ if ! bash scripts/install-deps.sh; then
   exit 1
 fi
 
-banner "1/4: normal build (build/)"
+banner "1/5: normal build (build/)"
 if build build -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=OFF; then
   run_ctest build
 else
   count_failure "the normal build"
 fi
 
-banner "2/4: ASan + UBSan build (build-asan/)"
+banner "2/5: ASan + UBSan build (build-asan/)"
 if build build-asan -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=ON -DSQLQ_TEST_VALGRIND=OFF; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -87,14 +91,23 @@ else
   count_failure "the sanitizer build"
 fi
 
-banner "3/4: valgrind over the C test programs (build-valgrind/)"
+banner "3/5: valgrind over the C test programs (build-valgrind/)"
 if build build-valgrind -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=ON; then
   run_ctest build-valgrind -L valgrind
 else
   count_failure "the valgrind build"
 fi
 
-banner "4/4: Release build with Debian's flags, no warning (build-release/)"
+fuzz_seconds=${SQLQ_FUZZ_SECONDS:-40}
+banner "4/5: libFuzzer harnesses, $fuzz_seconds s each, under ASan + UBSan (build-fuzz/)"
+if build build-fuzz -DCMAKE_C_COMPILER=clang -DSQLQ_FUZZ=ON -DSQLQ_TESTS=OFF \
+  -DSQLQ_FUZZ_SECONDS="$fuzz_seconds"; then
+  run_ctest build-fuzz -L fuzz
+else
+  count_failure "the fuzzing build"
+fi
+
+banner "5/5: Release build with Debian's flags, no warning (build-release/)"
 release_cflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get CFLAGS)
 release_cppflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get CPPFLAGS)
 release_ldflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get LDFLAGS)

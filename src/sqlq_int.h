@@ -51,7 +51,8 @@ typedef struct sqlq__url {
   char *path;      /* NULL when absent */
   sqlq__url_opt *opts;
   int n_opts;
-  char *redacted;  /* the URL with the password replaced by "***" */
+  char *redacted;  /* the URL with the password and the values of secret
+                      options (by decoded key) replaced by "***" */
 } sqlq__url;
 
 /* Parse text into *url.  Returns SQLQ_OK, SQLQ_MISUSE with a message in

@@ -8,8 +8,10 @@
 ** path "/db" and "firebird://h//var/db.fdb" has path "//var/db.fdb"; each
 ** driver reads it as its backend's documents say.  User, password, path and
 ** query parts are percent-decoded.  The password is never copied into any
-** message: url->redacted replaces it (and any query option named password)
-** with "***".
+** message: url->redacted is the text with "***" in place of the password
+** (even an empty one) and of the value of every option whose key, once
+** decoded, names a secret (is_secret_key), so that "pass%77ord=" is hidden
+** as surely as "password=".  Parse errors never quote the URL's text.
 */
 #include <ctype.h>
 #include <stdio.h>
@@ -42,12 +44,26 @@ static char *decode(const char *s, size_t n, int *bad) {
   return out;
 }
 
-static int is_secret_key(const char *k, size_t n) {
-  return (n == 8 && strncmp(k, "password", 8) == 0) || (n == 4 && strncmp(k, "pass", 4) == 0);
+/* Whether the option named key (percent-decoded) holds a secret: any key
+** that speaks of a password, passphrase, secret or token, in any case
+** (libpq's password and sslpassword among them).  A few harmless ones, such
+** as passfile, are hidden too: better one path too many than one secret. */
+static int is_secret_key(const char *key) {
+  static const char *const words[] = {"pass", "pwd", "secret", "token"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (strcasestr(key, words[i])) return 1;
+  return 0;
 }
 
-/* Parse the query string q (without '?') into url->opts. */
-static int parse_query(const char *q, sqlq__url *url, char *err, size_t es) {
+/* A part of the URL's text that the redacted copy replaces with "***". */
+typedef struct span {
+  const char *start, *end;
+} span;
+
+/* Parse the query string q (without '?') into url->opts; the values of
+** secret options go on spans (room for one per option). */
+static int parse_query(const char *q, sqlq__url *url, span *spans, size_t *n_spans, char *err,
+                       size_t es) {
   size_t count = 1;
   for (const char *p = q; *p; p++) count += (*p == '&');
   url->opts = calloc(count, sizeof *url->opts);
@@ -59,8 +75,8 @@ static int parse_query(const char *q, sqlq__url *url, char *err, size_t es) {
     const char *eq = memchr(p, '=', (size_t)(end - p));
     if (end == p) { p = *end ? end + 1 : end; continue; }
     if (eq == NULL || eq == p) {
-      snprintf(err, es, "URL option '%.*s' is not of the form key=value",
-               (int)((end - p) > 40 ? 40 : (end - p)), p);
+      /* Not quoted: the text may be a secret typed in the wrong place. */
+      snprintf(err, es, "URL option %d is not of the form key=value", url->n_opts + 1);
       return SQLQ_MISUSE;
     }
     int bad;
@@ -73,6 +89,7 @@ static int parse_query(const char *q, sqlq__url *url, char *err, size_t es) {
       o->key = NULL;
       goto fail;
     }
+    if (is_secret_key(o->key)) spans[(*n_spans)++] = (span){eq + 1, end};
     url->n_opts++;
     p = *end ? end + 1 : end;
     continue;
@@ -84,36 +101,21 @@ static int parse_query(const char *q, sqlq__url *url, char *err, size_t es) {
   return SQLQ_OK;
 }
 
-/* Build the redacted copy of text: the password of the authority and the
-** values of password options become "***". */
-static char *redact(const char *text, const char *pw_start, const char *pw_end) {
-  /* Each "***" replaces at least the 4 bytes of a secret key's name, so the
-  ** copy is never longer than twice the text. */
-  size_t room = 2 * strlen(text) + 8;
-  char *out = malloc(room), *o = out;
+/* A copy of text in which each of the n spans (in text order, apart, maybe
+** empty) is replaced by "***". */
+static char *redact(const char *text, const span *spans, size_t n) {
+  size_t len = strlen(text);
+  char *out = malloc(len + 3 * n + 1), *o = out;
   if (out == NULL) return NULL;
-  const char *q = strchr(pw_end ? pw_end : text, '?');
-  for (const char *p = text; *p;) {
-    if (p == pw_start) {
-      o += snprintf(o, room - (size_t)(o - out), "***");
-      p = pw_end;
-      continue;
-    }
-    if (q && p > q && (p[-1] == '?' || p[-1] == '&')) {
-      const char *eq = strchr(p, '='), *amp = strchr(p, '&');
-      if (eq && (!amp || eq < amp) && is_secret_key(p, (size_t)(eq - p)) &&
-          (size_t)(o - out) + (size_t)(eq - p) + 5 < room) {
-        memcpy(o, p, (size_t)(eq - p) + 1);
-        o += eq - p + 1;
-        o += snprintf(o, room - (size_t)(o - out), "***");
-        p = amp ? amp : eq + strlen(eq);
-        continue;
-      }
-    }
-    if ((size_t)(o - out) + 1 >= room) break;
-    *o++ = *p++;
+  const char *p = text;
+  for (size_t i = 0; i < n; i++) {
+    memcpy(o, p, (size_t)(spans[i].start - p));
+    o += spans[i].start - p;
+    memcpy(o, "***", 3);
+    o += 3;
+    p = spans[i].end;
   }
-  *o = '\0';
+  memcpy(o, p, (size_t)(text + len - p) + 1);
   return out;
 }
 
@@ -138,10 +140,15 @@ int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t es) {
   if (url->scheme == NULL) return SQLQ_NOMEM;
   for (char *s = url->scheme; *s; s++) *s = (char)tolower((unsigned char)*s);
 
-  const char *rest = colon + 1, *pw_start = NULL, *pw_end = NULL;
+  const char *rest = colon + 1;
   const char *query = strchr(rest, '?');
   const char *body_end = query ? query : rest + strlen(rest);
   int bad = 0, rc = SQLQ_NOMEM;
+  /* The password's span, then one per query option at most. */
+  size_t n_spans = 0, room = 2;
+  for (const char *p = query; p && *p; p++) room += (*p == '&');
+  span *spans = malloc(room * sizeof *spans);
+  if (spans == NULL) goto fail;
 
   if (strncmp(rest, "//", 2) == 0) {
     const char *auth = rest + 2;
@@ -150,13 +157,22 @@ int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t es) {
     const char *at = NULL;
     for (const char *p = auth; p < auth_end; p++) if (*p == '@') at = p;
     const char *hostp = auth;
+    if (at == NULL && memchr(auth, ':', (size_t)(auth_end - auth)) &&
+        memchr(auth_end, '@', (size_t)(body_end - auth_end))) {
+      /* "u:12/34@host": a password with a '/' that was not encoded.  Read
+      ** as written, 12 would be a port and the password part of a path
+      ** that messages print; refuse, without quoting the URL. */
+      snprintf(err, es, "database URL has an '@' after its host: percent-encode a '/' in "
+                        "the user name or password as %%2F");
+      rc = SQLQ_MISUSE;
+      goto fail;
+    }
     if (at) {
       const char *c = memchr(auth, ':', (size_t)(at - auth));
       const char *uend = c ? c : at;
       if (uend > auth && (url->user = decode(auth, (size_t)(uend - auth), &bad)) == NULL) goto decode_fail;
       if (c) {
-        pw_start = c + 1;
-        pw_end = at;
+        spans[n_spans++] = (span){c + 1, at};
         if ((url->password = decode(c + 1, (size_t)(at - c - 1), &bad)) == NULL) goto decode_fail;
       }
       hostp = at + 1;
@@ -169,7 +185,7 @@ int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t es) {
         rc = SQLQ_MISUSE;
         goto fail;
       }
-      url->host = strndup(hostp + 1, (size_t)(rb - hostp - 1));
+      if ((url->host = strndup(hostp + 1, (size_t)(rb - hostp - 1))) == NULL) goto fail;
       if (rb + 1 < auth_end) {
         if (rb[1] != ':') {
           snprintf(err, es, "database URL has text after its IPv6 host");
@@ -206,11 +222,12 @@ int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t es) {
   } else if (body_end > rest) {
     if ((url->path = decode(rest, (size_t)(body_end - rest), &bad)) == NULL) goto decode_fail;
   }
-  if (query && (rc = parse_query(query + 1, url, err, es)) != SQLQ_OK) goto fail;
-  if ((url->redacted = redact(text, pw_start, pw_end)) == NULL) {
+  if (query && (rc = parse_query(query + 1, url, spans, &n_spans, err, es)) != SQLQ_OK) goto fail;
+  if ((url->redacted = redact(text, spans, n_spans)) == NULL) {
     rc = SQLQ_NOMEM;
     goto fail;
   }
+  free(spans);
   return SQLQ_OK;
 
 decode_fail:
@@ -219,6 +236,7 @@ decode_fail:
     rc = SQLQ_MISUSE;
   }
 fail:
+  free(spans);
   sqlq__url_free(url);
   return rc;
 }

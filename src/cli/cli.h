@@ -115,8 +115,16 @@ int cli_check_queue(const char *cmd, const char *queue);
 ** SIGTERM, SIGINT, SIGHUP and SIGQUIT that the caller sends to G are
 ** passed on to C; G ignores them from anyone else (a terminal or a kill of
 ** the process group reaches C directly).  A signal the caller ignores stays
-** ignored for C; the other signals start with their default action. */
+** ignored for C; the other signals start with their default action.
+** cli_kill_guarded() kills C's whole tree at once. */
 pid_t cli_spawn_guarded(char **argv, int stdin_fd);
+
+/* Tell the guardian G (from cli_spawn_guarded) to SIGKILL its command and
+** every process of the command's tree, as when the caller dies; G then
+** ends as killed by SIGKILL, for the caller to reap.  This is the last
+** step of stopping a command that a SIGTERM (sent to G, passed on to C)
+** did not end within a grace period.  Returns kill()'s result. */
+int cli_kill_guarded(pid_t guardian);
 
 /* A text table printed with columns padded to their widest cell.  Cells are
 ** copied; the caller keeps ownership of what it passes in. */
@@ -193,6 +201,13 @@ void cli_json_set_payload(struct json_t *o, const unsigned char *p, size_t len);
 /* Print value (which this takes; NULL means memory ran out) compact, keys
 ** in insertion order, and a newline.  Returns the exit code. */
 int cli_print_json(struct json_t *value);
+
+/* The tool: `sqlq [--url URL] COMMAND [ARGS...]` with argv[0] the
+** program's name; returns the process exit code.  It may be called again
+** in the same process (getopt starts afresh each time).  It reads the
+** environment (SQLQ_URL); `work`, `lock`, `bench` and `ring read --follow`
+** install signal handlers and start threads or processes. */
+int cli_main(int argc, char **argv);
 
 /* The commands. */
 int cmd_init(const cli_global *g, int argc, char **argv);

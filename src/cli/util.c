@@ -239,9 +239,14 @@ int cli_check_queue(const char *cmd, const char *queue) {
 ** Guarded commands: see cli_spawn_guarded() in cli.h for the design.
 */
 
+/* The signal with which a caller tells its guardian to kill the command's
+** whole tree at once (cli_kill_guarded). */
+#define GUARD_KILL SIGUSR1
+
 /* The signals a guardian takes from a signalfd instead of by default:
-** SIGCHLD, and those it passes on when they come from its caller. */
-static const int guard_signals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+** SIGCHLD, GUARD_KILL, and those it passes on when they come from its
+** caller. */
+static const int guard_signals[] = {SIGCHLD, GUARD_KILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 
 /* The lifeline: the caller keeps the write end (close-on-exec) open for as
 ** long as it lives and never writes to it; every guardian polls the read
@@ -367,11 +372,12 @@ static void guardian(pid_t caller, char **argv, int stdin_fd) {
   close(lifeline[1]);
   /* Drop the caller's handlers; a signal the caller ignores stays ignored
   ** for the command (a blocked signal still reaches the signalfd).  SIGCHLD
-  ** ignored would reap children unseen: it gets its default. */
+  ** ignored would reap children unseen, GUARD_KILL ignored would be lost:
+  ** they get their default. */
   for (i = 0; i < sizeof guard_signals / sizeof guard_signals[0]; i++) {
     struct sigaction old;
     int sig = guard_signals[i];
-    if (sig == SIGCHLD || sigaction(sig, NULL, &old) != 0 ||
+    if (sig == SIGCHLD || sig == GUARD_KILL || sigaction(sig, NULL, &old) != 0 ||
         (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_IGN) {
       signal(sig, SIG_DFL);
     }
@@ -410,6 +416,9 @@ static void guardian(pid_t caller, char **argv, int stdin_fd) {
           exit_like(status);
         }
       }
+    } else if ((pid_t)si.ssi_pid == caller && si.ssi_signo == GUARD_KILL) {
+      kill_tree(c);
+      exit_like(SIGKILL); /* a wait status: killed by SIGKILL */
     } else if ((pid_t)si.ssi_pid == caller) {
       kill(c, (int)si.ssi_signo);
     }
@@ -434,6 +443,10 @@ pid_t cli_spawn_guarded(char **argv, int stdin_fd) {
   sigprocmask(SIG_SETMASK, &old, NULL);
   errno = saved;
   return g;
+}
+
+int cli_kill_guarded(pid_t guardian) {
+  return kill(guardian, GUARD_KILL);
 }
 
 int cli_table_init(cli_table *t, size_t ncols, const char *const *header) {

@@ -87,6 +87,22 @@ bad "no schema" 69 "$SQLQ" --url "sqlite:$tmp/empty.db" stats
 expect_err_has "no schema says to run init" "sqlq init"
 SQLQ_URL="sqlite:$tmp/no/such/dir/t.db" bad "SQLQ_URL is used" 69 "$SQLQ" stats
 bad "URL without a scheme" 64 "$SQLQ" --url nourl stats
+# An empty password once made the redaction loop write past its buffer.
+for u in "mysql://root:@127.0.0.1:1/db?connect_timeout=1" "postgres://u:@127.0.0.1:1/db" \
+         "sqlite://u:@$tmp/no/such/dir/t.db"; do
+  bad "empty password in $u" 69 "$SQLQ" --url "$u" stats
+done
+# Secrets stay out of messages however the URL spells them.
+for u in "postgres://u@127.0.0.1:1/db?pass%77ord=hunter2" \
+         "postgres://u@127.0.0.1:1/db?connect_timeout=1&password=hunter2"; do
+  bad "a secret option in $u" 69 "$SQLQ" --url "$u" stats
+  expect_err_lacks "the secret option of $u is not shown" "hunter2"
+done
+for u in "postgres://u:12/hunter2@127.0.0.1:1/db" "postgres://u:12?hunter2@127.0.0.1:1/db" \
+         "mysql://u:12?x&hunter2@127.0.0.1:1/db"; do
+  bad "an unencoded password in $u" 64 "$SQLQ" --url "$u" stats
+  expect_err_lacks "the unencoded password of $u is not shown" "hunter2"
+done
 bad "bad URL option" 64 "$SQLQ" --url "sqlite:$tmp/t.db?bogus=1" stats
 
 # A command given --help, or `help COMMAND`, prints its usage to stdout.

@@ -147,13 +147,22 @@ static void memory_database_rings_and_pools(void **state) {
   sqlq_close(db);
 }
 
-/* A server URL keeps everything but its password, which becomes "***",
-** whether or not the backend is built (port 1 refuses at once). */
+/* A server URL keeps everything but its password and the values of its
+** secret options, which become "***", whether or not the backend is built
+** (port 1 refuses at once).  An empty password is hidden too (it once sent
+** the redaction into an endless write past its buffer), and a key is
+** judged once decoded. */
 static void redacted_url_hides_password(void **state) {
   static const char *const urls[][2] = {
       {"postgres://u:secret@127.0.0.1:1/db", "postgres://u:***@127.0.0.1:1/db"},
       {"mysql://u:secret@127.0.0.1:1/db?connect_timeout=1",
        "mysql://u:***@127.0.0.1:1/db?connect_timeout=1"},
+      {"mysql://root:@127.0.0.1:1/db?connect_timeout=1",
+       "mysql://root:***@127.0.0.1:1/db?connect_timeout=1"},
+      {"postgres://u:@127.0.0.1:1/db", "postgres://u:***@127.0.0.1:1/db"},
+      {"postgres://u@127.0.0.1:1/db?pass%77ord=secret", "postgres://u@127.0.0.1:1/db?pass%77ord=***"},
+      {"postgres://u:a%2Fsecret@127.0.0.1:1/db?connect_timeout=1&password=secret&password=",
+       "postgres://u:***@127.0.0.1:1/db?connect_timeout=1&password=***&password=***"},
   };
   size_t i;
   (void)state;
@@ -164,6 +173,25 @@ static void redacted_url_hides_password(void **state) {
     assert_non_null(db);
     assert_string_equal(sqlq_url_redacted(db), urls[i][1]);
     assert_null(strstr(sqlq_errmsg(db), "secret"));
+    sqlq_close(db);
+  }
+}
+
+/* A URL whose password holds a raw '/' or '?' is refused, and neither the
+** message nor the redacted URL quotes it. */
+static void unencoded_password_is_refused(void **state) {
+  static const char *const urls[] = {
+      "postgres://u:12/secret@127.0.0.1:1/db",
+      "postgres://u:12?secret@127.0.0.1:1/db",
+      "mysql://u:12?x&secret@127.0.0.1:1/db",
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+    sqlq_db *db = NULL;
+    assert_int_equal(sqlq_open(urls[i], NULL, &db), SQLQ_MISUSE);
+    assert_null(strstr(sqlq_errmsg(db), "secret"));
+    assert_null(strstr(sqlq_url_redacted(db), "secret"));
     sqlq_close(db);
   }
 }
@@ -268,6 +296,7 @@ int main(void) {
       cmocka_unit_test(memory_database_roundtrip),
       cmocka_unit_test(memory_database_rings_and_pools),
       cmocka_unit_test(redacted_url_hides_password),
+      cmocka_unit_test(unencoded_password_is_refused),
       cmocka_unit_test(fuzz_sqlite_query_strings),
       cmocka_unit_test(fuzz_unopenable_urls),
   };
