@@ -34,12 +34,15 @@ static const char usage[] =
     "code (128+N if a signal N killed it).  If sqlq lock dies, even by\n"
     "SIGKILL, CMD and every process it started are killed, then the lock is\n"
     "free again.  SIGTERM, SIGINT and SIGHUP sent to sqlq lock are passed on\n"
-    "to CMD.\n"
+    "to CMD.  CMD's environment has no SQLQ_URL, which may hold a password,\n"
+    "unless --pass-url is given.\n"
     "\n"
     "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
     "  -n, --nonblock         give up at once if the lock is held\n"
     "  -E, --conflict-exit-code CODE\n"
     "                         exit code when the lock was not had (default 75)\n"
+    "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
+    "                         the database (password included)\n"
     "  -h, --help             print this help\n"
     "\n"
     "Without -w or -n, waits for the lock for ever.\n";
@@ -82,9 +85,9 @@ static pid_t waitpid_retry(pid_t pid, int *status) {
   return got;
 }
 
-/* P: with the lock held, run cmd through a guardian and return its exit
-** code. */
-static int run_locked(char **cmd) {
+/* P: with the lock held, run cmd through a guardian, with the environment
+** env, and return its exit code. */
+static int run_locked(char **cmd, char *const *env) {
   struct sigaction sa;
   sigset_t set, old;
   pid_t g;
@@ -94,7 +97,7 @@ static int run_locked(char **cmd) {
   /* Blocked until G's pid is known to forward_signal. */
   forwarded_set(&set);
   sigprocmask(SIG_BLOCK, &set, &old);
-  g = cli_spawn_guarded(cmd, -1);
+  g = cli_spawn_guarded(cmd, -1, env);
   if (g < 0) {
     cli_error("lock: cannot run %s: %s", cmd[0], strerror(errno));
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -115,12 +118,14 @@ static int run_locked(char **cmd) {
 
 /* Parse the flags.  Returns 0 (with *help set for --help), or the exit
 ** code. */
-static int parse(int argc, char **argv, double *timeout, int *conflict_code, int *help) {
+static int parse(int argc, char **argv, double *timeout, int *conflict_code, int *pass_url,
+                 int *help) {
   static const struct option options[] = {
       {"wait", required_argument, NULL, 'w'},
       {"timeout", required_argument, NULL, 'w'},
       {"nonblock", no_argument, NULL, 'n'},
       {"conflict-exit-code", required_argument, NULL, 'E'},
+      {"pass-url", no_argument, NULL, 'U'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -143,6 +148,9 @@ static int parse(int argc, char **argv, double *timeout, int *conflict_code, int
       }
       *conflict_code = (int)code;
       break;
+    case 'U':
+      *pass_url = 1;
+      break;
     case 'h':
       *help = 1;
       return 0;
@@ -155,13 +163,13 @@ static int parse(int argc, char **argv, double *timeout, int *conflict_code, int
 
 int cmd_lock(const cli_global *g, int argc, char **argv) {
   double timeout = -1;
-  int conflict_code = EXIT_TEMPFAIL, help = 0, code, rc;
+  int conflict_code = EXIT_TEMPFAIL, pass_url = 0, help = 0, code, rc;
   const char *name;
-  char **cmd;
+  char **cmd, **env;
   sqlq_db *db;
   sqlq_lock *lock = NULL;
 
-  if ((code = parse(argc, argv, &timeout, &conflict_code, &help)) != 0 || help) {
+  if ((code = parse(argc, argv, &timeout, &conflict_code, &pass_url, &help)) != 0 || help) {
     if (help) {
       fputs(usage, stdout);
     }
@@ -182,8 +190,14 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   if (name[0] == '\0') {
     return cli_usage_error("lock", "the lock name is empty");
   }
+  env = cli_command_env(g, pass_url, NULL, NULL);
+  if (env == NULL) {
+    cli_error("lock: out of memory");
+    return EXIT_SOFTWARE;
+  }
   db = cli_open(g, &code);
   if (db == NULL) {
+    free(env);
     return code;
   }
   rc = sqlq_lock_acquire(db, name, strlen(name), timeout, &lock);
@@ -193,9 +207,10 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   } else if (rc != SQLQ_OK) {
     code = cli_fail(db, rc, "lock");
   } else {
-    code = run_locked(cmd);
+    code = run_locked(cmd, env);
     sqlq_unlock(lock);
   }
   sqlq_close(db);
+  free(env);
   return code;
 }

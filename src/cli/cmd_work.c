@@ -10,9 +10,11 @@
 ** self-pipe and calls sqlq_interrupt().
 **
 ** A command gets the payload on stdin (a memfd, so that no payload size can
-** block) and runs under a guardian (cli_spawn_guarded), which the worker
-** reaps instead of the command: the command and every process it started
-** die with the worker, even when the worker is killed with SIGKILL.
+** block) and the job's variables in an environment built for it (the
+** worker's own environment never changes), and runs under a guardian
+** (cli_spawn_guarded), which the worker reaps instead of the command: the
+** command and every process it started die with the worker, even when the
+** worker is killed with SIGKILL.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +38,8 @@ static const char usage[] =
     "usage: sqlq [--url URL] work [OPTIONS] QUEUE -- CMD [ARGS...]\n"
     "\n"
     "Run CMD once per job of QUEUE, with the payload on stdin and SQLQ_JOB_ID,\n"
-    "SQLQ_QUEUE and SQLQ_ATTEMPT (counted from 1) in its environment.\n"
+    "SQLQ_QUEUE, SQLQ_ATTEMPT (counted from 1) and SQLQ_JOB_TOKEN (the claim's\n"
+    "token) in its environment, but not SQLQ_URL, which may hold a password.\n"
     "CMD exits 0: the job is done.  CMD exits 75: the job is given back, to run\n"
     "again after the backoff base, without counting the attempt.  Anything else\n"
     "(or a signal): the attempt failed; the job runs again after an exponential\n"
@@ -48,6 +51,8 @@ static const char usage[] =
     "                         (default 30)\n"
     "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
     "                         at once)\n"
+    "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
+    "                         the database (password included)\n"
     "      --drain            exit 0 once the queue has no ready, scheduled or\n"
     "                         running job\n"
     "  -h, --help             print this help\n";
@@ -75,6 +80,20 @@ typedef struct slot {
   double next_touch;  /* monotonic seconds */
 } slot;
 
+/* The variables that describe a job to its command, in the order of
+** job_vars' fields. */
+static const char *const job_var_names[] = {"SQLQ_JOB_ID", "SQLQ_QUEUE", "SQLQ_ATTEMPT",
+                                            "SQLQ_JOB_TOKEN", NULL};
+
+/* The "NAME=value" entries of the variables of the job started next, which
+** the command's environment points at (fork() gives it its copy). */
+typedef struct job_vars {
+  char id[40];
+  char queue[16 + SQLQ_QUEUE_NAME_MAX];
+  char attempt[32];
+  char token[40];
+} job_vars;
+
 typedef struct worker {
   sqlq_db *db;
   const char *queue;
@@ -83,6 +102,10 @@ typedef struct worker {
   double lease;
   double backoff;
   int drain;
+  int pass_url;
+  char **env;        /* the commands' environment (cli_command_env) */
+  char **env_job;    /* its entries of the job's variables */
+  job_vars vars;
   slot *slots;
   int running;
   int code;          /* non-zero: stop on an error and exit with this */
@@ -185,14 +208,18 @@ static int payload_fd(const unsigned char *payload, size_t len) {
   return fd;
 }
 
-/* Put the variables that describe job into this process's environment, for
-** the command forked next to inherit. */
-static int export_job(const sqlq_job *job) {
-  char id[24], attempt[16];
-  snprintf(id, sizeof id, "%" PRId64, job->id);
-  snprintf(attempt, sizeof attempt, "%d", job->attempt);
-  return setenv("SQLQ_JOB_ID", id, 1) | setenv("SQLQ_QUEUE", job->queue, 1) |
-         setenv("SQLQ_ATTEMPT", attempt, 1);
+/* Make the command environment's entries of the job's variables describe
+** job. */
+static void set_job_vars(worker *w, const sqlq_job *job) {
+  job_vars *v = &w->vars;
+  snprintf(v->id, sizeof v->id, "%s=%" PRId64, job_var_names[0], job->id);
+  snprintf(v->queue, sizeof v->queue, "%s=%s", job_var_names[1], job->queue);
+  snprintf(v->attempt, sizeof v->attempt, "%s=%d", job_var_names[2], job->attempt);
+  snprintf(v->token, sizeof v->token, "%s=%" PRId64, job_var_names[3], job->token);
+  w->env_job[0] = v->id;
+  w->env_job[1] = v->queue;
+  w->env_job[2] = v->attempt;
+  w->env_job[3] = v->token;
 }
 
 /* Start the command for job in the free slot s.  Returns 0, or -1 (errno
@@ -200,10 +227,11 @@ static int export_job(const sqlq_job *job) {
 static int spawn(worker *w, const sqlq_job *job, slot *s) {
   pid_t pid;
   int fd, saved;
-  if (export_job(job) != 0 || (fd = payload_fd(job->payload, job->payload_len)) < 0) {
+  if ((fd = payload_fd(job->payload, job->payload_len)) < 0) {
     return -1;
   }
-  pid = cli_spawn_guarded(w->cmd, fd);
+  set_job_vars(w, job);
+  pid = cli_spawn_guarded(w->cmd, fd, w->env);
   saved = errno;
   close(fd);
   if (pid < 0) {
@@ -497,6 +525,7 @@ static int parse(worker *w, int argc, char **argv, int *help) {
       {"lease", required_argument, NULL, 'L'},
       {"backoff", required_argument, NULL, 'B'},
       {"drain", no_argument, NULL, 'D'},
+      {"pass-url", no_argument, NULL, 'U'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -524,6 +553,9 @@ static int parse(worker *w, int argc, char **argv, int *help) {
       break;
     case 'D':
       w->drain = 1;
+      break;
+    case 'U':
+      w->pass_url = 1;
       break;
     case 'h':
       *help = 1;
@@ -562,8 +594,11 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
     return code;
   }
   w.slots = calloc((size_t)w.concurrency, sizeof *w.slots);
-  if (w.slots == NULL) {
+  w.env = cli_command_env(g, w.pass_url, job_var_names, &w.env_job);
+  if (w.slots == NULL || w.env == NULL) {
     cli_error("work: out of memory");
+    free(w.slots);
+    free(w.env);
     return EXIT_SOFTWARE;
   }
   w.db = cli_open(g, &code);
@@ -577,5 +612,6 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
   }
   sqlq_close(w.db);
   free(w.slots);
+  free(w.env);
   return code;
 }
