@@ -15,6 +15,15 @@
 ** (cli_spawn_guarded), which the worker reaps instead of the command: the
 ** command and every process it started die with the worker, even when the
 ** worker is killed with SIGKILL.
+**
+** A lease is lost when an extension finds the job no longer held with the
+** claim's token (the lease ran out and the job was claimed or reaped
+** again, or it was purged), or when no extension succeeded before the
+** lease ran out (the database could not be reached: the worker cannot know
+** whether it still holds the job).  The command then gets SIGTERM at once
+** and SIGKILL, to its whole tree, --kill-after seconds later: a timer of
+** the loop, like the extensions, so that the worker never blocks on one
+** command.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,14 +52,20 @@ static const char usage[] =
     "CMD exits 0: the job is done.  CMD exits 75: the job is given back, to run\n"
     "again after the backoff base, without counting the attempt.  Anything else\n"
     "(or a signal): the attempt failed; the job runs again after an exponential\n"
-    "backoff, or is dead after its last attempt.  SIGTERM or SIGINT: claim\n"
-    "nothing more, wait for the running commands, exit 0.\n"
+    "backoff, or is dead after its last attempt.  A lost lease (the job was\n"
+    "taken back, or no extension reached the database before the lease ran\n"
+    "out): CMD gets SIGTERM, then SIGKILL after --kill-after, and its result\n"
+    "is recorded as a failed attempt only if the job is still held.  SIGTERM\n"
+    "or SIGINT: claim nothing more, wait for the running commands, exit 0.\n"
     "\n"
     "  -c, --concurrency N    commands run at once (default 1)\n"
     "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
     "                         (default 30)\n"
     "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
     "                         at once)\n"
+    "      --kill-after SECONDS\n"
+    "                         after a lost lease, SIGKILL a command this long\n"
+    "                         after its SIGTERM (default 10)\n"
     "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
     "                         the database (password included)\n"
     "      --drain            exit 0 once the queue has no ready, scheduled or\n"
@@ -71,13 +86,17 @@ static const char usage[] =
 #define IDLE_FIRST 0.05
 #define IDLE_MAX 1.0
 
-/* One running command and the job it works on. */
+/* One running command and the job it works on.  Times are monotonic
+** seconds. */
 typedef struct slot {
   pid_t pid;          /* the command's guardian; 0 when the slot is free */
   int64_t id;
   int64_t token;
-  int lost;           /* the lease was lost: no more touches */
-  double next_touch;  /* monotonic seconds */
+  int lost;           /* the lease was lost: no more touches, SIGTERM sent */
+  int killed;         /* lost, and SIGKILL sent */
+  double next_touch;  /* when to extend the lease */
+  double lease_end;   /* the lease lasts at least until then */
+  double kill_at;     /* lost: when to send SIGKILL */
 } slot;
 
 /* The variables that describe a job to its command, in the order of
@@ -101,6 +120,7 @@ typedef struct worker {
   int concurrency;
   double lease;
   double backoff;
+  double kill_after;
   int drain;
   int pass_url;
   char **env;        /* the commands' environment (cli_command_env) */
@@ -222,9 +242,9 @@ static void set_job_vars(worker *w, const sqlq_job *job) {
   w->env_job[3] = v->token;
 }
 
-/* Start the command for job in the free slot s.  Returns 0, or -1 (errno
-** set) when it could not be started. */
-static int spawn(worker *w, const sqlq_job *job, slot *s) {
+/* Start the command for job, claimed at claimed_at, in the free slot s.
+** Returns 0, or -1 (errno set) when it could not be started. */
+static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
   pid_t pid;
   int fd, saved;
   if ((fd = payload_fd(job->payload, job->payload_len)) < 0) {
@@ -242,7 +262,9 @@ static int spawn(worker *w, const sqlq_job *job, slot *s) {
   s->id = job->id;
   s->token = job->token;
   s->lost = 0;
+  s->killed = 0;
   s->next_touch = now() + w->lease / 3;
+  s->lease_end = claimed_at + w->lease;
   w->running++;
   return 0;
 }
@@ -317,19 +339,50 @@ static void report_finish(worker *w, const slot *s, int rc, const char *action) 
   }
 }
 
+/* Write how a command with wait status status ended into out. */
+static void describe_status(int status, char *out, size_t size) {
+  if (WIFEXITED(status)) {
+    snprintf(out, size, "exit status %d", WEXITSTATUS(status));
+  } else {
+    snprintf(out, size, "killed by signal %d", WTERMSIG(status));
+  }
+}
+
+/* Record the end of the command of s, whose lease was lost, in one line:
+** the job is failed with the claim's token, which records the attempt if
+** the worker still holds the job (its lease ran out while the database
+** could not be reached, and nobody took the job since); otherwise the call
+** changes nothing (SQLQ_STALE), and whoever took the job back counted the
+** attempt (the lease reaper, with the error "lease expired during attempt
+** N"). */
+static void finish_lost(worker *w, const slot *s, int status) {
+  char ended[48], why[80];
+  int rc;
+  describe_status(status, ended, sizeof ended);
+  snprintf(why, sizeof why, "lease lost, then %s", ended);
+  rc = finish_retrying(w, s, "fail", call_fail, why);
+  if (rc == SQLQ_OK) {
+    cli_error("work: job %" PRId64 ": %s after its lease was lost; the attempt is recorded "
+              "as failed", s->id, ended);
+  } else if (rc == SQLQ_STALE) {
+    cli_error("work: job %" PRId64 ": %s after its lease was lost; the job was taken back, "
+              "so no result is recorded", s->id, ended);
+  } else {
+    cli_fail(w->db, rc, "fail");
+  }
+}
+
 /* Record the end of the command of s, whose wait status is status. */
 static void finish(worker *w, const slot *s, int status) {
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  if (s->lost) {
+    finish_lost(w, s, status);
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     report_finish(w, s, finish_retrying(w, s, "ack", call_ack, NULL), "ack");
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RELEASE) {
     report_finish(w, s, finish_retrying(w, s, "release", call_release, NULL), "release");
   } else {
     char why[48];
-    if (WIFEXITED(status)) {
-      snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(status));
-    } else {
-      snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
-    }
+    describe_status(status, why, sizeof why);
     cli_error("work: job %" PRId64 ": %s", s->id, why);
     report_finish(w, s, finish_retrying(w, s, "fail", call_fail, why), "fail");
   }
@@ -351,36 +404,75 @@ static void reap(worker *w) {
   }
 }
 
-/* Extend the leases whose time has come. */
-static void touch_due(worker *w) {
+/* The lease of s is lost, for the reason why: stop its command, with
+** SIGTERM now (to the guardian, which passes it on) and SIGKILL at
+** s->kill_at (kill_due). */
+static void lease_lost(worker *w, slot *s, const char *why) {
+  cli_error("work: job %" PRId64 ": lease lost (%s); its command gets SIGTERM, and SIGKILL "
+            "in %g s if it still runs", s->id, why, w->kill_after);
+  s->lost = 1;
+  s->kill_at = now() + w->kill_after;
+  kill(s->pid, SIGTERM);
+}
+
+/* Extend the lease of s. */
+static void touch(worker *w, slot *s) {
   double t = now();
+  int rc = sqlq_touch(w->db, s->id, s->token, w->lease, NULL);
+  if (rc == SQLQ_OK) {
+    s->lease_end = t + w->lease;
+  } else if (rc == SQLQ_STALE) {
+    lease_lost(w, s, "the job is no longer held with its token: it was taken back");
+  } else if (!database_away(w, rc, "touch")) {
+    cli_fail(w->db, rc, "touch");
+  }
+  s->next_touch = t + w->lease / 3;
+}
+
+/* Extend the leases whose time has come, then give up those that ran out
+** before an extension succeeded. */
+static void touch_due(worker *w) {
   int i;
   for (i = 0; i < w->concurrency; i++) {
     slot *s = &w->slots[i];
-    int rc;
-    if (s->pid == 0 || s->lost || s->next_touch > t) {
-      continue;
+    if (s->pid != 0 && !s->lost && s->next_touch <= now()) {
+      touch(w, s);
     }
-    rc = sqlq_touch(w->db, s->id, s->token, w->lease, NULL);
-    if (rc == SQLQ_STALE) {
-      cli_error("work: job %" PRId64 ": lease lost, its result will be refused", s->id);
-      s->lost = 1;
-    } else if (rc != SQLQ_OK && !database_away(w, rc, "touch")) {
-      cli_fail(w->db, rc, "touch");
+  }
+  for (i = 0; i < w->concurrency; i++) {
+    slot *s = &w->slots[i];
+    if (s->pid != 0 && !s->lost && s->lease_end <= now()) {
+      lease_lost(w, s, "it ran out before an extension reached the database");
     }
-    s->next_touch = t + w->lease / 3;
   }
 }
 
-/* Seconds until the next lease extension is due (0 if overdue), or -1 when
-** none is pending. */
-static double until_next_touch(const worker *w) {
+/* SIGKILL the commands of lost leases that outlived their SIGTERM by
+** kill_after. */
+static void kill_due(worker *w) {
+  int i;
+  for (i = 0; i < w->concurrency; i++) {
+    slot *s = &w->slots[i];
+    if (s->pid != 0 && s->lost && !s->killed && s->kill_at <= now()) {
+      cli_error("work: job %" PRId64 ": its command outlived SIGTERM by %g s; SIGKILL", s->id,
+                w->kill_after);
+      cli_kill_guarded(s->pid);
+      s->killed = 1;
+    }
+  }
+}
+
+/* Seconds until the next timer of a slot is due (0 if overdue): a lease
+** extension, the end of a lease, a SIGKILL; -1 when none is pending. */
+static double until_next_timer(const worker *w) {
   double next = INFINITY;
   int i;
   for (i = 0; i < w->concurrency; i++) {
     const slot *s = &w->slots[i];
-    if (s->pid != 0 && !s->lost && s->next_touch < next) {
-      next = s->next_touch;
+    if (s->pid != 0 && !s->lost) {
+      next = fmin(next, fmin(s->next_touch, s->lease_end));
+    } else if (s->pid != 0 && !s->killed) {
+      next = fmin(next, s->kill_at);
     }
   }
   return isinf(next) ? -1 : fmax(0, next - now());
@@ -402,6 +494,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
   sqlq_claim_options opts = {.lease = w->lease};
   sqlq_job *jobs = NULL;
   int n = 0, i, rc;
+  double claimed_at = now();
   if (w->running == w->concurrency) {
     return CLAIM_FULL;
   }
@@ -425,7 +518,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
     return CLAIM_ERROR;
   }
   for (i = 0; i < n; i++) {
-    if (spawn(w, &jobs[i], free_slot(w)) != 0) {
+    if (spawn(w, &jobs[i], claimed_at, free_slot(w)) != 0) {
       cli_error("work: cannot start %s: %s", w->cmd[0], strerror(errno));
       give_back(w, jobs + i, n - i);
       stop_with(w, EXIT_SOFTWARE);
@@ -470,7 +563,7 @@ static void wait_for_job(worker *w, double timeout) {
 /* Block after a claim came back with outcome, until there may be something
 ** to do. */
 static void block(worker *w, enum claim_outcome outcome) {
-  double timeout = until_next_touch(w);
+  double timeout = until_next_timer(w);
   if (outcome == CLAIM_EMPTY && w->expect_job) {
     /* Woken for a due job that could not be claimed: a due job whose group
     ** is busy keeps sqlq_wait() returning at once, so back off. */
@@ -495,11 +588,12 @@ static int work_loop(worker *w) {
     drain_wake_pipe();
     reap(w);
     touch_due(w);
+    kill_due(w);
     if (stopping(w)) {
       if (w->running == 0) {
         return w->code;
       }
-      sleep_for_event(until_next_touch(w));
+      sleep_for_event(until_next_timer(w));
       continue;
     }
     outcome = claim_and_spawn(w);
@@ -524,6 +618,7 @@ static int parse(worker *w, int argc, char **argv, int *help) {
       {"concurrency", required_argument, NULL, 'c'},
       {"lease", required_argument, NULL, 'L'},
       {"backoff", required_argument, NULL, 'B'},
+      {"kill-after", required_argument, NULL, 'K'},
       {"drain", no_argument, NULL, 'D'},
       {"pass-url", no_argument, NULL, 'U'},
       {"help", no_argument, NULL, 'h'},
@@ -549,6 +644,11 @@ static int parse(worker *w, int argc, char **argv, int *help) {
     case 'B':
       if (cli_parse_seconds(optarg, &w->backoff) != 0) {
         return cli_usage_error("work", "backoff '%s' is not a number of seconds", optarg);
+      }
+      break;
+    case 'K':
+      if (cli_parse_seconds(optarg, &w->kill_after) != 0) {
+        return cli_usage_error("work", "kill-after '%s' is not a number of seconds", optarg);
       }
       break;
     case 'D':
@@ -587,6 +687,7 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
   w.concurrency = 1;
   w.lease = 30;
   w.backoff = 1;
+  w.kill_after = 10;
   if ((code = parse(&w, argc, argv, &help)) != 0 || help) {
     if (help) {
       fputs(usage, stdout);
