@@ -41,6 +41,10 @@ static const char usage[] =
     "  -n, --nonblock         give up at once if the lock is held\n"
     "  -E, --conflict-exit-code CODE\n"
     "                         exit code when the lock was not had (default 75)\n"
+    "      --tempfail         exit with that code on any failure to take the\n"
+    "                         lock (database unavailable, permissions, a lost\n"
+    "                         connection...), not only when it is held: a mail\n"
+    "                         filter then defers, never bounces\n"
     "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
     "                         the database (password included)\n"
     "  -h, --help             print this help\n"
@@ -116,16 +120,26 @@ static int run_locked(char **cmd, char *const *env) {
   return status_code(status);
 }
 
-/* Parse the flags.  Returns 0 (with *help set for --help), or the exit
-** code. */
-static int parse(int argc, char **argv, double *timeout, int *conflict_code, int *pass_url,
-                 int *help) {
+/* What the flags ask for. */
+typedef struct lock_opts {
+  double timeout;    /* -w; -1: for ever, 0: -n */
+  int conflict_code; /* -E */
+  int tempfail;      /* --tempfail: every failure to take the lock is a conflict */
+  int pass_url;      /* --pass-url: CMD gets SQLQ_URL */
+  int help;
+} lock_opts;
+
+/* Parse the flags into *o.  Returns 0 (with o->help set for --help), or
+** the exit code. */
+static int parse(int argc, char **argv, lock_opts *o) {
+  enum { OPT_TEMPFAIL = 256, OPT_PASS_URL };
   static const struct option options[] = {
       {"wait", required_argument, NULL, 'w'},
       {"timeout", required_argument, NULL, 'w'},
       {"nonblock", no_argument, NULL, 'n'},
       {"conflict-exit-code", required_argument, NULL, 'E'},
-      {"pass-url", no_argument, NULL, 'U'},
+      {"tempfail", no_argument, NULL, OPT_TEMPFAIL},
+      {"pass-url", no_argument, NULL, OPT_PASS_URL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -134,25 +148,28 @@ static int parse(int argc, char **argv, double *timeout, int *conflict_code, int
   while ((c = cli_getopt("lock", argc, argv, ":w:nE:h", options)) != -1) {
     switch (c) {
     case 'w':
-      if (cli_parse_seconds(optarg, timeout) != 0) {
+      if (cli_parse_seconds(optarg, &o->timeout) != 0) {
         return cli_usage_error("lock", "wait '%s' is not a number of seconds", optarg);
       }
       break;
     case 'n':
-      *timeout = 0;
+      o->timeout = 0;
       break;
     case 'E':
       if (cli_parse_int(optarg, 0, 255, &code) != 0) {
         return cli_usage_error("lock", "exit code '%s' is not a whole number in 0..255",
                                optarg);
       }
-      *conflict_code = (int)code;
+      o->conflict_code = (int)code;
       break;
-    case 'U':
-      *pass_url = 1;
+    case OPT_TEMPFAIL:
+      o->tempfail = 1;
+      break;
+    case OPT_PASS_URL:
+      o->pass_url = 1;
       break;
     case 'h':
-      *help = 1;
+      o->help = 1;
       return 0;
     default:
       return EXIT_USAGE;
@@ -162,15 +179,15 @@ static int parse(int argc, char **argv, double *timeout, int *conflict_code, int
 }
 
 int cmd_lock(const cli_global *g, int argc, char **argv) {
-  double timeout = -1;
-  int conflict_code = EXIT_TEMPFAIL, pass_url = 0, help = 0, code, rc;
+  lock_opts o = {.timeout = -1, .conflict_code = EXIT_TEMPFAIL};
+  int code, rc;
   const char *name;
   char **cmd, **env;
   sqlq_db *db;
   sqlq_lock *lock = NULL;
 
-  if ((code = parse(argc, argv, &timeout, &conflict_code, &pass_url, &help)) != 0 || help) {
-    if (help) {
+  if ((code = parse(argc, argv, &o)) != 0 || o.help) {
+    if (o.help) {
       fputs(usage, stdout);
     }
     return code;
@@ -190,22 +207,26 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   if (name[0] == '\0') {
     return cli_usage_error("lock", "the lock name is empty");
   }
-  env = cli_command_env(g, pass_url, NULL, NULL);
+  /* From here on every failure is one to take the lock. */
+  env = cli_command_env(g, o.pass_url, NULL, NULL);
   if (env == NULL) {
     cli_error("lock: out of memory");
-    return EXIT_SOFTWARE;
+    return o.tempfail ? o.conflict_code : EXIT_SOFTWARE;
   }
   db = cli_open(g, &code);
   if (db == NULL) {
     free(env);
-    return code;
+    return o.tempfail ? o.conflict_code : code;
   }
-  rc = sqlq_lock_acquire(db, name, strlen(name), timeout, &lock);
+  rc = sqlq_lock_acquire(db, name, strlen(name), o.timeout, &lock);
   if (rc == SQLQ_BUSY) {
     cli_error("lock: the lock is held elsewhere");
-    code = conflict_code;
+    code = o.conflict_code;
   } else if (rc != SQLQ_OK) {
     code = cli_fail(db, rc, "lock");
+    if (o.tempfail) {
+      code = o.conflict_code;
+    }
   } else {
     code = run_locked(cmd, env);
     sqlq_unlock(lock);

@@ -56,7 +56,9 @@ static const char usage[] =
     "taken back, or no extension reached the database before the lease ran\n"
     "out): CMD gets SIGTERM, then SIGKILL after --kill-after, and its result\n"
     "is recorded as a failed attempt only if the job is still held.  SIGTERM\n"
-    "or SIGINT: claim nothing more, wait for the running commands, exit 0.\n"
+    "or SIGINT: claim nothing more, wait for the running commands, exit 0.  A\n"
+    "database that goes away once the worker has connected is waited for, not\n"
+    "fatal.\n"
     "\n"
     "  -c, --concurrency N    commands run at once (default 1)\n"
     "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
@@ -334,6 +336,10 @@ static int call_fail(worker *w, const slot *s, const char *why) {
 static void report_finish(worker *w, const slot *s, int rc, const char *action) {
   if (rc == SQLQ_STALE) {
     cli_error("work: job %" PRId64 ": lease lost, %s refused", s->id, action);
+  } else if (rc == SQLQ_UNAVAILABLE) {
+    /* The lease ran out meanwhile: the job runs again once it is reaped. */
+    cli_error("work: job %" PRId64 ": %s failed: the database was away for a whole lease,"
+              " so the job may run again", s->id, action);
   } else if (rc != SQLQ_OK) {
     cli_fail(w->db, rc, action);
   }
@@ -368,7 +374,7 @@ static void finish_lost(worker *w, const slot *s, int status) {
     cli_error("work: job %" PRId64 ": %s after its lease was lost; the job was taken back, "
               "so no result is recorded", s->id, ended);
   } else {
-    cli_fail(w->db, rc, "fail");
+    report_finish(w, s, rc, "fail");
   }
 }
 

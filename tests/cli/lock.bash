@@ -1,8 +1,8 @@
 # tests/cli/lock.bash -- the body of the lock tests, sourced by lock.sh
 # (SQLite), fb_lock.sh (a Firebird server) and fb_lock_embedded.sh
 # (Firebird embedded) after lib.sh, with $url a database without the schema
-# yet.  sqlq lock: exit codes, conflicts (-n, -w, -E), signal forwarding,
-# and that the lock and the command die together.
+# yet.  sqlq lock: exit codes, conflicts (-n, -w, -E, --tempfail), signal
+# forwarding, and that the lock and the command die together.
 
 sq init >/dev/null
 
@@ -31,6 +31,8 @@ run "-n on a held lock" 75 sq lock -n L -- true
 expect_error_line "-n conflict is one line"
 run "-E 9" 9 sq lock -n -E 9 L -- true
 run "another name is free" 0 sq lock -n other -- true
+run "--tempfail on a held lock" 75 sq lock -n --tempfail L -- true
+run "--tempfail -E 9 on a held lock" 9 sq lock -n --tempfail -E 9 L -- true
 start=$(now_ms)
 run "-w 0.3 on a held lock" 75 sq lock -w 0.3 L -- true
 checks=$((checks + 1))
@@ -72,5 +74,20 @@ done
 expect_eq "the lock is had again, and only after the command died" "$code" 0
 checks=$((checks + 1))
 kill -0 "$victim" 2>/dev/null && fail "the command outlived sqlq lock"
+
+# --tempfail: every failure to take the lock exits with the conflict code,
+# so that a mail filter defers: a database that cannot be opened, a URL
+# that cannot be parsed.  Errors in the flags stay usage errors.
+nodb="sqlite:$tmp/no-such-dir/q.db"
+run "an unopenable database" 69 "$SQLQ" --url "$nodb" lock L -- true
+run "an unopenable database, --tempfail" 75 "$SQLQ" --url "$nodb" lock --tempfail L -- true
+expect_error_line "an unopenable database, --tempfail: one line"
+run "an unopenable database, --tempfail -E 9" 9 "$SQLQ" --url "$nodb" lock --tempfail -E 9 L -- true
+run "a malformed URL" 64 "$SQLQ" --url "postgres://h:99999999/db" lock L -- true
+run "a malformed URL, --tempfail" 75 "$SQLQ" --url "postgres://h:99999999/db" lock --tempfail L -- true
+run "a bad flag stays 64 with --tempfail" 64 sq lock --tempfail --no-such-flag L -- true
+run "a bad wait stays 64 with --tempfail" 64 sq lock --tempfail -w soon L -- true
+run "no command stays 64 with --tempfail" 64 sq lock --tempfail L
+run "--tempfail takes no value" 64 sq lock --tempfail=1 L -- true
 
 finish
