@@ -62,9 +62,9 @@ static const char usage[] =
     "\n"
     "  -c, --concurrency N    commands run at once (default 1)\n"
     "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
-    "                         (default 30)\n"
+    "                         (default 30; at most 3.2e9)\n"
     "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
-    "                         at once)\n"
+    "                         at once; at most 86400)\n"
     "      --kill-after SECONDS\n"
     "                         after a lost lease, SIGKILL a command this long\n"
     "                         after its SIGTERM (default 10)\n"
@@ -79,6 +79,14 @@ static const char usage[] =
 
 /* The most concurrent commands one worker runs. */
 #define MAX_CONCURRENCY 1024
+
+/* The longest --backoff: sqlq_fail() caps the backoff at one day, and a
+** base that sqlq_release() refuses (past 3.2e9 s) made every release fail,
+** so that jobs given back ran out of attempts instead. */
+#define MAX_BACKOFF 86400.0
+
+/* The longest --lease, the longest that sqlq_claim() takes. */
+#define MAX_LEASE 3.2e9
 
 /* How often a paused or busy queue is looked at again, in seconds. */
 #define RECHECK_INTERVAL 1.0
@@ -642,14 +650,15 @@ static int parse(worker *w, int argc, char **argv, int *help) {
       w->concurrency = (int)n;
       break;
     case 'L':
-      if (cli_parse_seconds(optarg, &w->lease) != 0 || w->lease <= 0) {
-        return cli_usage_error("work", "lease '%s' is not a positive number of seconds",
-                               optarg);
+      if (cli_parse_seconds(optarg, &w->lease) != 0 || w->lease <= 0 || w->lease > MAX_LEASE) {
+        return cli_usage_error("work", "lease '%s' is not a number of seconds in (0, %g]",
+                               optarg, MAX_LEASE);
       }
       break;
     case 'B':
-      if (cli_parse_seconds(optarg, &w->backoff) != 0) {
-        return cli_usage_error("work", "backoff '%s' is not a number of seconds", optarg);
+      if (cli_parse_seconds(optarg, &w->backoff) != 0 || w->backoff > MAX_BACKOFF) {
+        return cli_usage_error("work", "backoff '%s' is not a number of seconds in [0, %g]",
+                               optarg, MAX_BACKOFF);
       }
       break;
     case 'K':
