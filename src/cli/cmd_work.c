@@ -32,7 +32,9 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,20 +149,29 @@ typedef struct worker {
 /* What one claim did. */
 enum claim_outcome { CLAIM_GOT, CLAIM_EMPTY, CLAIM_RECHECK, CLAIM_FULL, CLAIM_ERROR };
 
-/* State the signal handler reaches. */
+/* State the signal handler reaches.  signal_db and the pipe's write end
+** are set by install_signals() and taken away by uninstall_signals(),
+** which then waits until no handler uses them (signal_users counts the
+** handlers running, on any thread) before the worker closes them. */
 static volatile sig_atomic_t stop_requested;
-static sqlq_db *signal_db;
+static _Atomic(sqlq_db *) signal_db;
+static atomic_int signal_wake_fd = -1;
+static atomic_int signal_users;
 static int wake_pipe[2] = {-1, -1};
 
 static void on_signal(int sig) {
-  int saved = errno;
+  int saved = errno, fd;
   ssize_t ignored;
   if (sig != SIGCHLD) {
     stop_requested = 1;
   }
-  sqlq_interrupt(signal_db);
-  ignored = write(wake_pipe[1], "", 1);
-  (void)ignored;
+  atomic_fetch_add(&signal_users, 1);
+  sqlq_interrupt(atomic_load(&signal_db));
+  if ((fd = atomic_load(&signal_wake_fd)) >= 0) {
+    ignored = write(fd, "", 1);
+    (void)ignored;
+  }
+  atomic_fetch_sub(&signal_users, 1);
   errno = saved;
 }
 
@@ -178,7 +189,9 @@ static int install_signals(sqlq_db *db) {
   if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     return -1;
   }
-  signal_db = db;
+  stop_requested = 0;
+  atomic_store(&signal_wake_fd, wake_pipe[1]);
+  atomic_store(&signal_db, db);
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
@@ -189,6 +202,20 @@ static int install_signals(sqlq_db *db) {
     }
   }
   return 0;
+}
+
+/* Take the database handle and the self-pipe away from the signal handler,
+** which stays installed (a signal at exit is harmless), and close the
+** pipe: the caller may then close the handle. */
+static void uninstall_signals(void) {
+  atomic_store(&signal_db, NULL);
+  atomic_store(&signal_wake_fd, -1);
+  while (atomic_load(&signal_users) > 0) {
+    sched_yield();
+  }
+  close(wake_pipe[0]);
+  close(wake_pipe[1]);
+  wake_pipe[0] = wake_pipe[1] = -1;
 }
 
 static void drain_wake_pipe(void) {
@@ -725,6 +752,7 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
     } else {
       code = work_loop(&w);
     }
+    uninstall_signals();
   }
   sqlq_close(w.db);
   free(w.slots);
