@@ -34,7 +34,8 @@ static const char usage[] =
     "code (128+N if a signal N killed it).  If sqlq lock dies, even by\n"
     "SIGKILL, CMD and every process it started are killed, then the lock is\n"
     "free again.  SIGTERM, SIGINT and SIGHUP sent to sqlq lock are passed on\n"
-    "to CMD.\n"
+    "to CMD.  CMD's environment has no SQLQ_URL, which may hold a password,\n"
+    "unless --pass-url is given.\n"
     "\n"
     "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
     "  -n, --nonblock         give up at once if the lock is held\n"
@@ -44,6 +45,8 @@ static const char usage[] =
     "                         lock (database unavailable, permissions, a lost\n"
     "                         connection...), not only when it is held: a mail\n"
     "                         filter then defers, never bounces\n"
+    "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
+    "                         the database (password included)\n"
     "  -h, --help             print this help\n"
     "\n"
     "Without -w or -n, waits for the lock for ever.\n";
@@ -86,9 +89,9 @@ static pid_t waitpid_retry(pid_t pid, int *status) {
   return got;
 }
 
-/* P: with the lock held, run cmd through a guardian and return its exit
-** code. */
-static int run_locked(char **cmd) {
+/* P: with the lock held, run cmd through a guardian, with the environment
+** env, and return its exit code. */
+static int run_locked(char **cmd, char *const *env) {
   struct sigaction sa;
   sigset_t set, old;
   pid_t g;
@@ -98,7 +101,7 @@ static int run_locked(char **cmd) {
   /* Blocked until G's pid is known to forward_signal. */
   forwarded_set(&set);
   sigprocmask(SIG_BLOCK, &set, &old);
-  g = cli_spawn_guarded(cmd, -1);
+  g = cli_spawn_guarded(cmd, -1, env);
   if (g < 0) {
     cli_error("lock: cannot run %s: %s", cmd[0], strerror(errno));
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -122,19 +125,21 @@ typedef struct lock_opts {
   double timeout;    /* -w; -1: for ever, 0: -n */
   int conflict_code; /* -E */
   int tempfail;      /* --tempfail: every failure to take the lock is a conflict */
+  int pass_url;      /* --pass-url: CMD gets SQLQ_URL */
   int help;
 } lock_opts;
 
 /* Parse the flags into *o.  Returns 0 (with o->help set for --help), or
 ** the exit code. */
 static int parse(int argc, char **argv, lock_opts *o) {
-  enum { OPT_TEMPFAIL = 256 };
+  enum { OPT_TEMPFAIL = 256, OPT_PASS_URL };
   static const struct option options[] = {
       {"wait", required_argument, NULL, 'w'},
       {"timeout", required_argument, NULL, 'w'},
       {"nonblock", no_argument, NULL, 'n'},
       {"conflict-exit-code", required_argument, NULL, 'E'},
       {"tempfail", no_argument, NULL, OPT_TEMPFAIL},
+      {"pass-url", no_argument, NULL, OPT_PASS_URL},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -160,6 +165,9 @@ static int parse(int argc, char **argv, lock_opts *o) {
     case OPT_TEMPFAIL:
       o->tempfail = 1;
       break;
+    case OPT_PASS_URL:
+      o->pass_url = 1;
+      break;
     case 'h':
       o->help = 1;
       return 0;
@@ -174,7 +182,7 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   lock_opts o = {.timeout = -1, .conflict_code = EXIT_TEMPFAIL};
   int code, rc;
   const char *name;
-  char **cmd;
+  char **cmd, **env;
   sqlq_db *db;
   sqlq_lock *lock = NULL;
 
@@ -200,8 +208,14 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
     return cli_usage_error("lock", "the lock name is empty");
   }
   /* From here on every failure is one to take the lock. */
+  env = cli_command_env(g, o.pass_url, NULL, NULL);
+  if (env == NULL) {
+    cli_error("lock: out of memory");
+    return o.tempfail ? o.conflict_code : EXIT_SOFTWARE;
+  }
   db = cli_open(g, &code);
   if (db == NULL) {
+    free(env);
     return o.tempfail ? o.conflict_code : code;
   }
   rc = sqlq_lock_acquire(db, name, strlen(name), o.timeout, &lock);
@@ -214,9 +228,10 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
       code = o.conflict_code;
     }
   } else {
-    code = run_locked(cmd);
+    code = run_locked(cmd, env);
     sqlq_unlock(lock);
   }
   sqlq_close(db);
+  free(env);
   return code;
 }
