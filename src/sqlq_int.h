@@ -459,6 +459,10 @@ void sqlq__restore_error(sqlq_db *db, const sqlq__saved_error *saved);
 int64_t sqlq__seconds_to_us(double s);
 /* CLOCK_MONOTONIC now, in nanoseconds. */
 int64_t sqlq__monotonic_ns(void);
+/* CLOCK_MONOTONIC seconds from now, in nanoseconds: at most about 100
+** years ahead (a longer time saturates, so that no sum overflows); now for
+** a time that is not positive or not a number. */
+int64_t sqlq__monotonic_after(double seconds);
 /* The timeout for poll() until the monotonic time deadline_ns: -1 for
 ** none (deadline_ns < 0), else milliseconds rounded up, capped at 2e9. */
 int sqlq__poll_ms(int64_t deadline_ns);

@@ -23,6 +23,13 @@ int64_t sqlq__monotonic_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t sqlq__monotonic_after(double seconds) {
+  /* 3.2e9 s (about 100 years) added to the clock's few years since boot
+  ** stays far from INT64_MAX nanoseconds. */
+  double ns = !(seconds > 0) ? 0 : seconds > 3.2e9 ? 3.2e18 : seconds * 1e9;
+  return sqlq__monotonic_ns() + (int64_t)ns;
+}
+
 uint64_t sqlq__hash64(const void *p, size_t n) {
   const unsigned char *s = p;
   uint64_t h = UINT64_C(0xcbf29ce484222325);

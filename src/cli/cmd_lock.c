@@ -79,6 +79,18 @@ static void forwarded_set(sigset_t *set) {
   }
 }
 
+/* Put back the dispositions of the forwarded signals kept in saved.  Until
+** the lock is had sqlq lock holds nothing, so those signals end it as they
+** would have ended it at its start; a client library may have caught them
+** meanwhile (Firebird's catches SIGINT and SIGTERM to shut its connections
+** down, which does not always end a wait for a lock). */
+static void restore_signals(const struct sigaction *saved) {
+  size_t i;
+  for (i = 0; i < N_FORWARDED; i++) {
+    sigaction(forwarded[i], &saved[i], NULL);
+  }
+}
+
 static pid_t waitpid_retry(pid_t pid, int *status) {
   pid_t got;
   while ((got = waitpid(pid, status, 0)) < 0 && errno == EINTR) {
@@ -172,6 +184,8 @@ static int parse(int argc, char **argv, lock_opts *o) {
 
 int cmd_lock(const cli_global *g, int argc, char **argv) {
   lock_opts o = {.timeout = -1, .conflict_code = EXIT_TEMPFAIL};
+  struct sigaction inherited[N_FORWARDED];
+  size_t i;
   int code, rc;
   const char *name;
   char **cmd;
@@ -199,8 +213,12 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   if (name[0] == '\0') {
     return cli_usage_error("lock", "the lock name is empty");
   }
+  for (i = 0; i < N_FORWARDED; i++) {
+    sigaction(forwarded[i], NULL, &inherited[i]);
+  }
   /* From here on every failure is one to take the lock. */
   db = cli_open(g, &code);
+  restore_signals(inherited);
   if (db == NULL) {
     return o.tempfail ? o.conflict_code : code;
   }

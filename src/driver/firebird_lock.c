@@ -135,7 +135,7 @@ static void nap(int64_t ns) {
 ** says. */
 static int take(sqlq_db *db, int64_t key, double timeout_s, isc_tr_handle *tr) {
   fb_db *f = FB(db);
-  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_ns() + sqlq__seconds_to_us(timeout_s) * 1000 : 0;
+  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_after(timeout_s) : 0;
   int64_t pause = POLL_FIRST_NS;
   double tr_wait = 0;
   ISC_STATUS_ARRAY st;

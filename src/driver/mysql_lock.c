@@ -17,7 +17,8 @@
 **
 ** Timeouts: MariaDB waits fractions of a second; MySQL truncates the
 ** timeout to whole seconds.  GET_LOCK is never given a negative timeout
-** (MariaDB answers NULL): "for ever" waits in rounds of an hour.  A
+** nor a huge one (MariaDB answers NULL to both): a wait for ever, or
+** longer than an hour, waits in rounds of at most an hour.  A
 ** deadlock between lock waits (MySQL's 3058, InnoDB's 1213) is SQLQ_BUSY.
 */
 #include <stdio.h>
@@ -87,6 +88,14 @@ int sqlq__my_run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *na
   return rc;
 }
 
+/* The GET_LOCK timeout of the next round of a wait for ever (timeout_s <
+** 0), once (0), or until deadline_ns: at most an hour. */
+static double round_seconds(double timeout_s, int64_t deadline_ns) {
+  if (timeout_s < 0) return FOREVER_ROUND_S;
+  double left = timeout_s > 0 ? (double)(deadline_ns - sqlq__monotonic_ns()) / 1e9 : 0;
+  return left < 0 ? 0 : left > FOREVER_ROUND_S ? FOREVER_ROUND_S : left;
+}
+
 int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out) {
   mysql_db *m = MY(db);
@@ -95,14 +104,14 @@ int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
   lock_name(key, name, name_len, ls->name);
   MYSQL *aux = sqlq__my_aux(db);
   int rc = aux ? SQLQ_OK : db->errcode, got = 0;
-  int forever = timeout_s < 0;
+  int64_t deadline = sqlq__monotonic_after(timeout_s);
   while (rc == SQLQ_OK && !got) {
-    double seconds = forever ? FOREVER_ROUND_S : timeout_s;
+    double seconds = round_seconds(timeout_s, deadline);
     long long v = 0;
     rc = sqlq__my_run_on_aux(db, aux, "SELECT GET_LOCK(?, ?)", ls->name, &seconds, &v);
     if (rc == SQLQ_OK && v < 0) rc = sqlq__error(db, SQLQ_ERROR, "mysql: GET_LOCK answered NULL");
     got = v == 1;
-    if (!forever) break;
+    if (seconds < FOREVER_ROUND_S) break; /* the last round */
   }
   if (rc != SQLQ_OK) sqlq__my_check_aux(m);
   if (rc == SQLQ_BUSY) /* 1213 or 3058: waiting would deadlock */

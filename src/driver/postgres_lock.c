@@ -53,12 +53,13 @@ static int run_lock(sqlq_db *db, PGconn *conn, const char *sql, int64_t key, int
 }
 
 /* lock_timeout for a wait of timeout_s seconds, in milliseconds as text:
-** 0 (no limit) for a negative timeout or one beyond the setting's range. */
+** 0 (no limit) for a negative timeout or one beyond the setting's range
+** (24 days).  The range is checked before any conversion to an integer. */
 static void timeout_text(double timeout_s, char *out, size_t size) {
-  long long ms = timeout_s > 0 ? (long long)(timeout_s * 1000 + 0.5) : 0;
-  if (timeout_s > 0 && ms < 1) ms = 1;
-  if (ms > 2147483647LL) ms = 0;
-  snprintf(out, size, "%lld", ms);
+  double ms = timeout_s > 0 ? timeout_s * 1000 + 0.5 : 0;
+  if (ms > 2147483647.0) ms = 0;
+  else if (timeout_s > 0 && ms < 1) ms = 1;
+  snprintf(out, size, "%lld", (long long)ms);
 }
 
 /* Set lock_timeout on the lock session. */

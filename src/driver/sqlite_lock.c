@@ -47,7 +47,7 @@ int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_l
     return sqlq__error(db, SQLQ_UNAVAILABLE, "cannot open the lock file '%s': %s", c->sidecar,
                        strerror(errno));
   off_t offset = (off_t)((key >> 2) | 1); /* 1 .. 2^62-1: byte 0 carries wake-ups */
-  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_ns() + (int64_t)(timeout_s * 1e9) : 0;
+  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_after(timeout_s) : 0;
   long sleep_us = 500;
   int r;
   while ((r = try_lock(fd, offset, timeout_s < 0)) < 0 && (errno == EAGAIN || errno == EACCES)) {

@@ -2,6 +2,7 @@
 ** test_locks.c -- named locks: exclusion between handles and processes,
 ** timeouts, byte-string names, release on close and on the holder's death.
 */
+#include <float.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,22 @@ static void lock_waits_for_ever_until_released(void **state) {
   sqlq_unlock(lock);
 }
 
+/* A timeout so long that its deadline overflows 64 bits of nanoseconds
+** (or microseconds) waits like any other: until the holder lets go. */
+static void lock_waits_with_huge_timeouts(void **state) {
+  fixture *f = *state;
+  const double timeouts[] = {1e10, 1e300, DBL_MAX};
+  char name[128];
+  fx_name(f, "huge", name, sizeof name);
+  for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+    sqlq_lock *lock = NULL;
+    fx_child holder = start_holder(f, name, 0.3);
+    assert_ok(f->db, sqlq_lock_acquire(f->db, name, strlen(name), timeouts[i], &lock));
+    assert_int_equal(fx_reap(&holder), 0);
+    sqlq_unlock(lock);
+  }
+}
+
 /* In a child process: do nothing and exit. */
 static int child_exit_at_once(const fixture *f, void *arg) {
   (void)f;
@@ -289,6 +306,7 @@ int run_lock_tests(void) {
   const struct CMUnitTest tests[] = {
       FX_TEST(lock_excludes_other_handle),
       FX_TEST(lock_waits_for_ever_until_released),
+      FX_TEST(lock_waits_with_huge_timeouts),
       FX_TEST(lock_names_with_nul_bytes),
       FX_TEST(lock_names_of_64k),
       FX_TEST(lock_names_of_one_byte),
