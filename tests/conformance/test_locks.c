@@ -3,6 +3,7 @@
 ** timeouts, byte-string names, release on close and on the holder's death.
 */
 #include <float.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,35 @@ static void lock_waits_with_huge_timeouts(void **state) {
   }
 }
 
+/* A held lock checks out as held, each time; so does each of two locks of
+** one handle, and the one left after the other is unlocked.  A check's
+** timeout must be a number above 0; a huge one is fine. */
+static void lock_check_while_held(void **state) {
+  fixture *f = *state;
+  sqlq_lock *a = NULL, *b = NULL;
+  char name_a[128], name_b[128];
+  size_t len_a = strlen(fx_name(f, "check-a", name_a, sizeof name_a));
+  size_t len_b = strlen(fx_name(f, "check-b", name_b, sizeof name_b));
+  assert_ok(f->db, sqlq_lock_acquire(f->db, name_a, len_a, 0, &a));
+  assert_ok(f->db, sqlq_lock_check(a, 10));
+  assert_ok(f->db, sqlq_lock_check(a, 1e300));
+  assert_ok(f->db, sqlq_lock_acquire(f->db, name_b, len_b, 0, &b));
+  assert_ok(f->db, sqlq_lock_check(a, 10));
+  assert_ok(f->db, sqlq_lock_check(b, 10));
+  assert_status(f->db, sqlq_lock_check(a, 0), SQLQ_MISUSE);
+  assert_status(f->db, sqlq_lock_check(a, -1), SQLQ_MISUSE);
+  assert_status(f->db, sqlq_lock_check(a, NAN), SQLQ_MISUSE);
+  assert_int_equal(sqlq_lock_check(NULL, 10), SQLQ_MISUSE);
+  sqlq_unlock(b);
+  assert_ok(f->db, sqlq_lock_check(a, 10));
+  /* Still held for others too. */
+  sqlq_db *other = fx_open(f);
+  assert_status(other, try_once(other, name_a, len_a), SQLQ_BUSY);
+  assert_ok(other, try_once(other, name_b, len_b));
+  sqlq_close(other);
+  sqlq_unlock(a);
+}
+
 /* In a child process: do nothing and exit. */
 static int child_exit_at_once(const fixture *f, void *arg) {
   (void)f;
@@ -307,6 +337,7 @@ int run_lock_tests(void) {
       FX_TEST(lock_excludes_other_handle),
       FX_TEST(lock_waits_for_ever_until_released),
       FX_TEST(lock_waits_with_huge_timeouts),
+      FX_TEST(lock_check_while_held),
       FX_TEST(lock_names_with_nul_bytes),
       FX_TEST(lock_names_of_64k),
       FX_TEST(lock_names_of_one_byte),
