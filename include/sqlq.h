@@ -107,6 +107,15 @@ typedef struct sqlq_options {
 ** build has no driver for fails with SQLQ_UNAVAILABLE ("backend not
 ** built"); an unknown scheme also fails with SQLQ_UNAVAILABLE; a URL that
 ** cannot be parsed fails with SQLQ_MISUSE.
+**
+** A database server that goes away after the handle opened (it restarts
+** or stops, the network breaks, it refuses connections or logins while it
+** starts or shuts down) makes calls fail with SQLQ_UNAVAILABLE; the handle
+** connects again by itself at a later call, no more often than a pause
+** allows that doubles from 50 ms up to 2 s after each failed attempt.  A
+** transaction open when the connection was lost is gone (the call that
+** finds out fails with SQLQ_UNAVAILABLE).  sqlq_wait() waits through such
+** an outage, until its timeout.
 */
 int sqlq_open(const char *url, const sqlq_options *opts, sqlq_db **out);
 

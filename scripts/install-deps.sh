@@ -8,6 +8,8 @@
 # installed when neither is.  The PostgreSQL server is only run by the tests,
 # as throwaway servers (tests/servers/postgres.sh): when it is installed here
 # for the first time, Debian's "main" cluster on port 5432 is not created.
+# Postfix is likewise only run by the test tests/mail/postfix.sh, as a
+# private instance: debconf is told "No configuration" (below).
 # The Firebird server is likewise only run by the tests
 # (tests/servers/firebird.sh): its SYSDBA password is preseeded with debconf,
 # so that installing asks nothing, and Debian's own firebird3.0 service is
@@ -27,6 +29,9 @@ packages=(
   sqlite3 python3                   # the benchmark's peers and reports
   firebird-dev                      # the Firebird client: libfbclient, ibase.h
   firebird3.0-server firebird3.0-utils  # the Firebird tests' servers, isql-fb
+  postfix                           # tests/mail: a private Postfix instance
+  clang libclang-rt-14-dev          # the fuzzing harnesses: clang, libFuzzer, ASan, UBSan
+  llvm                              # llvm-symbolizer, for readable sanitizer reports
 )
 server_package=postgresql
 createcluster_conf=/etc/postgresql-common/createcluster.conf
@@ -50,6 +55,19 @@ for entry in "${packages[@]}"; do
     missing+=("${alternatives[0]}")
   fi
 done
+
+# Installing Postfix would remove another mail system (Debian's MTAs conflict
+# with each other), and every one of them provides /usr/sbin/sendmail: a
+# machine that has one keeps it, and tests/mail/postfix.sh fails there.
+if [[ " ${missing[*]} " == *" postfix "* ]] && [ -e /usr/sbin/sendmail ]; then
+  echo "install-deps: not installing postfix: another mail system provides /usr/sbin/sendmail" >&2
+  kept=()
+  for package in "${missing[@]}"; do
+    if [ "$package" != postfix ]; then kept+=("$package"); fi
+  done
+  missing=("${kept[@]}")
+fi
+
 if [ "${#missing[@]}" -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages are installed"
   exit 0
@@ -104,6 +122,16 @@ fb_service=firebird3.0
 if [[ " ${missing[*]} " == *" $fb_server_package "* ]]; then
   fb_password=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
   echo "$fb_server_package shared/firebird/sysdba_password/first_install password $fb_password" |
+    "${as_root[@]}" debconf-set-selections
+fi
+
+# Debian asks what kind of mail system to set up when it installs Postfix.
+# The test (tests/mail/postfix.sh) runs a Postfix instance of its own, with
+# its own configuration and queue directories, so "No configuration" is
+# preseeded: the package writes no /etc/postfix/main.cf, and the system's
+# Postfix neither runs nor can start without one.
+if [[ " ${missing[*]} " == *" postfix "* ]]; then
+  echo "postfix postfix/main_mailer_type select No configuration" |
     "${as_root[@]}" debconf-set-selections
 fi
 

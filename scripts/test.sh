@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # scripts/test.sh -- install the dependencies, then build and run every test
-# three ways:
+# three ways, and fuzz:
 #
 #   1. build/           a normal build; ctest runs every test
 #   2. build-asan/      built with AddressSanitizer + UndefinedBehaviorSanitizer
 #                       (-DSQLQ_SANITIZE=ON); ctest runs every test
 #   3. build-valgrind/  a normal build with -DSQLQ_TEST_VALGRIND=ON; ctest
 #                       runs the C test programs under valgrind (-L valgrind)
+#   4. build-fuzz/      built by clang for libFuzzer with ASan + UBSan
+#                       (-DSQLQ_FUZZ=ON); ctest runs each harness of
+#                       tests/fuzz for SQLQ_FUZZ_SECONDS (default 40) from its
+#                       seed corpus (-L fuzz; docs/fuzzing.md)
 #
 # Each phase has its own build directory, so that a plain `ctest` in build/
 # never starts the slow valgrind tests.
 #
 # Exits non-zero if anything failed.  The last line is the total over all
-# three phases, "N passed, N failed", where a build that fails counts as one
+# four phases, "N passed, N failed", where a build that fails counts as one
 # failed test.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -66,14 +70,14 @@ if ! bash scripts/install-deps.sh; then
   exit 1
 fi
 
-banner "1/3: normal build (build/)"
+banner "1/4: normal build (build/)"
 if build build -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=OFF; then
   run_ctest build
 else
   count_failure "the normal build"
 fi
 
-banner "2/3: ASan + UBSan build (build-asan/)"
+banner "2/4: ASan + UBSan build (build-asan/)"
 if build build-asan -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=ON -DSQLQ_TEST_VALGRIND=OFF; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -82,11 +86,20 @@ else
   count_failure "the sanitizer build"
 fi
 
-banner "3/3: valgrind over the C test programs (build-valgrind/)"
+banner "3/4: valgrind over the C test programs (build-valgrind/)"
 if build build-valgrind -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=ON; then
   run_ctest build-valgrind -L valgrind
 else
   count_failure "the valgrind build"
+fi
+
+fuzz_seconds=${SQLQ_FUZZ_SECONDS:-40}
+banner "4/4: libFuzzer harnesses, $fuzz_seconds s each, under ASan + UBSan (build-fuzz/)"
+if build build-fuzz -DCMAKE_C_COMPILER=clang -DSQLQ_FUZZ=ON -DSQLQ_TESTS=OFF \
+  -DSQLQ_FUZZ_SECONDS="$fuzz_seconds"; then
+  run_ctest build-fuzz -L fuzz
+else
+  count_failure "the fuzzing build"
 fi
 
 banner "summary"

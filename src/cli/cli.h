@@ -193,6 +193,13 @@ void cli_json_set_payload(struct json_t *o, const unsigned char *p, size_t len);
 ** in insertion order, and a newline.  Returns the exit code. */
 int cli_print_json(struct json_t *value);
 
+/* The tool: `sqlq [--url URL] COMMAND [ARGS...]` with argv[0] the
+** program's name; returns the process exit code.  It may be called again
+** in the same process (getopt starts afresh each time).  It reads the
+** environment (SQLQ_URL); `work`, `lock`, `bench` and `ring read --follow`
+** install signal handlers and start threads or processes. */
+int cli_main(int argc, char **argv);
+
 /* The commands. */
 int cmd_init(const cli_global *g, int argc, char **argv);
 int cmd_push(const cli_global *g, int argc, char **argv);

@@ -41,7 +41,8 @@ static const char usage[] =
     "again after the backoff base, without counting the attempt.  Anything else\n"
     "(or a signal): the attempt failed; the job runs again after an exponential\n"
     "backoff, or is dead after its last attempt.  SIGTERM or SIGINT: claim\n"
-    "nothing more, wait for the running commands, exit 0.\n"
+    "nothing more, wait for the running commands, exit 0.  A database that\n"
+    "goes away once the worker has connected is waited for, not fatal.\n"
     "\n"
     "  -c, --concurrency N    commands run at once (default 1)\n"
     "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
@@ -284,6 +285,10 @@ static int call_fail(worker *w, const slot *s, const char *why) {
 static void report_finish(worker *w, const slot *s, int rc, const char *action) {
   if (rc == SQLQ_STALE) {
     cli_error("work: job %" PRId64 ": lease lost, %s refused", s->id, action);
+  } else if (rc == SQLQ_UNAVAILABLE) {
+    /* The lease ran out meanwhile: the job runs again once it is reaped. */
+    cli_error("work: job %" PRId64 ": %s failed: the database was away for a whole lease,"
+              " so the job may run again", s->id, action);
   } else if (rc != SQLQ_OK) {
     cli_fail(w->db, rc, action);
   }

@@ -93,12 +93,27 @@ static int no_such_file(const ISC_STATUS *status) {
   return 0;
 }
 
+/* Codes that say the attachment is gone or cannot be made now: the network
+** (refused, reset, cut), a server or database that shuts down or is
+** shut down, a handle the client library gave up, and the refusals of a
+** server that is still starting.  A server that has just been started
+** listens before it can check passwords: until its security database is
+** open, a login fails with isc_login_error ("Error occurred during login,
+** please check server firebird.log for details").  Wrong credentials
+** (isc_login) and a database that cannot be opened (isc_io_error) are here
+** too: on the first attach they fail sqlq_open() all the same, and later
+** they are a server that came back not quite as it was, which may mend. */
+static const ISC_STATUS lost_codes[] = {
+  isc_network_error, isc_net_read_err, isc_net_write_err, isc_lost_db_connection,
+  isc_conn_lost, isc_connect_reject, isc_bad_db_handle, isc_shutdown, isc_shutinprog,
+  isc_att_shutdown, isc_net_server_shutdown, isc_unavailable, isc_login, isc_login_error,
+  isc_io_error,
+};
+
 static int is_lost(const ISC_STATUS *status) {
-  return sqlq__fb_has(status, isc_network_error) || sqlq__fb_has(status, isc_net_read_err) ||
-         sqlq__fb_has(status, isc_net_write_err) ||
-         sqlq__fb_has(status, isc_lost_db_connection) || sqlq__fb_has(status, isc_conn_lost) ||
-         sqlq__fb_has(status, isc_shutdown) || sqlq__fb_has(status, isc_att_shutdown) ||
-         sqlq__fb_has(status, isc_login) || sqlq__fb_has(status, isc_io_error);
+  for (size_t i = 0; i < sizeof lost_codes / sizeof lost_codes[0]; i++)
+    if (sqlq__fb_has(status, lost_codes[i])) return 1;
+  return 0;
 }
 
 int sqlq__fb_error(sqlq_db *db, const ISC_STATUS *status, const char *doing) {

@@ -1,7 +1,8 @@
 /*
 ** sqlite_int.h -- state shared by the files of the SQLite driver:
 ** sqlite.c (connection, statements, transactions), sqlite_sql.c (the SQL
-** text), sqlite_wait.c (wake-ups) and sqlite_lock.c (named locks).
+** text), sqlite_wait.c (wake-ups), sqlite_lock.c (named locks) and
+** sqlite_sidecar.c (the sidecar file both of those use).
 */
 #ifndef SQLQ_SQLITE_INT_H
 #define SQLQ_SQLITE_INT_H
@@ -76,6 +77,13 @@ int sqlq__sqlite_wait_prepare(sqlq_db *db, const char *queue);
 int sqlq__sqlite_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);
 int sqlq__sqlite_notify(sqlq_db *db, const char *queue, int n);
 void sqlq__sqlite_wait_close(sqlite_conn *c);
+
+/* Open the sidecar file (c->sidecar) for reading and writing, creating it
+** with the database file's mode (and owner, as root) if it is missing;
+** refuse a symbolic link or anything but a regular file (sqlite_sidecar.c).
+** Sets *fd to the close-on-exec descriptor, which the caller owns, and
+** returns SQLQ_OK; or sets it to -1 and records why on db. */
+int sqlq__sqlite_sidecar_open(sqlq_db *db, int *fd);
 
 /* Named locks (sqlite_lock.c). */
 int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len,

@@ -49,10 +49,9 @@ int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_l
   sqlite_conn *c = SQLITE_CONN(db);
   if (c->sidecar == NULL)
     return sqlq__error(db, SQLQ_MISUSE, "named locks need a database file, not sqlite::memory:");
-  int fd = open(c->sidecar, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return sqlq__error(db, SQLQ_UNAVAILABLE, "cannot open the lock file '%s': %s", c->sidecar,
-                       strerror(errno));
+  int fd;
+  int rc = sqlq__sqlite_sidecar_open(db, &fd);
+  if (rc != SQLQ_OK) return rc;
   off_t offset = (off_t)((key >> 2) | 1); /* 1 .. 2^62-1: byte 0 carries wake-ups */
   int64_t deadline = timeout_s > 0 ? sqlq__monotonic_after(timeout_s) : 0;
   long sleep_us = 500;

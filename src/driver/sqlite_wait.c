@@ -16,7 +16,6 @@
 ** that always follows the published commit.
 */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,8 +110,14 @@ int sqlq__sqlite_notify(sqlq_db *db, const char *queue, int n) {
   (void)n;
   sqlite_conn *c = SQLITE_CONN(db);
   if (c->sidecar == NULL) return SQLQ_OK;
-  if (c->sidecar_fd < 0) c->sidecar_fd = open(c->sidecar, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (c->sidecar_fd < 0) return SQLQ_OK; /* waiters still see the WAL's events */
+  if (c->sidecar_fd < 0) {
+    sqlq__saved_error saved;
+    sqlq__save_error(db, &saved);
+    if (sqlq__sqlite_sidecar_open(db, &c->sidecar_fd) != SQLQ_OK) {
+      sqlq__restore_error(db, &saved); /* waiters still see the WAL's events */
+      return SQLQ_OK;
+    }
+  }
   ssize_t w = pwrite(c->sidecar_fd, "w", 1, 0);
   (void)w;
   return SQLQ_OK;

@@ -8,8 +8,7 @@
 . "$(dirname "$0")/my_database.bash"
 
 app_sql() {
-  mariadb --no-defaults --default-character-set=utf8mb4 -h 127.0.0.1 -P "$SQLQ_TEST_MY_PORT" \
-    -u sqlq -N -B -D "$my_database" -e "$1"
+  my_sql "$1"
 }
 app_bin() {
   echo "X'$1'"

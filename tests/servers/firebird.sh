@@ -116,14 +116,21 @@ run_servers_as firebird firebird3.0-server
 
 # server_pids: the pids of the servers that run with this instance's
 # FIREBIRD_LOCK, one a line, from /proc (Firebird changes its working
-# directory, and keeps no pid file).
+# directory, and keeps no pid file).  Shell builtins only: a readlink, tr
+# and grep per process made one scan take 16 s on a loaded machine, and a
+# restart twice that.
 server_pids() {
-  local proc
+  local proc var
+  local -a environ
   for proc in /proc/[0-9]*; do
-    [ "$(readlink "$proc/exe" 2>/dev/null)" = "$bindir/firebird" ] || continue
-    if tr '\0' '\n' <"$proc/environ" 2>/dev/null | grep -qxF "FIREBIRD_LOCK=$FIREBIRD_LOCK"; then
-      echo "${proc#/proc/}"
-    fi
+    [ "$proc/exe" -ef "$bindir/firebird" ] || continue
+    mapfile -d '' -t environ 2>/dev/null <"$proc/environ" || continue
+    for var in "${environ[@]}"; do
+      if [ "$var" = "FIREBIRD_LOCK=$FIREBIRD_LOCK" ]; then
+        echo "${proc#/proc/}"
+        break
+      fi
+    done
   done
 }
 
