@@ -164,9 +164,7 @@ static int wait_loop(sqlq_db *db, struct waiter *w, struct check *c, int64_t dea
 int sqlq__deadline(sqlq_db *db, double timeout, int64_t *deadline_ns) {
   if (timeout != timeout) return sqlq__error(db, SQLQ_MISUSE, "timeout is not a number");
   *deadline_ns = -1;
-  if (timeout >= 0)
-    *deadline_ns = sqlq__monotonic_ns() +
-                   (timeout > 3.2e9 ? (int64_t)3.2e18 : (int64_t)(timeout * 1e9));
+  if (timeout >= 0) *deadline_ns = sqlq__monotonic_after(timeout);
   return SQLQ_OK;
 }
 

@@ -61,6 +61,7 @@ int cli_exit_code(int status) {
   case SQLQ_BUSY:
   case SQLQ_TIMEOUT:
   case SQLQ_STALE:
+  case SQLQ_LOCK_LOST:
     return EXIT_TEMPFAIL;
   default:
     return EXIT_SOFTWARE;
