@@ -56,6 +56,7 @@ extern "C" {
 #define SQLQ_NOMEM 10       /* out of memory */
 #define SQLQ_SCHEMA 11      /* schema missing (run sqlq init) or newer than this library */
 #define SQLQ_PAUSED 12      /* the queue is paused: claims return no job */
+#define SQLQ_LOCK_LOST 13   /* a held lock is lost, or could not be confirmed in time */
 
 /* The English name of a status code ("SQLQ_STALE"), never NULL. */
 const char *sqlq_status_name(int status);
@@ -481,6 +482,36 @@ int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len,
 ** other, as they live in two sessions.
 */
 int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, double timeout);
+
+/*
+** Check that lock is still held.  SQLQ_OK means it certainly is: the
+** session that took it answered within timeout seconds (SQLite: the lock
+** file is still the one locked).  SQLQ_LOCK_LOST, with the reason in
+** sqlq_errmsg() of the lock's db, means it may no longer be: its session
+** ended (the server restarted, the session was killed or timed out, the
+** network dropped it), it gave no answer within timeout seconds (a
+** partitioned network, a hung server), or the lock file was removed or
+** replaced.  Another holder may already have the lock: stop the work it
+** protects.  Once lost, a lock stays lost (every later check says so);
+** release it with sqlq_unlock() as any other.
+**
+** Bounds.  The call returns within about timeout seconds (fractions
+** allowed, > 0; else SQLQ_MISUSE) however the server or the network
+** behaves; a lock that cannot be confirmed by then is reported lost, even
+** though the server may still hold it for a while (then nobody else has
+** it either: reporting it lost errs on the safe side).  A loss that
+** happened before the call is always reported, so a caller that checks
+** every I seconds learns of a loss at most I + timeout seconds after it.
+** Nothing is noticed between checks.
+**
+** The locks of one handle share one session (SQLite: one file), so when
+** a check finds the session gone, or closes it because it did not answer,
+** every lock of the handle taken before is lost with it; a lock taken
+** later gets a new session.  While a handle holds a lock, its lock session
+** is kept alive: server-side idle and statement timeouts are turned off
+** for it and TCP keepalives are on (see each backend's page in docs/).
+*/
+int sqlq_lock_check(sqlq_lock *lock, double timeout);
 
 /* Release a lock and free the handle.  Accepts NULL.  sqlq_close() on the
 ** db a lock was taken through releases and frees the locks still held, so

@@ -20,6 +20,7 @@ static const char *const status_names[] = {
   [SQLQ_NOMEM] = "SQLQ_NOMEM",
   [SQLQ_SCHEMA] = "SQLQ_SCHEMA",
   [SQLQ_PAUSED] = "SQLQ_PAUSED",
+  [SQLQ_LOCK_LOST] = "SQLQ_LOCK_LOST",
 };
 
 SQLQ__API const char *sqlq_status_name(int status) {

@@ -2,6 +2,7 @@
 ** lock.c -- named locks: validation, the stable 64-bit key, and the list of
 ** locks held through each handle.  The holding itself is the driver's.
 */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sqlq_int.h"
@@ -61,6 +62,20 @@ SQLQ__API int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, dou
 
 void sqlq__release_xact_locks(sqlq_db *db) {
   while (db->xact_locks) sqlq_unlock(db->xact_locks);
+}
+
+SQLQ__API int sqlq_lock_check(sqlq_lock *lk, double timeout) {
+  if (lk == NULL) return SQLQ_MISUSE;
+  sqlq_db *db = lk->db;
+  sqlq__clear_error(db);
+  if (!(timeout > 0))
+    return sqlq__error(db, SQLQ_MISUSE, "a lock check's timeout must be a number of seconds > 0");
+  if (lk->lost[0] == '\0') {
+    if (db->drv_methods->lock_check(db, lk->ls, sqlq__monotonic_after(timeout)) == SQLQ_OK)
+      return SQLQ_OK;
+    snprintf(lk->lost, sizeof lk->lost, "%s", db->errmsg[0] ? db->errmsg : "lost");
+  }
+  return sqlq__error(db, SQLQ_LOCK_LOST, "%s", lk->lost);
 }
 
 SQLQ__API void sqlq_unlock(sqlq_lock *lk) {

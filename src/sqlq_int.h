@@ -356,8 +356,15 @@ typedef struct sqlq_driver {
   ** 0: try once.  SQLQ_BUSY when not had in time. */
   int (*lock)(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
               double timeout_s, sqlq__lockstate **out);
-  /* Release and free a lock taken by lock. */
+  /* Release and free a lock taken by lock.  A lock found lost (by
+  ** lock_check) must not release anything another session holds now. */
   void (*unlock)(sqlq_db *db, sqlq__lockstate *ls);
+  /* Confirm that the lock is still held, by deadline_ns (CLOCK_MONOTONIC)
+  ** at the latest: SQLQ_OK, or SQLQ_LOCK_LOST recorded with the reason
+  ** when it is not held or cannot be confirmed by then (see
+  ** sqlq_lock_check).  A session that did not answer in time is closed:
+  ** the locks it held are lost, and lock opens a new one. */
+  int (*lock_check)(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
   /* Take the named lock until the open write transaction ends, as lock
   ** does otherwise; a timeout must leave the transaction usable.  May be
   ** NULL: the core then holds a lock from lock until the transaction ends. */
@@ -412,6 +419,7 @@ struct sqlq__wake {
 struct sqlq_lock {
   sqlq_db *db;
   sqlq__lockstate *ls;
+  char lost[SQLQ__ERRMSG_SIZE]; /* why it was found lost; "" while held */
   struct sqlq_lock **list;  /* the db's list it is on */
   struct sqlq_lock *next;   /* the db's list of held locks */
   struct sqlq_lock *prev;
@@ -466,9 +474,25 @@ void sqlq__restore_error(sqlq_db *db, const sqlq__saved_error *saved);
 int64_t sqlq__seconds_to_us(double s);
 /* CLOCK_MONOTONIC now, in nanoseconds. */
 int64_t sqlq__monotonic_ns(void);
+/* CLOCK_MONOTONIC seconds from now, in nanoseconds: at most about 100
+** years ahead (a longer time saturates, so that no sum overflows); now for
+** a time that is not positive or not a number. */
+int64_t sqlq__monotonic_after(double seconds);
 /* The timeout for poll() until the monotonic time deadline_ns: -1 for
 ** none (deadline_ns < 0), else milliseconds rounded up, capped at 2e9. */
 int sqlq__poll_ms(int64_t deadline_ns);
+
+/* TCP keepalives of the sessions that hold named locks: a dead link is
+** dropped after SQLQ__KEEPIDLE_S seconds idle and SQLQ__KEEPCNT probes
+** SQLQ__KEEPINTVL_S seconds apart, or after SQLQ__USER_TIMEOUT_MS of data
+** left unacknowledged; the probes also keep firewalls and NAT from
+** forgetting an idle connection.  sqlq__keepalive sets them on a socket
+** (nothing on one that is not TCP). */
+#define SQLQ__KEEPIDLE_S 30
+#define SQLQ__KEEPINTVL_S 10
+#define SQLQ__KEEPCNT 3
+#define SQLQ__USER_TIMEOUT_MS 30000
+void sqlq__keepalive(int fd);
 
 /* Pacing of the attempts to open a lost connection again: after a failed
 ** attempt, the next waits for a pause that doubles from 50 ms up to 2 s;

@@ -1,11 +1,14 @@
 /*
 ** util.c -- small helpers of the core: time, hashing, tokens, name
-** validation.
+** validation, socket keepalives.
 */
 #include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "sqlq_int.h"
@@ -21,6 +24,24 @@ int64_t sqlq__monotonic_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void sqlq__keepalive(int fd) {
+  const int on = 1, idle = SQLQ__KEEPIDLE_S, intvl = SQLQ__KEEPINTVL_S, cnt = SQLQ__KEEPCNT;
+  const unsigned user_timeout = SQLQ__USER_TIMEOUT_MS;
+  if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) != 0) return;
+  /* A socket that is not TCP refuses these: nothing to do. */
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
+}
+
+int64_t sqlq__monotonic_after(double seconds) {
+  /* 3.2e9 s (about 100 years) added to the clock's few years since boot
+  ** stays far from INT64_MAX nanoseconds. */
+  double ns = !(seconds > 0) ? 0 : seconds > 3.2e9 ? 3.2e18 : seconds * 1e9;
+  return sqlq__monotonic_ns() + (int64_t)ns;
 }
 
 uint64_t sqlq__hash64(const void *p, size_t n) {

@@ -110,6 +110,11 @@ static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
   return rc == SQLQ__DONE ? SQLQ_OK : rc;
 }
 
+/* The longest a wait sleeps before it looks again, in microseconds (about
+** a century, like sqlq__deadline()'s bound): a run_at or lease_until near
+** INT64_MAX, which plain SQL can store, overflowed the sleep's deadline. */
+#define MAX_DUE_IN_US 3200000000000000LL
+
 static int64_t earlier(int64_t a, int64_t b) {
   if (a < 0) return b;
   if (b < 0) return a;
@@ -149,7 +154,8 @@ static int wait_loop(sqlq_db *db, struct waiter *w, struct check *c, int64_t dea
     if (rc != SQLQ_OK) return rc;
     if (c->due_in_us == 0) return SQLQ_OK;
     if (deadline >= 0 && now >= deadline) return SQLQ_TIMEOUT;
-    int64_t due = c->due_in_us < 0 ? -1 : now + c->due_in_us * 1000;
+    int64_t in_us = c->due_in_us < MAX_DUE_IN_US ? c->due_in_us : MAX_DUE_IN_US;
+    int64_t due = c->due_in_us < 0 ? -1 : now + in_us * 1000;
     rc = d->wait(db, w->channel, db->wake_fd, earlier(deadline, due));
     if (rc != SQLQ_OK && rc != SQLQ_TIMEOUT) return rc;
   }
@@ -158,9 +164,7 @@ static int wait_loop(sqlq_db *db, struct waiter *w, struct check *c, int64_t dea
 int sqlq__deadline(sqlq_db *db, double timeout, int64_t *deadline_ns) {
   if (timeout != timeout) return sqlq__error(db, SQLQ_MISUSE, "timeout is not a number");
   *deadline_ns = -1;
-  if (timeout >= 0)
-    *deadline_ns = sqlq__monotonic_ns() +
-                   (timeout > 3.2e9 ? (int64_t)3.2e18 : (int64_t)(timeout * 1e9));
+  if (timeout >= 0) *deadline_ns = sqlq__monotonic_after(timeout);
   return SQLQ_OK;
 }
 

@@ -94,9 +94,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 ** bytes.  Returns 0, or prints one line and returns EXIT_USAGE. */
 int cli_check_queue(const char *cmd, const char *queue);
 
-/* Run argv (execvp) as a guarded command C, with stdin_fd (unless -1) as
-** its stdin and the caller's environment, and return the pid of its
-** guardian G, or -1 with errno set.  The caller reaps G with waitpid(): G
+/* Run argv (execvpe) as a guarded command C, with stdin_fd (unless -1) as
+** its stdin and envp as its environment (NULL: the caller's), and return
+** the pid of its guardian G, or -1 with errno set.  envp needs to stay valid
+** only until this returns (G and C have their copies).  The caller reaps G with waitpid(): G
 ** ends the way C did (same exit code, or killed by the same signal, with
 ** no core dump), and the caller never sees C.
 **
@@ -117,7 +118,7 @@ int cli_check_queue(const char *cmd, const char *queue);
 ** the process group reaches C directly).  A signal the caller ignores stays
 ** ignored for C; the other signals start with their default action.
 ** cli_kill_guarded() kills C's whole tree at once. */
-pid_t cli_spawn_guarded(char **argv, int stdin_fd);
+pid_t cli_spawn_guarded(char **argv, int stdin_fd, char *const *envp);
 
 /* Tell the guardian G (from cli_spawn_guarded) to SIGKILL its command and
 ** every process of the command's tree, as when the caller dies; G then
@@ -125,6 +126,20 @@ pid_t cli_spawn_guarded(char **argv, int stdin_fd);
 ** step of stopping a command that a SIGTERM (sent to G, passed on to C)
 ** did not end within a grace period.  Returns kill()'s result. */
 int cli_kill_guarded(pid_t guardian);
+
+/* The environment of the commands that sqlq work and sqlq lock run, for
+** cli_spawn_guarded(): the caller's environment without SQLQ_URL (which may
+** hold a password) and without the variables listed in names (a
+** NULL-terminated list, or NULL); then SQLQ_URL set to g->url, the URL the
+** tool opened, when pass_url is set; then one entry per name, for the
+** caller to set before each spawn: *slots (unless slots is NULL) points at
+** the first of them, all NULL until set; then the terminating NULL.  One
+** free() of the result releases what this allocated; the inherited entries
+** are the caller's environment strings, not copies, so the caller must not
+** change its environment while it uses the result.  NULL when memory ran
+** out. */
+char **cli_command_env(const cli_global *g, int pass_url, const char *const *names,
+                       char ***slots);
 
 /* A text table printed with columns padded to their widest cell.  Cells are
 ** copied; the caller keeps ownership of what it passes in. */

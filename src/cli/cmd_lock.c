@@ -15,14 +15,27 @@
 ** P forwards SIGTERM, SIGINT and SIGHUP sent to it to G, which forwards
 ** them to the command; signals from the terminal reach every process of the
 ** group and are not forwarded again.
+**
+** While the command runs, P checks the lock every --check-interval seconds
+** (sqlq_lock_check, bounded by --check-timeout): a session that ended or
+** stopped answering may have let another holder in.  When the lock is
+** lost, P says so in one line, sends SIGTERM to the command through G,
+** after --kill-after seconds has G kill the command's whole tree with
+** SIGKILL (cli_kill_guarded), and exits 75 whatever the command's code.
+** P waits for G with poll() on a pidfd of G's, never blocking SIGCHLD: a
+** client library's threads (Firebird's embedded engine) would take it,
+** and the engine then hung in its detach.
 */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -34,7 +47,8 @@ static const char usage[] =
     "code (128+N if a signal N killed it).  If sqlq lock dies, even by\n"
     "SIGKILL, CMD and every process it started are killed, then the lock is\n"
     "free again.  SIGTERM, SIGINT and SIGHUP sent to sqlq lock are passed on\n"
-    "to CMD.\n"
+    "to CMD.  CMD's environment has no SQLQ_URL, which may hold a password,\n"
+    "unless --pass-url is given.\n"
     "\n"
     "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
     "  -n, --nonblock         give up at once if the lock is held\n"
@@ -44,9 +58,22 @@ static const char usage[] =
     "                         lock (database unavailable, permissions, a lost\n"
     "                         connection...), not only when it is held: a mail\n"
     "                         filter then defers, never bounces\n"
+    "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
+    "                         the database (password included)\n"
+    "      --check-interval SECONDS\n"
+    "                         check the lock this often while CMD runs\n"
+    "                         (default 2)\n"
+    "      --check-timeout SECONDS\n"
+    "                         a check that gets no answer in this time counts\n"
+    "                         as a lost lock (default 5)\n"
+    "      --kill-after SECONDS\n"
+    "                         after a lost lock, SIGKILL CMD and all it started\n"
+    "                         this long after the SIGTERM (default 10)\n"
     "  -h, --help             print this help\n"
     "\n"
-    "Without -w or -n, waits for the lock for ever.\n";
+    "Without -w or -n, waits for the lock for ever.  When the lock is lost\n"
+    "while CMD runs (its session ended or stopped answering), CMD gets\n"
+    "SIGTERM, then SIGKILL, and sqlq lock exits 75.\n";
 
 /* The signals P passes on to the command. */
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP};
@@ -54,6 +81,18 @@ static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP};
 
 /* The guardian, for P's signal handler. */
 static volatile pid_t guardian_pid;
+
+/* What the flags ask for. */
+typedef struct lock_opts {
+  double timeout;        /* -w; -1: for ever, 0: -n */
+  int conflict_code;     /* -E */
+  int tempfail;          /* --tempfail: every failure to take the lock is a conflict */
+  int pass_url;          /* --pass-url: CMD gets SQLQ_URL */
+  double check_interval; /* --check-interval */
+  double check_timeout;  /* --check-timeout */
+  double kill_after;     /* --kill-after */
+  int help;
+} lock_opts;
 
 /* The exit code a shell would give for wait status status. */
 static int status_code(int status) {
@@ -79,6 +118,18 @@ static void forwarded_set(sigset_t *set) {
   }
 }
 
+/* Put back the dispositions of the forwarded signals kept in saved.  Until
+** the lock is had sqlq lock holds nothing, so those signals end it as they
+** would have ended it at its start; a client library may have caught them
+** meanwhile (Firebird's catches SIGINT and SIGTERM to shut its connections
+** down, which does not always end a wait for a lock). */
+static void restore_signals(const struct sigaction *saved) {
+  size_t i;
+  for (i = 0; i < N_FORWARDED; i++) {
+    sigaction(forwarded[i], &saved[i], NULL);
+  }
+}
+
 static pid_t waitpid_retry(pid_t pid, int *status) {
   pid_t got;
   while ((got = waitpid(pid, status, 0)) < 0 && errno == EINTR) {
@@ -86,19 +137,78 @@ static pid_t waitpid_retry(pid_t pid, int *status) {
   return got;
 }
 
-/* P: with the lock held, run cmd through a guardian and return its exit
-** code. */
-static int run_locked(char **cmd) {
+/* Seconds on the monotonic clock. */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A pidfd of G, readable once G has ended; -1 when the kernel has none
+** (before Linux 5.3): then reap_within looks every 50 ms. */
+static int guardian_fd = -1;
+
+/* Wait up to seconds for G to end: 1 with *status when it did, else 0. */
+static int reap_within(pid_t g, double seconds, int *status) {
+  double until = now_s() + seconds;
+  for (;;) {
+    struct pollfd fd = {guardian_fd, POLLIN, 0};
+    double left = until - now_s();
+    if (waitpid(g, status, WNOHANG) == g) {
+      return 1;
+    }
+    if (left <= 0) {
+      return 0;
+    }
+    if (guardian_fd < 0 && left > 0.05) {
+      left = 0.05;
+    }
+    /* Rounded up; at most a day, the caller's loop comes back. */
+    poll(&fd, guardian_fd >= 0, left > 86400 ? 86400000 : (int)(left * 1000) + 1);
+  }
+}
+
+/* Wait for G to end, checking the lock every o->check_interval seconds:
+** 1 with *status once G ended, or 0 once the lock was lost (said in one
+** line). */
+static int watch(pid_t g, sqlq_db *db, sqlq_lock *lock, const char *name, const lock_opts *o,
+                 int *status) {
+  while (!reap_within(g, o->check_interval, status)) {
+    if (sqlq_lock_check(lock, o->check_timeout) != SQLQ_OK) {
+      cli_error("lock: the lock '%.100s' was lost: %s; stopping the command", name,
+                sqlq_errmsg(db));
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* After the lock was lost: SIGTERM to the command through G, and after
+** kill_after seconds SIGKILL to its whole tree; returns once G is reaped. */
+static void stop_command(pid_t g, double kill_after) {
+  int status;
+  kill(g, SIGTERM);
+  if (!reap_within(g, kill_after, &status)) {
+    cli_kill_guarded(g);
+    waitpid_retry(g, &status);
+  }
+}
+
+/* P: with lock (on db, called name) held, run cmd through a guardian, with
+** the environment env, and return its exit code, or 75 with *lost set when
+** the lock was lost meanwhile. */
+static int run_locked(char **cmd, char *const *env, sqlq_db *db, sqlq_lock *lock,
+                      const char *name, const lock_opts *o, int *lost) {
   struct sigaction sa;
   sigset_t set, old;
   pid_t g;
-  int status;
+  int status, code;
   size_t i;
 
   /* Blocked until G's pid is known to forward_signal. */
   forwarded_set(&set);
   sigprocmask(SIG_BLOCK, &set, &old);
-  g = cli_spawn_guarded(cmd, -1);
+  g = cli_spawn_guarded(cmd, -1, env);
   if (g < 0) {
     cli_error("lock: cannot run %s: %s", cmd[0], strerror(errno));
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -113,28 +223,54 @@ static int run_locked(char **cmd) {
     sigaction(forwarded[i], &sa, NULL);
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
-  waitpid_retry(g, &status);
-  return status_code(status);
+#ifdef SYS_pidfd_open
+  guardian_fd = (int)syscall(SYS_pidfd_open, g, 0);
+#endif
+  if (watch(g, db, lock, name, o, &status)) {
+    code = status_code(status);
+  } else {
+    stop_command(g, o->kill_after);
+    code = EXIT_TEMPFAIL;
+    *lost = 1;
+  }
+  return code;
 }
 
-/* What the flags ask for. */
-typedef struct lock_opts {
-  double timeout;    /* -w; -1: for ever, 0: -n */
-  int conflict_code; /* -E */
-  int tempfail;      /* --tempfail: every failure to take the lock is a conflict */
-  int help;
-} lock_opts;
+/* Long options without a letter. */
+enum { OPT_TEMPFAIL = 256, OPT_PASS_URL, OPT_CHECK_INTERVAL, OPT_CHECK_TIMEOUT, OPT_KILL_AFTER };
+
+/* Parse the value s of --check-interval or --check-timeout (> 0), or of
+** --kill-after (>= 0), told by c, into *o.  Returns 0, or prints one line
+** and returns EXIT_USAGE. */
+static int parse_duration(int c, const char *s, lock_opts *o) {
+  const char *flag = c == OPT_CHECK_INTERVAL  ? "--check-interval"
+                     : c == OPT_CHECK_TIMEOUT ? "--check-timeout"
+                                              : "--kill-after";
+  double *out = c == OPT_CHECK_INTERVAL  ? &o->check_interval
+                : c == OPT_CHECK_TIMEOUT ? &o->check_timeout
+                                         : &o->kill_after;
+  double v;
+  if (cli_parse_seconds(s, &v) != 0 || (v == 0 && c != OPT_KILL_AFTER)) {
+    return cli_usage_error("lock", "%s '%s' is not a number of seconds%s", flag, s,
+                           c == OPT_KILL_AFTER ? "" : " above 0");
+  }
+  *out = v;
+  return 0;
+}
 
 /* Parse the flags into *o.  Returns 0 (with o->help set for --help), or
 ** the exit code. */
 static int parse(int argc, char **argv, lock_opts *o) {
-  enum { OPT_TEMPFAIL = 256 };
   static const struct option options[] = {
       {"wait", required_argument, NULL, 'w'},
       {"timeout", required_argument, NULL, 'w'},
       {"nonblock", no_argument, NULL, 'n'},
       {"conflict-exit-code", required_argument, NULL, 'E'},
       {"tempfail", no_argument, NULL, OPT_TEMPFAIL},
+      {"pass-url", no_argument, NULL, OPT_PASS_URL},
+      {"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
+      {"check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT},
+      {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -160,6 +296,16 @@ static int parse(int argc, char **argv, lock_opts *o) {
     case OPT_TEMPFAIL:
       o->tempfail = 1;
       break;
+    case OPT_PASS_URL:
+      o->pass_url = 1;
+      break;
+    case OPT_CHECK_INTERVAL:
+    case OPT_CHECK_TIMEOUT:
+    case OPT_KILL_AFTER:
+      if (parse_duration(c, optarg, o) != 0) {
+        return EXIT_USAGE;
+      }
+      break;
     case 'h':
       o->help = 1;
       return 0;
@@ -171,10 +317,16 @@ static int parse(int argc, char **argv, lock_opts *o) {
 }
 
 int cmd_lock(const cli_global *g, int argc, char **argv) {
-  lock_opts o = {.timeout = -1, .conflict_code = EXIT_TEMPFAIL};
-  int code, rc;
+  lock_opts o = {.timeout = -1,
+                 .conflict_code = EXIT_TEMPFAIL,
+                 .check_interval = 2,
+                 .check_timeout = 5,
+                 .kill_after = 10};
+  struct sigaction inherited[N_FORWARDED];
+  size_t i;
+  int code, rc, lost = 0;
   const char *name;
-  char **cmd;
+  char **cmd, **env;
   sqlq_db *db;
   sqlq_lock *lock = NULL;
 
@@ -199,9 +351,19 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   if (name[0] == '\0') {
     return cli_usage_error("lock", "the lock name is empty");
   }
+  for (i = 0; i < N_FORWARDED; i++) {
+    sigaction(forwarded[i], NULL, &inherited[i]);
+  }
   /* From here on every failure is one to take the lock. */
+  env = cli_command_env(g, o.pass_url, NULL, NULL);
+  if (env == NULL) {
+    cli_error("lock: out of memory");
+    return o.tempfail ? o.conflict_code : EXIT_SOFTWARE;
+  }
   db = cli_open(g, &code);
+  restore_signals(inherited);
   if (db == NULL) {
+    free(env);
     return o.tempfail ? o.conflict_code : code;
   }
   rc = sqlq_lock_acquire(db, name, strlen(name), o.timeout, &lock);
@@ -214,9 +376,15 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
       code = o.conflict_code;
     }
   } else {
-    code = run_locked(cmd);
+    code = run_locked(cmd, env, db, lock, name, &o, &lost);
+    if (lost) {
+      /* Closing may wait for a server that no longer answers (a Firebird
+      ** detach does): the kernel closes the connections at exit. */
+      _exit(code);
+    }
     sqlq_unlock(lock);
   }
   sqlq_close(db);
+  free(env);
   return code;
 }

@@ -10,9 +10,20 @@
 ** self-pipe and calls sqlq_interrupt().
 **
 ** A command gets the payload on stdin (a memfd, so that no payload size can
-** block) and runs under a guardian (cli_spawn_guarded), which the worker
-** reaps instead of the command: the command and every process it started
-** die with the worker, even when the worker is killed with SIGKILL.
+** block) and the job's variables in an environment built for it (the
+** worker's own environment never changes), and runs under a guardian
+** (cli_spawn_guarded), which the worker reaps instead of the command: the
+** command and every process it started die with the worker, even when the
+** worker is killed with SIGKILL.
+**
+** A lease is lost when an extension finds the job no longer held with the
+** claim's token (the lease ran out and the job was claimed or reaped
+** again, or it was purged), or when no extension succeeded before the
+** lease ran out (the database could not be reached: the worker cannot know
+** whether it still holds the job).  The command then gets SIGTERM at once
+** and SIGKILL, to its whole tree, --kill-after seconds later: a timer of
+** the loop, like the extensions, so that the worker never blocks on one
+** command.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +32,9 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,19 +49,29 @@ static const char usage[] =
     "usage: sqlq [--url URL] work [OPTIONS] QUEUE -- CMD [ARGS...]\n"
     "\n"
     "Run CMD once per job of QUEUE, with the payload on stdin and SQLQ_JOB_ID,\n"
-    "SQLQ_QUEUE and SQLQ_ATTEMPT (counted from 1) in its environment.\n"
+    "SQLQ_QUEUE, SQLQ_ATTEMPT (counted from 1) and SQLQ_JOB_TOKEN (the claim's\n"
+    "token) in its environment, but not SQLQ_URL, which may hold a password.\n"
     "CMD exits 0: the job is done.  CMD exits 75: the job is given back, to run\n"
     "again after the backoff base, without counting the attempt.  Anything else\n"
     "(or a signal): the attempt failed; the job runs again after an exponential\n"
-    "backoff, or is dead after its last attempt.  SIGTERM or SIGINT: claim\n"
-    "nothing more, wait for the running commands, exit 0.  A database that\n"
-    "goes away once the worker has connected is waited for, not fatal.\n"
+    "backoff, or is dead after its last attempt.  A lost lease (the job was\n"
+    "taken back, or no extension reached the database before the lease ran\n"
+    "out): CMD gets SIGTERM, then SIGKILL after --kill-after, and its result\n"
+    "is recorded as a failed attempt only if the job is still held.  SIGTERM\n"
+    "or SIGINT: claim nothing more, wait for the running commands, exit 0.  A\n"
+    "database that goes away once the worker has connected is waited for, not\n"
+    "fatal.\n"
     "\n"
     "  -c, --concurrency N    commands run at once (default 1)\n"
     "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
-    "                         (default 30)\n"
+    "                         (default 30; at most 3.2e9)\n"
     "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
-    "                         at once)\n"
+    "                         at once; at most 86400)\n"
+    "      --kill-after SECONDS\n"
+    "                         after a lost lease, SIGKILL a command this long\n"
+    "                         after its SIGTERM (default 10)\n"
+    "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
+    "                         the database (password included)\n"
     "      --drain            exit 0 once the queue has no ready, scheduled or\n"
     "                         running job\n"
     "  -h, --help             print this help\n";
@@ -59,6 +82,14 @@ static const char usage[] =
 /* The most concurrent commands one worker runs. */
 #define MAX_CONCURRENCY 1024
 
+/* The longest --backoff: sqlq_fail() caps the backoff at one day, and a
+** base that sqlq_release() refuses (past 3.2e9 s) made every release fail,
+** so that jobs given back ran out of attempts instead. */
+#define MAX_BACKOFF 86400.0
+
+/* The longest --lease, the longest that sqlq_claim() takes. */
+#define MAX_LEASE 3.2e9
+
 /* How often a paused or busy queue is looked at again, in seconds. */
 #define RECHECK_INTERVAL 1.0
 
@@ -67,14 +98,32 @@ static const char usage[] =
 #define IDLE_FIRST 0.05
 #define IDLE_MAX 1.0
 
-/* One running command and the job it works on. */
+/* One running command and the job it works on.  Times are monotonic
+** seconds. */
 typedef struct slot {
   pid_t pid;          /* the command's guardian; 0 when the slot is free */
   int64_t id;
   int64_t token;
-  int lost;           /* the lease was lost: no more touches */
-  double next_touch;  /* monotonic seconds */
+  int lost;           /* the lease was lost: no more touches, SIGTERM sent */
+  int killed;         /* lost, and SIGKILL sent */
+  double next_touch;  /* when to extend the lease */
+  double lease_end;   /* the lease lasts at least until then */
+  double kill_at;     /* lost: when to send SIGKILL */
 } slot;
+
+/* The variables that describe a job to its command, in the order of
+** job_vars' fields. */
+static const char *const job_var_names[] = {"SQLQ_JOB_ID", "SQLQ_QUEUE", "SQLQ_ATTEMPT",
+                                            "SQLQ_JOB_TOKEN", NULL};
+
+/* The "NAME=value" entries of the variables of the job started next, which
+** the command's environment points at (fork() gives it its copy). */
+typedef struct job_vars {
+  char id[40];
+  char queue[16 + SQLQ_QUEUE_NAME_MAX];
+  char attempt[32];
+  char token[40];
+} job_vars;
 
 typedef struct worker {
   sqlq_db *db;
@@ -83,7 +132,12 @@ typedef struct worker {
   int concurrency;
   double lease;
   double backoff;
+  double kill_after;
   int drain;
+  int pass_url;
+  char **env;        /* the commands' environment (cli_command_env) */
+  char **env_job;    /* its entries of the job's variables */
+  job_vars vars;
   slot *slots;
   int running;
   int code;          /* non-zero: stop on an error and exit with this */
@@ -95,20 +149,29 @@ typedef struct worker {
 /* What one claim did. */
 enum claim_outcome { CLAIM_GOT, CLAIM_EMPTY, CLAIM_RECHECK, CLAIM_FULL, CLAIM_ERROR };
 
-/* State the signal handler reaches. */
+/* State the signal handler reaches.  signal_db and the pipe's write end
+** are set by install_signals() and taken away by uninstall_signals(),
+** which then waits until no handler uses them (signal_users counts the
+** handlers running, on any thread) before the worker closes them. */
 static volatile sig_atomic_t stop_requested;
-static sqlq_db *signal_db;
+static _Atomic(sqlq_db *) signal_db;
+static atomic_int signal_wake_fd = -1;
+static atomic_int signal_users;
 static int wake_pipe[2] = {-1, -1};
 
 static void on_signal(int sig) {
-  int saved = errno;
+  int saved = errno, fd;
   ssize_t ignored;
   if (sig != SIGCHLD) {
     stop_requested = 1;
   }
-  sqlq_interrupt(signal_db);
-  ignored = write(wake_pipe[1], "", 1);
-  (void)ignored;
+  atomic_fetch_add(&signal_users, 1);
+  sqlq_interrupt(atomic_load(&signal_db));
+  if ((fd = atomic_load(&signal_wake_fd)) >= 0) {
+    ignored = write(fd, "", 1);
+    (void)ignored;
+  }
+  atomic_fetch_sub(&signal_users, 1);
   errno = saved;
 }
 
@@ -126,7 +189,9 @@ static int install_signals(sqlq_db *db) {
   if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     return -1;
   }
-  signal_db = db;
+  stop_requested = 0;
+  atomic_store(&signal_wake_fd, wake_pipe[1]);
+  atomic_store(&signal_db, db);
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
@@ -137,6 +202,20 @@ static int install_signals(sqlq_db *db) {
     }
   }
   return 0;
+}
+
+/* Take the database handle and the self-pipe away from the signal handler,
+** which stays installed (a signal at exit is harmless), and close the
+** pipe: the caller may then close the handle. */
+static void uninstall_signals(void) {
+  atomic_store(&signal_db, NULL);
+  atomic_store(&signal_wake_fd, -1);
+  while (atomic_load(&signal_users) > 0) {
+    sched_yield();
+  }
+  close(wake_pipe[0]);
+  close(wake_pipe[1]);
+  wake_pipe[0] = wake_pipe[1] = -1;
 }
 
 static void drain_wake_pipe(void) {
@@ -186,25 +265,30 @@ static int payload_fd(const unsigned char *payload, size_t len) {
   return fd;
 }
 
-/* Put the variables that describe job into this process's environment, for
-** the command forked next to inherit. */
-static int export_job(const sqlq_job *job) {
-  char id[24], attempt[16];
-  snprintf(id, sizeof id, "%" PRId64, job->id);
-  snprintf(attempt, sizeof attempt, "%d", job->attempt);
-  return setenv("SQLQ_JOB_ID", id, 1) | setenv("SQLQ_QUEUE", job->queue, 1) |
-         setenv("SQLQ_ATTEMPT", attempt, 1);
+/* Make the command environment's entries of the job's variables describe
+** job. */
+static void set_job_vars(worker *w, const sqlq_job *job) {
+  job_vars *v = &w->vars;
+  snprintf(v->id, sizeof v->id, "%s=%" PRId64, job_var_names[0], job->id);
+  snprintf(v->queue, sizeof v->queue, "%s=%s", job_var_names[1], job->queue);
+  snprintf(v->attempt, sizeof v->attempt, "%s=%d", job_var_names[2], job->attempt);
+  snprintf(v->token, sizeof v->token, "%s=%" PRId64, job_var_names[3], job->token);
+  w->env_job[0] = v->id;
+  w->env_job[1] = v->queue;
+  w->env_job[2] = v->attempt;
+  w->env_job[3] = v->token;
 }
 
-/* Start the command for job in the free slot s.  Returns 0, or -1 (errno
-** set) when it could not be started. */
-static int spawn(worker *w, const sqlq_job *job, slot *s) {
+/* Start the command for job, claimed at claimed_at, in the free slot s.
+** Returns 0, or -1 (errno set) when it could not be started. */
+static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
   pid_t pid;
   int fd, saved;
-  if (export_job(job) != 0 || (fd = payload_fd(job->payload, job->payload_len)) < 0) {
+  if ((fd = payload_fd(job->payload, job->payload_len)) < 0) {
     return -1;
   }
-  pid = cli_spawn_guarded(w->cmd, fd);
+  set_job_vars(w, job);
+  pid = cli_spawn_guarded(w->cmd, fd, w->env);
   saved = errno;
   close(fd);
   if (pid < 0) {
@@ -215,7 +299,9 @@ static int spawn(worker *w, const sqlq_job *job, slot *s) {
   s->id = job->id;
   s->token = job->token;
   s->lost = 0;
+  s->killed = 0;
   s->next_touch = now() + w->lease / 3;
+  s->lease_end = claimed_at + w->lease;
   w->running++;
   return 0;
 }
@@ -294,19 +380,50 @@ static void report_finish(worker *w, const slot *s, int rc, const char *action) 
   }
 }
 
+/* Write how a command with wait status status ended into out. */
+static void describe_status(int status, char *out, size_t size) {
+  if (WIFEXITED(status)) {
+    snprintf(out, size, "exit status %d", WEXITSTATUS(status));
+  } else {
+    snprintf(out, size, "killed by signal %d", WTERMSIG(status));
+  }
+}
+
+/* Record the end of the command of s, whose lease was lost, in one line:
+** the job is failed with the claim's token, which records the attempt if
+** the worker still holds the job (its lease ran out while the database
+** could not be reached, and nobody took the job since); otherwise the call
+** changes nothing (SQLQ_STALE), and whoever took the job back counted the
+** attempt (the lease reaper, with the error "lease expired during attempt
+** N"). */
+static void finish_lost(worker *w, const slot *s, int status) {
+  char ended[48], why[80];
+  int rc;
+  describe_status(status, ended, sizeof ended);
+  snprintf(why, sizeof why, "lease lost, then %s", ended);
+  rc = finish_retrying(w, s, "fail", call_fail, why);
+  if (rc == SQLQ_OK) {
+    cli_error("work: job %" PRId64 ": %s after its lease was lost; the attempt is recorded "
+              "as failed", s->id, ended);
+  } else if (rc == SQLQ_STALE) {
+    cli_error("work: job %" PRId64 ": %s after its lease was lost; the job was taken back, "
+              "so no result is recorded", s->id, ended);
+  } else {
+    report_finish(w, s, rc, "fail");
+  }
+}
+
 /* Record the end of the command of s, whose wait status is status. */
 static void finish(worker *w, const slot *s, int status) {
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  if (s->lost) {
+    finish_lost(w, s, status);
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     report_finish(w, s, finish_retrying(w, s, "ack", call_ack, NULL), "ack");
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RELEASE) {
     report_finish(w, s, finish_retrying(w, s, "release", call_release, NULL), "release");
   } else {
     char why[48];
-    if (WIFEXITED(status)) {
-      snprintf(why, sizeof why, "exit status %d", WEXITSTATUS(status));
-    } else {
-      snprintf(why, sizeof why, "killed by signal %d", WTERMSIG(status));
-    }
+    describe_status(status, why, sizeof why);
     cli_error("work: job %" PRId64 ": %s", s->id, why);
     report_finish(w, s, finish_retrying(w, s, "fail", call_fail, why), "fail");
   }
@@ -328,36 +445,75 @@ static void reap(worker *w) {
   }
 }
 
-/* Extend the leases whose time has come. */
-static void touch_due(worker *w) {
+/* The lease of s is lost, for the reason why: stop its command, with
+** SIGTERM now (to the guardian, which passes it on) and SIGKILL at
+** s->kill_at (kill_due). */
+static void lease_lost(worker *w, slot *s, const char *why) {
+  cli_error("work: job %" PRId64 ": lease lost (%s); its command gets SIGTERM, and SIGKILL "
+            "in %g s if it still runs", s->id, why, w->kill_after);
+  s->lost = 1;
+  s->kill_at = now() + w->kill_after;
+  kill(s->pid, SIGTERM);
+}
+
+/* Extend the lease of s. */
+static void touch(worker *w, slot *s) {
   double t = now();
+  int rc = sqlq_touch(w->db, s->id, s->token, w->lease, NULL);
+  if (rc == SQLQ_OK) {
+    s->lease_end = t + w->lease;
+  } else if (rc == SQLQ_STALE) {
+    lease_lost(w, s, "the job is no longer held with its token: it was taken back");
+  } else if (!database_away(w, rc, "touch")) {
+    cli_fail(w->db, rc, "touch");
+  }
+  s->next_touch = t + w->lease / 3;
+}
+
+/* Extend the leases whose time has come, then give up those that ran out
+** before an extension succeeded. */
+static void touch_due(worker *w) {
   int i;
   for (i = 0; i < w->concurrency; i++) {
     slot *s = &w->slots[i];
-    int rc;
-    if (s->pid == 0 || s->lost || s->next_touch > t) {
-      continue;
+    if (s->pid != 0 && !s->lost && s->next_touch <= now()) {
+      touch(w, s);
     }
-    rc = sqlq_touch(w->db, s->id, s->token, w->lease, NULL);
-    if (rc == SQLQ_STALE) {
-      cli_error("work: job %" PRId64 ": lease lost, its result will be refused", s->id);
-      s->lost = 1;
-    } else if (rc != SQLQ_OK && !database_away(w, rc, "touch")) {
-      cli_fail(w->db, rc, "touch");
+  }
+  for (i = 0; i < w->concurrency; i++) {
+    slot *s = &w->slots[i];
+    if (s->pid != 0 && !s->lost && s->lease_end <= now()) {
+      lease_lost(w, s, "it ran out before an extension reached the database");
     }
-    s->next_touch = t + w->lease / 3;
   }
 }
 
-/* Seconds until the next lease extension is due (0 if overdue), or -1 when
-** none is pending. */
-static double until_next_touch(const worker *w) {
+/* SIGKILL the commands of lost leases that outlived their SIGTERM by
+** kill_after. */
+static void kill_due(worker *w) {
+  int i;
+  for (i = 0; i < w->concurrency; i++) {
+    slot *s = &w->slots[i];
+    if (s->pid != 0 && s->lost && !s->killed && s->kill_at <= now()) {
+      cli_error("work: job %" PRId64 ": its command outlived SIGTERM by %g s; SIGKILL", s->id,
+                w->kill_after);
+      cli_kill_guarded(s->pid);
+      s->killed = 1;
+    }
+  }
+}
+
+/* Seconds until the next timer of a slot is due (0 if overdue): a lease
+** extension, the end of a lease, a SIGKILL; -1 when none is pending. */
+static double until_next_timer(const worker *w) {
   double next = INFINITY;
   int i;
   for (i = 0; i < w->concurrency; i++) {
     const slot *s = &w->slots[i];
-    if (s->pid != 0 && !s->lost && s->next_touch < next) {
-      next = s->next_touch;
+    if (s->pid != 0 && !s->lost) {
+      next = fmin(next, fmin(s->next_touch, s->lease_end));
+    } else if (s->pid != 0 && !s->killed) {
+      next = fmin(next, s->kill_at);
     }
   }
   return isinf(next) ? -1 : fmax(0, next - now());
@@ -379,6 +535,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
   sqlq_claim_options opts = {.lease = w->lease};
   sqlq_job *jobs = NULL;
   int n = 0, i, rc;
+  double claimed_at = now();
   if (w->running == w->concurrency) {
     return CLAIM_FULL;
   }
@@ -402,7 +559,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
     return CLAIM_ERROR;
   }
   for (i = 0; i < n; i++) {
-    if (spawn(w, &jobs[i], free_slot(w)) != 0) {
+    if (spawn(w, &jobs[i], claimed_at, free_slot(w)) != 0) {
       cli_error("work: cannot start %s: %s", w->cmd[0], strerror(errno));
       give_back(w, jobs + i, n - i);
       stop_with(w, EXIT_SOFTWARE);
@@ -447,7 +604,7 @@ static void wait_for_job(worker *w, double timeout) {
 /* Block after a claim came back with outcome, until there may be something
 ** to do. */
 static void block(worker *w, enum claim_outcome outcome) {
-  double timeout = until_next_touch(w);
+  double timeout = until_next_timer(w);
   if (outcome == CLAIM_EMPTY && w->expect_job) {
     /* Woken for a due job that could not be claimed: a due job whose group
     ** is busy keeps sqlq_wait() returning at once, so back off. */
@@ -472,11 +629,12 @@ static int work_loop(worker *w) {
     drain_wake_pipe();
     reap(w);
     touch_due(w);
+    kill_due(w);
     if (stopping(w)) {
       if (w->running == 0) {
         return w->code;
       }
-      sleep_for_event(until_next_touch(w));
+      sleep_for_event(until_next_timer(w));
       continue;
     }
     outcome = claim_and_spawn(w);
@@ -501,7 +659,9 @@ static int parse(worker *w, int argc, char **argv, int *help) {
       {"concurrency", required_argument, NULL, 'c'},
       {"lease", required_argument, NULL, 'L'},
       {"backoff", required_argument, NULL, 'B'},
+      {"kill-after", required_argument, NULL, 'K'},
       {"drain", no_argument, NULL, 'D'},
+      {"pass-url", no_argument, NULL, 'U'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -517,18 +677,27 @@ static int parse(worker *w, int argc, char **argv, int *help) {
       w->concurrency = (int)n;
       break;
     case 'L':
-      if (cli_parse_seconds(optarg, &w->lease) != 0 || w->lease <= 0) {
-        return cli_usage_error("work", "lease '%s' is not a positive number of seconds",
-                               optarg);
+      if (cli_parse_seconds(optarg, &w->lease) != 0 || w->lease <= 0 || w->lease > MAX_LEASE) {
+        return cli_usage_error("work", "lease '%s' is not a number of seconds in (0, %g]",
+                               optarg, MAX_LEASE);
       }
       break;
     case 'B':
-      if (cli_parse_seconds(optarg, &w->backoff) != 0) {
-        return cli_usage_error("work", "backoff '%s' is not a number of seconds", optarg);
+      if (cli_parse_seconds(optarg, &w->backoff) != 0 || w->backoff > MAX_BACKOFF) {
+        return cli_usage_error("work", "backoff '%s' is not a number of seconds in [0, %g]",
+                               optarg, MAX_BACKOFF);
+      }
+      break;
+    case 'K':
+      if (cli_parse_seconds(optarg, &w->kill_after) != 0) {
+        return cli_usage_error("work", "kill-after '%s' is not a number of seconds", optarg);
       }
       break;
     case 'D':
       w->drain = 1;
+      break;
+    case 'U':
+      w->pass_url = 1;
       break;
     case 'h':
       *help = 1;
@@ -560,6 +729,7 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
   w.concurrency = 1;
   w.lease = 30;
   w.backoff = 1;
+  w.kill_after = 10;
   if ((code = parse(&w, argc, argv, &help)) != 0 || help) {
     if (help) {
       fputs(usage, stdout);
@@ -567,8 +737,11 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
     return code;
   }
   w.slots = calloc((size_t)w.concurrency, sizeof *w.slots);
-  if (w.slots == NULL) {
+  w.env = cli_command_env(g, w.pass_url, job_var_names, &w.env_job);
+  if (w.slots == NULL || w.env == NULL) {
     cli_error("work: out of memory");
+    free(w.slots);
+    free(w.env);
     return EXIT_SOFTWARE;
   }
   w.db = cli_open(g, &code);
@@ -579,8 +752,10 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
     } else {
       code = work_loop(&w);
     }
+    uninstall_signals();
   }
   sqlq_close(w.db);
   free(w.slots);
+  free(w.env);
   return code;
 }

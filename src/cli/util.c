@@ -61,6 +61,7 @@ int cli_exit_code(int status) {
   case SQLQ_BUSY:
   case SQLQ_TIMEOUT:
   case SQLQ_STALE:
+  case SQLQ_LOCK_LOST:
     return EXIT_TEMPFAIL;
   default:
     return EXIT_SOFTWARE;
@@ -264,10 +265,12 @@ static void guard_set(sigset_t *set) {
 /* C: in a child just forked by the guardian parent (whose signal handlers
 ** are already the defaults), unblock every signal, arrange to be killed
 ** with SIGKILL when the parent dies (and die at once if it already has),
-** put stdin_fd (unless -1) on stdin and execvp(argv).  When the program
-** cannot be run, prints one line and exits 127 (not found) or 126. */
-static void exec_child(pid_t parent, int stdin_fd, char **argv) __attribute__((noreturn));
-static void exec_child(pid_t parent, int stdin_fd, char **argv) {
+** put stdin_fd (unless -1) on stdin and execvpe(argv) with envp (NULL: this
+** process's environment).  When the program cannot be run, prints one line
+** and exits 127 (not found) or 126. */
+static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *envp)
+    __attribute__((noreturn));
+static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *envp) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
@@ -282,7 +285,7 @@ static void exec_child(pid_t parent, int stdin_fd, char **argv) {
                                                  : dup2(stdin_fd, STDIN_FILENO) < 0)) {
     _exit(EXIT_SOFTWARE);
   }
-  execvp(argv[0], argv);
+  execvpe(argv[0], argv, envp != NULL ? envp : environ);
   dprintf(STDERR_FILENO, "sqlq: cannot run %s: %s\n", argv[0], strerror(errno));
   _exit(errno == ENOENT ? 127 : 126);
 }
@@ -360,10 +363,12 @@ static void exit_like(int status) {
   _exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SOFTWARE);
 }
 
-/* G: start argv as C and watch it, the lifeline and the signals.  Never
-** returns.  Entered with guard_signals blocked. */
-static void guardian(pid_t caller, char **argv, int stdin_fd) __attribute__((noreturn));
-static void guardian(pid_t caller, char **argv, int stdin_fd) {
+/* G: start argv as C (with stdin_fd and envp as for exec_child) and watch
+** it, the lifeline and the signals.  Never returns.  Entered with
+** guard_signals blocked. */
+static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp)
+    __attribute__((noreturn));
+static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp) {
   pid_t self = getpid(), c;
   struct pollfd fds[2];
   sigset_t set;
@@ -390,7 +395,7 @@ static void guardian(pid_t caller, char **argv, int stdin_fd) {
     _exit(EXIT_SOFTWARE);
   }
   if (c == 0) {
-    exec_child(self, stdin_fd, argv);
+    exec_child(self, stdin_fd, argv, envp);
   }
   for (;;) {
     struct signalfd_siginfo si;
@@ -425,7 +430,7 @@ static void guardian(pid_t caller, char **argv, int stdin_fd) {
   }
 }
 
-pid_t cli_spawn_guarded(char **argv, int stdin_fd) {
+pid_t cli_spawn_guarded(char **argv, int stdin_fd, char *const *envp) {
   pid_t caller = getpid(), g;
   sigset_t set, old;
   int saved;
@@ -437,7 +442,7 @@ pid_t cli_spawn_guarded(char **argv, int stdin_fd) {
   sigprocmask(SIG_BLOCK, &set, &old);
   g = fork();
   if (g == 0) {
-    guardian(caller, argv, stdin_fd);
+    guardian(caller, argv, stdin_fd, envp);
   }
   saved = errno;
   sigprocmask(SIG_SETMASK, &old, NULL);
@@ -447,6 +452,56 @@ pid_t cli_spawn_guarded(char **argv, int stdin_fd) {
 
 int cli_kill_guarded(pid_t guardian) {
   return kill(guardian, GUARD_KILL);
+}
+
+/* Whether the environment entry "NAME=value" is the variable name. */
+static int env_is(const char *entry, const char *name) {
+  size_t len = strlen(name);
+  return strncmp(entry, name, len) == 0 && entry[len] == '=';
+}
+
+/* Whether entry is one of the NULL-terminated names (names may be NULL). */
+static int env_is_any(const char *entry, const char *const *names) {
+  for (; names != NULL && *names != NULL; names++) {
+    if (env_is(entry, *names)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+char **cli_command_env(const cli_global *g, int pass_url, const char *const *names,
+                       char ***slots) {
+  static const char url_name[] = "SQLQ_URL=";
+  size_t inherited = 0, n_names = 0, url_size = pass_url ? sizeof url_name + strlen(g->url) : 0;
+  size_t i, n = 0;
+  char **env;
+  while (environ[inherited] != NULL) {
+    inherited++;
+  }
+  while (names != NULL && names[n_names] != NULL) {
+    n_names++;
+  }
+  /* The array, then the SQLQ_URL entry, in one block. */
+  env = malloc((inherited + 2 + n_names) * sizeof *env + url_size);
+  if (env == NULL) {
+    return NULL;
+  }
+  for (i = 0; i < inherited; i++) {
+    if (!env_is(environ[i], "SQLQ_URL") && !env_is_any(environ[i], names)) {
+      env[n++] = environ[i];
+    }
+  }
+  if (pass_url) {
+    char *url = (char *)(env + inherited + 2 + n_names);
+    snprintf(url, url_size, "%s%s", url_name, g->url);
+    env[n++] = url;
+  }
+  if (slots != NULL) {
+    *slots = env + n;
+  }
+  memset(env + n, 0, (n_names + 1) * sizeof *env);
+  return env;
 }
 
 int cli_table_init(cli_table *t, size_t ncols, const char *const *header) {

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "firebird_int.h"
 
@@ -205,6 +206,37 @@ void sqlq__fb_fds_cloexec_new(sqlq__fb_fds *s) {
   s->open = NULL;
 }
 
+/* The TCP sockets opened since a note: the last one seen and how many. */
+typedef struct new_sockets {
+  const sqlq__fb_fds *since;
+  int fd;
+  int count;
+} new_sockets;
+
+static void count_if_new_socket(int fd, void *arg) {
+  new_sockets *ns = arg;
+  const sqlq__fb_fds *s = ns->since;
+  if (fd < s->n && (s->open[fd / 8] & (1u << (fd % 8)))) return;
+  int type = 0;
+  socklen_t len = sizeof type;
+  struct sockaddr_storage a;
+  socklen_t alen = sizeof a;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM &&
+      getsockname(fd, (struct sockaddr *)&a, &alen) == 0 &&
+      (a.ss_family == AF_INET || a.ss_family == AF_INET6)) {
+    ns->fd = fd;
+    ns->count++;
+  }
+}
+
+int sqlq__fb_fds_new_socket(sqlq__fb_fds *s) {
+  new_sockets ns = {s, -1, 0};
+  if (s->n >= 0) each_fd(count_if_new_socket, &ns);
+  free(s->open);
+  s->open = NULL;
+  return ns.count == 1 ? fcntl(ns.fd, F_DUPFD_CLOEXEC, 0) : -1;
+}
+
 /* isc_attach_database, or isc_create_database when create is set, with
 ** the descriptors it opens made close-on-exec. */
 static ISC_STATUS attach(ISC_STATUS *st, const char *dsn, isc_db_handle *att, short dpb_len,
@@ -333,6 +365,7 @@ static int fb_open(sqlq_db *db, const sqlq__url *url) {
   fb_db *f = calloc(1, sizeof *f);
   if (f == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   db->drv = f;
+  f->lock_sock = -1;
   for (int i = 0; i < FB_SQL_COUNT; i++) {
     f->stmts[i].id = i;
     f->stmts[i].fb = f;
@@ -559,6 +592,7 @@ const sqlq_driver sqlq__driver_firebird = {
   .notify = sqlq__fb_notify,
   .lock = sqlq__fb_lock,
   .unlock = sqlq__fb_unlock,
+  .lock_check = sqlq__fb_lock_check,
   .lock_xact = NULL,
   .sub_triggers = sqlq__fb_sub_triggers,
   .native = fb_native,

@@ -110,9 +110,14 @@ typedef struct fb_db {
   sqlq__backoff reattach; /* pacing of those attempts */
   sqlq__stmt stmts[FB_SQL_COUNT];
   /* Named locks (firebird_lock.c): the attachment that holds them, 0
-  ** until the first lock, and how many locks are held there. */
+  ** until the first lock, and how many locks are held there; a descriptor
+  ** of its socket (-1: none, embedded), and the number of lock
+  ** attachments made so far, which tells each lock whether it was taken
+  ** on this one. */
   isc_db_handle lock_att;
   int locks_held;
+  int lock_sock;
+  unsigned lock_session;
   /* Wake-ups (firebird_wait.c). */
   struct fb_events *events; /* NULL until the first wait */
   int events_off;        /* URL option events=off: waiters poll */
@@ -150,6 +155,10 @@ void sqlq__fb_fds_note(sqlq__fb_fds *s);
 /* Make the descriptors opened since sqlq__fb_fds_note(s) close-on-exec;
 ** free what s holds. */
 void sqlq__fb_fds_cloexec_new(sqlq__fb_fds *s);
+/* A descriptor of the caller's own (close-on-exec) for the one TCP socket
+** opened since sqlq__fb_fds_note(s), or -1 when none or several were;
+** free what s holds. */
+int sqlq__fb_fds_new_socket(sqlq__fb_fds *s);
 
 /* Make sure db has a transaction to run a statement in. */
 int sqlq__fb_need_tx(sqlq_db *db);
@@ -193,6 +202,7 @@ int sqlq__fb_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);
 int sqlq__fb_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out);
 void sqlq__fb_unlock(sqlq_db *db, sqlq__lockstate *ls);
+int sqlq__fb_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
 /* Detach the lock attachment, if any (the core has unlocked every lock
 ** before closing; on a lost attachment, forget it). */
 void sqlq__fb_forget_locks(sqlq_db *db);

@@ -34,9 +34,28 @@
 **   conflict before the deadline means try again.
 ** Like the MySQL and PostgreSQL drivers' lock waits, a wait is not cut
 ** short by sqlq_interrupt().
+**
+** Watching (docs/firebird.md): a lock is held while its transaction lives,
+** and the transaction lives while the lock attachment does.  The check asks
+** the server about the transaction (isc_transaction_info, one round trip),
+** which fails once the attachment is gone (the server restarted, the
+** attachment was deleted from MON$ATTACHMENTS).  The client library has no
+** call with a deadline, so a watchdog thread shuts the attachment's socket
+** down (shutdown(), on a descriptor of the driver's own) when the answer
+** has not come by the deadline: the call then fails at once, and the
+** attachment and its locks are lost.  The socket has TCP keepalives.
+** Firebird 3 has no idle timeout; Firebird 4's ConnectionIdleTimeout is
+** the server's, and a session can only lower it.  An embedded database
+** (no socket) is checked without a watchdog.
 */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "firebird_int.h"
 
@@ -46,6 +65,7 @@
 
 struct sqlq__lockstate {
   isc_tr_handle tr; /* the lock attachment's transaction that holds the row */
+  unsigned session; /* the lock attachment it was taken on (lock_session) */
 };
 
 /* Takes the row's write lock, returning its key when the row is there
@@ -135,7 +155,7 @@ static void nap(int64_t ns) {
 ** says. */
 static int take(sqlq_db *db, int64_t key, double timeout_s, isc_tr_handle *tr) {
   fb_db *f = FB(db);
-  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_ns() + sqlq__seconds_to_us(timeout_s) * 1000 : 0;
+  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_after(timeout_s) : 0;
   int64_t pause = POLL_FIRST_NS;
   double tr_wait = 0;
   ISC_STATUS_ARRAY st;
@@ -160,6 +180,19 @@ static int take(sqlq_db *db, int64_t key, double timeout_s, isc_tr_handle *tr) {
   }
 }
 
+/* Make the lock attachment, keeping a descriptor of its socket with TCP
+** keepalives. */
+static int attach_locks(sqlq_db *db) {
+  fb_db *f = FB(db);
+  sqlq__fb_fds before;
+  sqlq__fb_fds_note(&before);
+  int rc = sqlq__fb_attach(db, &f->lock_att);
+  f->lock_sock = sqlq__fb_fds_new_socket(&before);
+  if (f->lock_sock >= 0) sqlq__keepalive(f->lock_sock);
+  f->lock_session++;
+  return rc;
+}
+
 int sqlq__fb_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out) {
   (void)name;
@@ -168,7 +201,8 @@ int sqlq__fb_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
   *out = NULL;
   sqlq__lockstate *ls = calloc(1, sizeof *ls);
   if (ls == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  int rc = f->lock_att ? SQLQ_OK : sqlq__fb_attach(db, &f->lock_att);
+  int rc = f->lock_att ? SQLQ_OK : attach_locks(db);
+  ls->session = f->lock_session;
   if (rc == SQLQ_OK) rc = take(db, (int64_t)key, timeout_s, &ls->tr);
   if (rc == SQLQ_OK) {
     f->locks_held++;
@@ -188,11 +222,108 @@ int sqlq__fb_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
   return rc;
 }
 
+/* A thread that shuts sock down at deadline_ns unless stopped before. */
+typedef struct watchdog {
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  int sock;
+  int64_t deadline_ns;
+  int stop;  /* set by the caller */
+  int fired; /* set by the thread */
+} watchdog;
+
+static void *watch(void *arg) {
+  watchdog *w = arg;
+  pthread_mutex_lock(&w->mu);
+  while (!w->stop) {
+    int64_t now = sqlq__monotonic_ns();
+    if (now >= w->deadline_ns) {
+      shutdown(w->sock, SHUT_RDWR);
+      w->fired = 1;
+      break;
+    }
+    struct timespec until = {(time_t)(w->deadline_ns / 1000000000),
+                             (long)(w->deadline_ns % 1000000000)};
+    pthread_cond_timedwait(&w->cond, &w->mu, &until);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* Start w on sock; 0 when the thread cannot be made (errno set). */
+static int watchdog_start(watchdog *w, int sock, int64_t deadline_ns) {
+  pthread_condattr_t attr;
+  w->sock = sock;
+  w->deadline_ns = deadline_ns;
+  w->stop = w->fired = 0;
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->cond, &attr);
+  pthread_condattr_destroy(&attr);
+  int e = pthread_create(&w->thread, NULL, watch, w);
+  if (e == 0) return 1;
+  pthread_cond_destroy(&w->cond);
+  pthread_mutex_destroy(&w->mu);
+  errno = e;
+  return 0;
+}
+
+/* Stop w and return whether it fired. */
+static int watchdog_stop(watchdog *w) {
+  pthread_mutex_lock(&w->mu);
+  w->stop = 1;
+  pthread_cond_signal(&w->cond);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->thread, NULL);
+  pthread_cond_destroy(&w->cond);
+  pthread_mutex_destroy(&w->mu);
+  return w->fired;
+}
+
+/* Whether the server still knows tr, asked by deadline_ns when the lock
+** attachment has a socket.  Returns SQLQ_OK, or records on db why not:
+** SQLQ_UNAVAILABLE when the attachment is gone or did not answer. */
+static int ask_server(sqlq_db *db, isc_tr_handle *tr, int64_t deadline_ns) {
+  static const char items[] = {isc_info_tra_id, isc_info_end};
+  fb_db *f = FB(db);
+  char answer[32];
+  ISC_STATUS_ARRAY st;
+  watchdog w;
+  if (f->lock_sock >= 0 && !watchdog_start(&w, f->lock_sock, deadline_ns))
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "firebird: cannot watch the lock check: %s",
+                       strerror(errno));
+  int failed = isc_transaction_info(st, tr, sizeof items, items, sizeof answer, answer) != 0;
+  if (f->lock_sock >= 0 && watchdog_stop(&w))
+    return sqlq__error(db, SQLQ_UNAVAILABLE,
+                       "firebird: the lock's attachment gave no answer in time (closed it)");
+  return failed ? sqlq__fb_error(db, st, "firebird: the lock's transaction is gone") : SQLQ_OK;
+}
+
+int sqlq__fb_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns) {
+  fb_db *f = FB(db);
+  if (f->lock_att == 0 || ls->session != f->lock_session)
+    return sqlq__error(db, SQLQ_LOCK_LOST, "firebird: the lock's attachment was closed");
+  int rc = ask_server(db, &ls->tr, deadline_ns);
+  if (rc == SQLQ_OK) return SQLQ_OK;
+  /* The attachment ended, refused, or gave no answer: drop it, with
+  ** whatever it may still hold. */
+  char why[SQLQ__ERRMSG_SIZE];
+  snprintf(why, sizeof why, "%s", db->errmsg);
+  ISC_STATUS_ARRAY st;
+  isc_rollback_transaction(st, &ls->tr);
+  if (f->lock_sock >= 0) shutdown(f->lock_sock, SHUT_RDWR);
+  sqlq__fb_forget_locks(db);
+  return sqlq__error(db, SQLQ_LOCK_LOST, "%s", why);
+}
+
 void sqlq__fb_unlock(sqlq_db *db, sqlq__lockstate *ls) {
   fb_db *f = FB(db);
   ISC_STATUS_ARRAY st;
-  /* On a lost attachment the rollback fails: the server has rolled back. */
-  if (ls->tr) isc_rollback_transaction(st, &ls->tr);
+  /* On a lost attachment the rollback fails: the server has rolled back.
+  ** A lock of an attachment dropped since is left alone. */
+  if (ls->tr && ls->session == f->lock_session) isc_rollback_transaction(st, &ls->tr);
   f->locks_held--;
   free(ls);
 }
@@ -202,4 +333,6 @@ void sqlq__fb_forget_locks(sqlq_db *db) {
   ISC_STATUS_ARRAY st;
   if (f->lock_att) isc_detach_database(st, &f->lock_att);
   f->lock_att = 0; /* a lost attachment fails to detach: forget it */
+  if (f->lock_sock >= 0) close(f->lock_sock);
+  f->lock_sock = -1;
 }

@@ -689,6 +689,7 @@ const sqlq_driver sqlq__driver_mysql = {
   .notify = sqlq__my_notify,
   .lock = sqlq__my_lock,
   .unlock = sqlq__my_unlock,
+  .lock_check = sqlq__my_lock_check,
   .lock_xact = NULL,
   .sub_triggers = sqlq__my_sub_triggers,
   .native = my_native,

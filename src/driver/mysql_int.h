@@ -138,8 +138,10 @@ typedef struct mysql_db {
   int block_held;                    /* ... which aux holds */
   /* Named locks: a second connection, so that a lock is never taken or
   ** waited for inside the caller's transaction; it also interrupts this
-  ** handle's own waits (KILL QUERY). */
+  ** handle's own waits (KILL QUERY).  The number of second sessions opened
+  ** so far tells each lock whether it was taken on this one. */
   MYSQL *aux;
+  unsigned aux_session;
 } mysql_db;
 
 #define MY(db) ((mysql_db *)(db)->drv)
@@ -231,5 +233,6 @@ void sqlq__my_check_aux(mysql_db *m);
 int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out);
 void sqlq__my_unlock(sqlq_db *db, sqlq__lockstate *ls);
+int sqlq__my_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
 
 #endif /* SQLQ_MYSQL_INT_H */

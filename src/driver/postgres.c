@@ -144,7 +144,11 @@ static void ignore_notice(void *arg, const char *message) {
 
 PGconn *sqlq__pg_connect(sqlq_db *db) {
   postgres_db *p = PG(db);
-  PGconn *conn = PQconnectdbParams(p->keys, p->values, 0);
+  return sqlq__pg_connect_with(db, p->keys, p->values);
+}
+
+PGconn *sqlq__pg_connect_with(sqlq_db *db, const char *const *keys, const char *const *values) {
+  PGconn *conn = PQconnectdbParams(keys, values, 0);
   if (conn == NULL) {
     sqlq__error(db, SQLQ_NOMEM, "out of memory");
     return NULL;
@@ -746,6 +750,7 @@ const sqlq_driver sqlq__driver_postgres = {
   .notify = sqlq__pg_notify,
   .lock = sqlq__pg_lock,
   .unlock = sqlq__pg_unlock,
+  .lock_check = sqlq__pg_lock_check,
   .lock_xact = sqlq__pg_lock_xact,
   .sub_triggers = sqlq__pg_sub_triggers,
   .native = pg_native,

@@ -67,8 +67,10 @@ typedef struct postgres_db {
   char *listen_queue;                /* the queue listened for, or NULL */
   char channel[64];                  /* its channel */
   /* Named locks: a second session, so that a lock's wait never runs in,
-  ** or aborts, the caller's transaction. */
+  ** or aborts, the caller's transaction; the number of lock sessions
+  ** opened so far tells each lock whether it was taken on this one. */
   PGconn *lock_conn;
+  unsigned lock_session;
 } postgres_db;
 
 #define PG(db) ((postgres_db *)(db)->drv)
@@ -88,6 +90,9 @@ int sqlq__pg_ready(sqlq_db *db);
 PGconn *sqlq__pg_conn(sqlq_db *db);
 /* Open a new session with db's parameters; NULL with an error recorded. */
 PGconn *sqlq__pg_connect(sqlq_db *db);
+/* Open a new session with these libpq keywords and values (NULL-
+** terminated; a keyword given twice takes its last value). */
+PGconn *sqlq__pg_connect_with(sqlq_db *db, const char *const *keys, const char *const *values);
 /* Run a statement of the driver's own with text parameters, returning
 ** its result (which the caller clears) or NULL with an error recorded. */
 PGresult *sqlq__pg_exec_own(sqlq_db *db, int id, int n, const char *const *params);
@@ -103,6 +108,7 @@ void sqlq__pg_ticket_sent(const char *token);
 int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
                   sqlq__lockstate **out);
 void sqlq__pg_unlock(sqlq_db *db, sqlq__lockstate *ls);
+int sqlq__pg_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
 int sqlq__pg_lock_xact(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
                        double timeout_s);
 /* The subscription triggers of plan (sqlq_driver.sub_triggers). */

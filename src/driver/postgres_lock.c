@@ -10,12 +10,23 @@
 ** session when the session ends, so a holder that dies loses its locks.
 ** Session locks do not survive PgBouncer's transaction pooling.
 **
+** The lock session is kept alive and watched (docs/postgres.md): it turns
+** off the server's idle_session_timeout, idle_in_transaction_session_timeout
+** and statement_timeout for itself, and has TCP keepalives (the URL's own
+** keepalive options win).  Only the end of the session releases its locks
+** (nothing else in it unlocks), so a lock is held while the session that
+** took it answers: the check is one round trip on it, "SELECT 1", with a
+** deadline (libpq's asynchronous calls and poll()).  A session that does
+** not answer in time is closed, and its locks are lost.
+**
 ** Transaction locks (sqlq_lock_xact) are pg_advisory_xact_lock() in the
 ** caller's transaction, so they work through transaction pooling.  A timed
 ** wait runs inside a savepoint with a local lock_timeout: a timeout rolls
 ** back to the savepoint (undoing the setting too) and leaves the
 ** transaction usable.
 */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +35,25 @@
 
 struct sqlq__lockstate {
   int64_t key;
+  unsigned session; /* the lock session it was taken on (lock_session) */
 };
+
+/* libpq keywords of the lock session, put ahead of the handle's own, so
+** that the URL's own settings win: the keepalives of sqlq__keepalive. */
+#define TEXT(n) #n
+#define NUMBER(n) TEXT(n)
+static const char *const session_keys[] = {"keepalives", "keepalives_idle",
+  "keepalives_interval", "keepalives_count", "tcp_user_timeout"};
+static const char *const session_values[] = {"1", NUMBER(SQLQ__KEEPIDLE_S),
+  NUMBER(SQLQ__KEEPINTVL_S), NUMBER(SQLQ__KEEPCNT), NUMBER(SQLQ__USER_TIMEOUT_MS)};
+#define N_SESSION_KEYS (sizeof session_keys / sizeof session_keys[0])
+
+/* Server settings that would end an idle lock session (with its locks) or
+** a long wait for a lock, turned off for the lock session where the
+** server has them. */
+static const char no_timeouts_sql[] =
+  "SELECT set_config(name, '0', false) FROM pg_settings WHERE name IN"
+  " ('idle_session_timeout', 'idle_in_transaction_session_timeout', 'statement_timeout')";
 
 /* Run sql on conn with one text parameter $1 (none when param is NULL).
 ** When out is not NULL it receives the first column of the first row
@@ -53,12 +82,13 @@ static int run_lock(sqlq_db *db, PGconn *conn, const char *sql, int64_t key, int
 }
 
 /* lock_timeout for a wait of timeout_s seconds, in milliseconds as text:
-** 0 (no limit) for a negative timeout or one beyond the setting's range. */
+** 0 (no limit) for a negative timeout or one beyond the setting's range
+** (24 days).  The range is checked before any conversion to an integer. */
 static void timeout_text(double timeout_s, char *out, size_t size) {
-  long long ms = timeout_s > 0 ? (long long)(timeout_s * 1000 + 0.5) : 0;
-  if (timeout_s > 0 && ms < 1) ms = 1;
-  if (ms > 2147483647LL) ms = 0;
-  snprintf(out, size, "%lld", ms);
+  double ms = timeout_s > 0 ? timeout_s * 1000 + 0.5 : 0;
+  if (ms > 2147483647.0) ms = 0;
+  else if (timeout_s > 0 && ms < 1) ms = 1;
+  snprintf(out, size, "%lld", (long long)ms);
 }
 
 /* Set lock_timeout on the lock session. */
@@ -66,6 +96,35 @@ static int set_timeout(sqlq_db *db, double timeout_s) {
   char ms[24];
   timeout_text(timeout_s, ms, sizeof ms);
   return run(db, PG(db)->lock_conn, "SELECT set_config('lock_timeout', $1, false)", ms, NULL, 0);
+}
+
+/* Open the lock session: db's parameters with session_keys ahead, and
+** no_timeouts_sql run. */
+static int open_session(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  size_t n = 0;
+  while (p->keys[n]) n++;
+  const char **keys = calloc(N_SESSION_KEYS + n + 1, sizeof *keys);
+  const char **values = calloc(N_SESSION_KEYS + n + 1, sizeof *values);
+  if (keys && values) {
+    memcpy(keys, session_keys, sizeof session_keys);
+    memcpy(values, session_values, sizeof session_values);
+    memcpy(keys + N_SESSION_KEYS, p->keys, n * sizeof *keys);
+    memcpy(values + N_SESSION_KEYS, p->values, n * sizeof *values);
+    p->lock_conn = sqlq__pg_connect_with(db, keys, values);
+  } else {
+    sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  }
+  free(keys);
+  free(values);
+  if (p->lock_conn == NULL) return db->errcode;
+  p->lock_session++;
+  int rc = run(db, p->lock_conn, no_timeouts_sql, NULL, NULL, 0);
+  if (rc != SQLQ_OK) {
+    PQfinish(p->lock_conn);
+    p->lock_conn = NULL;
+  }
+  return rc;
 }
 
 int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
@@ -77,11 +136,13 @@ int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
     PQfinish(p->lock_conn); /* lost, and held nothing: open a new one */
     p->lock_conn = NULL;
   }
-  if (p->lock_conn == NULL && (p->lock_conn = sqlq__pg_connect(db)) == NULL) return db->errcode;
+  int rc = p->lock_conn ? SQLQ_OK : open_session(db);
+  if (rc != SQLQ_OK) return rc;
   sqlq__lockstate *ls = malloc(sizeof *ls);
   if (ls == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   ls->key = (int64_t)key;
-  int got = 0, rc;
+  ls->session = p->lock_session;
+  int got = 0;
   if (timeout_s == 0) {
     rc = run_lock(db, p->lock_conn, "SELECT pg_try_advisory_lock($1::int8)", ls->key, &got);
   } else {
@@ -105,10 +166,55 @@ int sqlq__pg_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
   return SQLQ_OK;
 }
 
+/* Read the next result of c into *r (NULL: none left), waiting for it
+** until deadline_ns.  0 when it did not come in time or c broke. */
+static int next_result(PGconn *c, int64_t deadline_ns, PGresult **r) {
+  while (PQisBusy(c)) {
+    struct pollfd fd = {PQsocket(c), POLLIN, 0};
+    if (fd.fd < 0 || sqlq__monotonic_ns() >= deadline_ns) return 0;
+    if (poll(&fd, 1, sqlq__poll_ms(deadline_ns)) < 0 && errno != EINTR) return 0;
+    if (!PQconsumeInput(c)) return 0;
+  }
+  *r = PQgetResult(c);
+  return 1;
+}
+
+int sqlq__pg_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns) {
+  postgres_db *p = PG(db);
+  PGconn *c = p->lock_conn;
+  if (c == NULL || ls->session != p->lock_session)
+    return sqlq__error(db, SQLQ_LOCK_LOST, "postgres: the lock's session was closed");
+  int state = PQstatus(c) == CONNECTION_OK && PQsendQuery(c, "SELECT 1") ? SQLQ_OK : SQLQ_ERROR;
+  PGresult *r = NULL;
+  while (state == SQLQ_OK) {
+    if (!next_result(c, deadline_ns, &r)) {
+      state = PQstatus(c) == CONNECTION_OK ? SQLQ_TIMEOUT : SQLQ_ERROR;
+    } else if (r == NULL) {
+      return SQLQ_OK;
+    } else if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+      state = SQLQ_ERROR;
+      sqlq__pg_error(db, c, r, "the lock check");
+    }
+    PQclear(r);
+    r = NULL;
+  }
+  /* The session ended, refused, or gave no answer: close it, dropping
+  ** whatever it may still hold. */
+  char why[SQLQ__ERRMSG_SIZE] = "postgres: the lock's session gave no answer in time (closed it)";
+  if (state == SQLQ_ERROR) {
+    if (db->errcode == SQLQ_OK) sqlq__pg_error(db, c, NULL, "the lock check");
+    snprintf(why, sizeof why, "%s", db->errmsg);
+  }
+  PQfinish(c);
+  p->lock_conn = NULL;
+  return sqlq__error(db, SQLQ_LOCK_LOST, "%s", why);
+}
+
 void sqlq__pg_unlock(sqlq_db *db, sqlq__lockstate *ls) {
   postgres_db *p = PG(db);
-  /* A lost session has already lost its locks. */
-  if (p->lock_conn && PQstatus(p->lock_conn) == CONNECTION_OK) {
+  /* A lost session has already lost its locks; a later session holds
+  ** locks of its own, maybe on the same key. */
+  if (p->lock_conn && ls->session == p->lock_session && PQstatus(p->lock_conn) == CONNECTION_OK) {
     sqlq__saved_error saved;
     int released;
     sqlq__save_error(db, &saved);

@@ -442,5 +442,6 @@ const sqlq_driver sqlq__driver_sqlite = {
   .lock = sqlq__sqlite_lock,
   .sub_triggers = sqlq__sqlite_sub_triggers,
   .unlock = sqlq__sqlite_unlock,
+  .lock_check = sqlq__sqlite_lock_check,
   .native = sqlite_native,
 };

@@ -89,5 +89,6 @@ int sqlq__sqlite_sidecar_open(sqlq_db *db, int *fd);
 int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
                       double timeout_s, sqlq__lockstate **out);
 void sqlq__sqlite_unlock(sqlq_db *db, sqlq__lockstate *ls);
+int sqlq__sqlite_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
 
 #endif /* SQLQ_SQLITE_INT_H */

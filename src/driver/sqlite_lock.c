@@ -13,11 +13,18 @@
 ** A wait for ever blocks in the kernel (F_OFD_SETLKW) and is handed the lock
 ** the moment it is free.  A wait with a timeout retries F_OFD_SETLK with
 ** sleeps growing from 0.5 ms to 10 ms.
+**
+** Nothing can take a lock away from a descriptor that stays open, but the
+** file can be removed or replaced under it (by hand, by a clean-up job):
+** then the next holder locks another file, and both run.  So a lock is
+** held only while the sidecar's path still names the file locked, which
+** the check compares (device and inode).
 */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,7 +53,7 @@ int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_l
   int rc = sqlq__sqlite_sidecar_open(db, &fd);
   if (rc != SQLQ_OK) return rc;
   off_t offset = (off_t)((key >> 2) | 1); /* 1 .. 2^62-1: byte 0 carries wake-ups */
-  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_ns() + (int64_t)(timeout_s * 1e9) : 0;
+  int64_t deadline = timeout_s > 0 ? sqlq__monotonic_after(timeout_s) : 0;
   long sleep_us = 500;
   int r;
   while ((r = try_lock(fd, offset, timeout_s < 0)) < 0 && (errno == EAGAIN || errno == EACCES)) {
@@ -72,6 +79,19 @@ int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_l
   }
   ls->fd = fd;
   *out = ls;
+  return SQLQ_OK;
+}
+
+int sqlq__sqlite_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns) {
+  (void)deadline_ns; /* two system calls on local files */
+  const char *path = SQLITE_CONN(db)->sidecar;
+  struct stat held, named;
+  if (fstat(ls->fd, &held) != 0)
+    return sqlq__error(db, SQLQ_LOCK_LOST, "cannot look at the lock file: %s", strerror(errno));
+  if (stat(path, &named) != 0)
+    return sqlq__error(db, SQLQ_LOCK_LOST, "the lock file '%s' is gone: %s", path, strerror(errno));
+  if (named.st_dev != held.st_dev || named.st_ino != held.st_ino)
+    return sqlq__error(db, SQLQ_LOCK_LOST, "the lock file '%s' was replaced by another file", path);
   return SQLQ_OK;
 }
 

@@ -50,6 +50,10 @@ bad "empty queue name for jobs" 64 sq jobs ""
 bad "work -c 0" 64 sq work -c 0 q -- true
 bad "work --lease 0" 64 sq work --lease 0 q -- true
 bad "work --backoff x" 64 sq work --backoff x q -- true
+bad "work --backoff past a day" 64 sq work --drain --backoff 4e9 empty -- true
+bad "work --lease past 3.2e9" 64 sq work --drain --lease 4e9 empty -- true
+bad "work --kill-after -1" 64 sq work --drain --kill-after -1 empty -- true
+bad "work --kill-after x" 64 sq work --drain --kill-after x empty -- true
 bad "work without a command" 64 sq work q
 bad "work without a command after --" 64 sq work q --
 bad "lock -w abc" 64 sq lock -w abc L -- true

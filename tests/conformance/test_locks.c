@@ -2,6 +2,8 @@
 ** test_locks.c -- named locks: exclusion between handles and processes,
 ** timeouts, byte-string names, release on close and on the holder's death.
 */
+#include <float.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +198,51 @@ static void lock_waits_for_ever_until_released(void **state) {
   sqlq_unlock(lock);
 }
 
+/* A timeout so long that its deadline overflows 64 bits of nanoseconds
+** (or microseconds) waits like any other: until the holder lets go. */
+static void lock_waits_with_huge_timeouts(void **state) {
+  fixture *f = *state;
+  const double timeouts[] = {1e10, 1e300, DBL_MAX};
+  char name[128];
+  fx_name(f, "huge", name, sizeof name);
+  for (size_t i = 0; i < sizeof timeouts / sizeof timeouts[0]; i++) {
+    sqlq_lock *lock = NULL;
+    fx_child holder = start_holder(f, name, 0.3);
+    assert_ok(f->db, sqlq_lock_acquire(f->db, name, strlen(name), timeouts[i], &lock));
+    assert_int_equal(fx_reap(&holder), 0);
+    sqlq_unlock(lock);
+  }
+}
+
+/* A held lock checks out as held, each time; so does each of two locks of
+** one handle, and the one left after the other is unlocked.  A check's
+** timeout must be a number above 0; a huge one is fine. */
+static void lock_check_while_held(void **state) {
+  fixture *f = *state;
+  sqlq_lock *a = NULL, *b = NULL;
+  char name_a[128], name_b[128];
+  size_t len_a = strlen(fx_name(f, "check-a", name_a, sizeof name_a));
+  size_t len_b = strlen(fx_name(f, "check-b", name_b, sizeof name_b));
+  assert_ok(f->db, sqlq_lock_acquire(f->db, name_a, len_a, 0, &a));
+  assert_ok(f->db, sqlq_lock_check(a, 10));
+  assert_ok(f->db, sqlq_lock_check(a, 1e300));
+  assert_ok(f->db, sqlq_lock_acquire(f->db, name_b, len_b, 0, &b));
+  assert_ok(f->db, sqlq_lock_check(a, 10));
+  assert_ok(f->db, sqlq_lock_check(b, 10));
+  assert_status(f->db, sqlq_lock_check(a, 0), SQLQ_MISUSE);
+  assert_status(f->db, sqlq_lock_check(a, -1), SQLQ_MISUSE);
+  assert_status(f->db, sqlq_lock_check(a, NAN), SQLQ_MISUSE);
+  assert_int_equal(sqlq_lock_check(NULL, 10), SQLQ_MISUSE);
+  sqlq_unlock(b);
+  assert_ok(f->db, sqlq_lock_check(a, 10));
+  /* Still held for others too. */
+  sqlq_db *other = fx_open(f);
+  assert_status(other, try_once(other, name_a, len_a), SQLQ_BUSY);
+  assert_ok(other, try_once(other, name_b, len_b));
+  sqlq_close(other);
+  sqlq_unlock(a);
+}
+
 /* In a child process: do nothing and exit. */
 static int child_exit_at_once(const fixture *f, void *arg) {
   (void)f;
@@ -289,6 +336,8 @@ int run_lock_tests(void) {
   const struct CMUnitTest tests[] = {
       FX_TEST(lock_excludes_other_handle),
       FX_TEST(lock_waits_for_ever_until_released),
+      FX_TEST(lock_waits_with_huge_timeouts),
+      FX_TEST(lock_check_while_held),
       FX_TEST(lock_names_with_nul_bytes),
       FX_TEST(lock_names_of_64k),
       FX_TEST(lock_names_of_one_byte),

@@ -8,6 +8,9 @@
 #   firebird.sh url PORT       print the URL the tests use
 #   firebird.sh sql PORT SQL   run SQL with isql-fb as sqlq on the test
 #                              database, through the server
+#   firebird.sh pids PORT      print the pids of the running server, one a
+#                              line (tests stop it with SIGSTOP to see a
+#                              server that does not answer)
 #   firebird.sh env PORT       print the environment (FIREBIRD=...,
 #                              FIREBIRD_LOCK=..., FIREBIRD_TMP=..., one a
 #                              line) under which the instance's configuration
@@ -51,7 +54,7 @@ sysdba_password=sqlq-sysdba
 sqlq_password=sqlq-secret
 
 usage() {
-  echo "usage: $prog start|stop|restart|url|env PORT | sql PORT SQL" >&2
+  echo "usage: $prog start|stop|restart|url|env|pids PORT | sql PORT SQL" >&2
   exit 2
 }
 
@@ -61,7 +64,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$#" -ge 2 ] || usage
 command=$1
 case "$command" in
-  start | stop | restart | url | env) [ "$#" -eq 2 ] || usage ;;
+  start | stop | restart | url | env | pids) [ "$#" -eq 2 ] || usage ;;
   sql) [ "$#" -eq 3 ] || usage ;;
   *) usage ;;
 esac
@@ -239,4 +242,5 @@ case "$command" in
   start) start_server ;;
   stop) stop_server ;;
   restart) restart_server ;;
+  pids) server_pids ;;
 esac

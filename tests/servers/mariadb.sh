@@ -6,6 +6,9 @@
 #   mariadb.sh restart PORT    stop it (SIGKILL when it does not stop in time,
 #                              or was killed) and start it again on its data
 #   mariadb.sh url PORT        print the URL the tests use
+#   mariadb.sh pids PORT       print the pid of the running server (tests
+#                              stop it with SIGSTOP to see a server that
+#                              does not answer)
 #   mariadb.sh start-replica PRIMARY_PORT REPLICA_PORT
 #                              (re)create a primary and a replica with
 #                              binlog_format=STATEMENT, the replica following
@@ -41,7 +44,7 @@ prog=mariadb.sh
 timeout_s=60
 
 usage() {
-  echo "usage: $prog start|stop|restart|url|replica-status PORT | start-replica PORT PORT | sql PORT SQL" >&2
+  echo "usage: $prog start|stop|restart|url|pids|replica-status PORT | start-replica PORT PORT | sql PORT SQL" >&2
   exit 2
 }
 
@@ -51,7 +54,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$#" -ge 2 ] || usage
 command=$1
 case "$command" in
-  start | stop | restart | url | replica-status) [ "$#" -eq 2 ] || usage ;;
+  start | stop | restart | url | pids | replica-status) [ "$#" -eq 2 ] || usage ;;
   start-replica | sql) [ "$#" -eq 3 ] || usage ;;
   *) usage ;;
 esac
@@ -198,6 +201,7 @@ case "$command" in
   start) create_server ;;
   stop) stop_server ;;
   restart) restart_server ;;
+  pids) server_pid || true ;;
   start-replica) start_replica "$2" "$3" ;;
   sql) admin -N -B -e "$3" ;;
   replica-status) admin -e "SHOW SLAVE STATUS\G" | sed 's/^ *//' ;;

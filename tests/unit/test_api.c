@@ -36,13 +36,13 @@ static void status_names(void **state) {
   static const char *const names[] = {
       "SQLQ_OK", "SQLQ_ERROR", "SQLQ_MISUSE", "SQLQ_TOOBIG", "SQLQ_NOTFOUND",
       "SQLQ_STALE", "SQLQ_BUSY", "SQLQ_TIMEOUT", "SQLQ_INTERRUPTED",
-      "SQLQ_UNAVAILABLE", "SQLQ_NOMEM", "SQLQ_SCHEMA", "SQLQ_PAUSED",
+      "SQLQ_UNAVAILABLE", "SQLQ_NOMEM", "SQLQ_SCHEMA", "SQLQ_PAUSED", "SQLQ_LOCK_LOST",
   };
   int i;
   (void)state;
-  for (i = 0; i <= SQLQ_PAUSED; i++) assert_string_equal(sqlq_status_name(i), names[i]);
+  for (i = 0; i <= SQLQ_LOCK_LOST; i++) assert_string_equal(sqlq_status_name(i), names[i]);
   assert_non_null(sqlq_status_name(-1));
-  assert_non_null(sqlq_status_name(SQLQ_PAUSED + 1));
+  assert_string_equal(sqlq_status_name(SQLQ_LOCK_LOST + 1), "SQLQ_UNKNOWN");
 }
 
 /* Every destructor accepts NULL, and errmsg of NULL still gives text. */
@@ -225,7 +225,7 @@ static void mutate(char *buf, size_t from, size_t len, int k) {
 static int open_and_close(const char *url) {
   sqlq_db *db = NULL;
   int rc = sqlq_open(url, NULL, &db);
-  if (rc < SQLQ_OK || rc > SQLQ_PAUSED) {
+  if (rc < SQLQ_OK || rc > SQLQ_LOCK_LOST) {
     print_error("sqlq_open(\"%s\") returned %d\n", url, rc);
     fail();
   }
