@@ -22,18 +22,19 @@
 ** lost, P says so in one line, sends SIGTERM to the command through G,
 ** after --kill-after seconds has G kill the command's whole tree with
 ** SIGKILL (cli_kill_guarded), and exits 75 whatever the command's code.
-** P waits for G with poll() on a pidfd of G's, never blocking SIGCHLD: a
-** client library's threads (Firebird's embedded engine) would take it,
-** and the engine then hung in its detach.
+** The checks run on a thread of their own (the watcher) while P waits for
+** G in waitpid(), never blocking SIGCHLD: a client library's threads
+** (Firebird's embedded engine) would take it, and the engine then hung in
+** its detach.
 */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,61 +138,99 @@ static pid_t waitpid_retry(pid_t pid, int *status) {
   return got;
 }
 
-/* Seconds on the monotonic clock. */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+/* The watcher: a thread that checks the lock while P waits for G.  P
+** waits in a plain blocking waitpid(), as it did before locks were checked:
+** Firebird's embedded engine hung in its detach when P waited otherwise
+** (poll() on a pidfd, interrupted by a forwarded signal).  The watcher
+** runs with every signal blocked, so signals reach P's main thread. */
+typedef struct watcher {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;   /* signalled when done is set */
+  int done;            /* set by P once G is reaped */
+  int lost;            /* set by the watcher when the lock was lost */
+  pid_t g;             /* the guardian */
+  sqlq_db *db;         /* the handle and lock checked; not used by P meanwhile */
+  sqlq_lock *lock;
+  const char *name;
+  const lock_opts *o;
+} watcher;
+
+/* Wait on w->cv, with w->mu held, until w->done or seconds have passed:
+** returns w->done. */
+static int wait_done(watcher *w, double seconds) {
+  struct timespec until;
+  double whole;
+  if (seconds > 86400.0 * 365 * 100) {
+    seconds = 86400.0 * 365 * 100;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  seconds += until.tv_nsec / 1e9;
+  whole = (double)(int64_t)seconds;
+  until.tv_sec += (time_t)whole;
+  until.tv_nsec = (long)((seconds - whole) * 1e9);
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT) {
+  }
+  return w->done;
 }
 
-/* A pidfd of G, readable once G has ended; -1 when the kernel has none
-** (before Linux 5.3): then reap_within looks every 50 ms. */
-static int guardian_fd = -1;
-
-/* Wait up to seconds for G to end: 1 with *status when it did, else 0. */
-static int reap_within(pid_t g, double seconds, int *status) {
-  double until = now_s() + seconds;
-  for (;;) {
-    struct pollfd fd = {guardian_fd, POLLIN, 0};
-    double left = until - now_s();
-    if (waitpid(g, status, WNOHANG) == g) {
-      return 1;
+/* The watcher's thread: every o->check_interval seconds until P is done,
+** check the lock; once it is lost, say so in one line, send SIGTERM to the
+** command through G and, when G has not ended o->kill_after seconds later,
+** have G kill the command's whole tree with SIGKILL (cli_kill_guarded). */
+static void *watch_lock(void *arg) {
+  watcher *w = arg;
+  pthread_mutex_lock(&w->mu);
+  while (!wait_done(w, w->o->check_interval)) {
+    int rc;
+    pthread_mutex_unlock(&w->mu);
+    rc = sqlq_lock_check(w->lock, w->o->check_timeout);
+    pthread_mutex_lock(&w->mu);
+    if (rc != SQLQ_OK && !w->done) {
+      w->lost = 1;
+      cli_error("lock: the lock '%.100s' was lost: %s; stopping the command", w->name,
+                sqlq_errmsg(w->db));
+      kill(w->g, SIGTERM);
+      if (!wait_done(w, w->o->kill_after)) {
+        cli_kill_guarded(w->g);
+      }
+      break;
     }
-    if (left <= 0) {
-      return 0;
-    }
-    if (guardian_fd < 0 && left > 0.05) {
-      left = 0.05;
-    }
-    /* Rounded up; at most a day, the caller's loop comes back. */
-    poll(&fd, guardian_fd >= 0, left > 86400 ? 86400000 : (int)(left * 1000) + 1);
   }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
 }
 
-/* Wait for G to end, checking the lock every o->check_interval seconds:
-** 1 with *status once G ended, or 0 once the lock was lost (said in one
-** line). */
-static int watch(pid_t g, sqlq_db *db, sqlq_lock *lock, const char *name, const lock_opts *o,
-                 int *status) {
-  while (!reap_within(g, o->check_interval, status)) {
-    if (sqlq_lock_check(lock, o->check_timeout) != SQLQ_OK) {
-      cli_error("lock: the lock '%.100s' was lost: %s; stopping the command", name,
-                sqlq_errmsg(db));
-      return 0;
-    }
-  }
-  return 1;
+/* Start w's thread with every signal blocked.  Returns 0, or an errno. */
+static int watcher_start(watcher *w, pthread_t *thread) {
+  pthread_condattr_t attr;
+  sigset_t all, old;
+  int err;
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->cv, &attr);
+  pthread_condattr_destroy(&attr);
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  err = pthread_create(thread, NULL, watch_lock, w);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return err;
 }
 
-/* After the lock was lost: SIGTERM to the command through G, and after
-** kill_after seconds SIGKILL to its whole tree; returns once G is reaped. */
-static void stop_command(pid_t g, double kill_after) {
-  int status;
-  kill(g, SIGTERM);
-  if (!reap_within(g, kill_after, &status)) {
-    cli_kill_guarded(g);
-    waitpid_retry(g, &status);
-  }
+/* Tell w's thread that G was reaped, and wait for it to end (at most one
+** check, bounded by --check-timeout). */
+static void watcher_stop(watcher *w, pthread_t thread) {
+  pthread_mutex_lock(&w->mu);
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(thread, NULL);
+  pthread_cond_destroy(&w->cv);
+  pthread_mutex_destroy(&w->mu);
 }
 
 /* P: with lock (on db, called name) held, run cmd through a guardian, with
@@ -201,8 +240,10 @@ static int run_locked(char **cmd, char *const *env, sqlq_db *db, sqlq_lock *lock
                       const char *name, const lock_opts *o, int *lost) {
   struct sigaction sa;
   sigset_t set, old;
+  watcher w = {.done = 0};
+  pthread_t thread;
   pid_t g;
-  int status, code;
+  int status, err;
   size_t i;
 
   /* Blocked until G's pid is known to forward_signal. */
@@ -223,17 +264,23 @@ static int run_locked(char **cmd, char *const *env, sqlq_db *db, sqlq_lock *lock
     sigaction(forwarded[i], &sa, NULL);
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
-#ifdef SYS_pidfd_open
-  guardian_fd = (int)syscall(SYS_pidfd_open, g, 0);
-#endif
-  if (watch(g, db, lock, name, o, &status)) {
-    code = status_code(status);
+  w.g = g;
+  w.db = db;
+  w.lock = lock;
+  w.name = name;
+  w.o = o;
+  err = watcher_start(&w, &thread);
+  waitpid_retry(g, &status);
+  if (err == 0) {
+    watcher_stop(&w, thread);
   } else {
-    stop_command(g, o->kill_after);
-    code = EXIT_TEMPFAIL;
-    *lost = 1;
+    cli_error("lock: cannot watch the lock: %s", strerror(err));
   }
-  return code;
+  if (w.lost) {
+    *lost = 1;
+    return EXIT_TEMPFAIL;
+  }
+  return status_code(status);
 }
 
 /* Long options without a letter. */
