@@ -111,7 +111,7 @@ banner "5/5: Release build with Debian's flags, no warning (build-release/)"
 release_cflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get CFLAGS)
 release_cppflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get CPPFLAGS)
 release_ldflags=$(DEB_BUILD_MAINT_OPTIONS="hardening=+all optimize=+lto" dpkg-buildflags --get LDFLAGS)
-if build build-release -DCMAKE_BUILD_TYPE=Release -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF \
+if build build-release -DCMAKE_BUILD_TYPE=Release -DSQLQ_TESTS=OFF -DSQLQ_SANITIZE=OFF \
   -DSQLQ_TEST_VALGRIND=OFF "-DCMAKE_C_FLAGS=$release_cflags $release_cppflags" \
   "-DCMAKE_EXE_LINKER_FLAGS=$release_ldflags" "-DCMAKE_SHARED_LINKER_FLAGS=$release_ldflags"; then
   passed=$((passed + 1))
