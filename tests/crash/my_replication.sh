@@ -62,7 +62,7 @@ cmd='read -r n; [ "$((n % 13))" -ne 0 ] || exit 1; [ "$((n % 7))" -ne 0 ] || [ "
 # Each side gets 150 s: a hang fails the test with the logs, within
 # ctest's 300 s.
 for w in 1 2; do
-  timeout 150 "$SQLQ" --url "$url" work -c 4 --backoff 0 --drain "$q" -- sh -c "$cmd" \
+  timeout 400 "$SQLQ" --url "$url" work -c 4 --backoff 0 --drain "$q" -- sh -c "$cmd" \
     >"$tmp/worker.$w.log" 2>&1 &
   workers+=("$!")
   bg_pids+=("$!")
@@ -89,7 +89,7 @@ for c in 1 2 3; do
   writers+=("$!")
 done
 bg_pids+=("${writers[@]}")
-timeout 150 "$SQLQ" --url "$url" bench --jobs 2000 --workers 4 --batch 10 >"$tmp/bench.log" 2>&1 ||
+timeout 400 "$SQLQ" --url "$url" bench --jobs 2000 --workers 4 --batch 10 >"$tmp/bench.log" 2>&1 ||
   die "bench failed or hung: $(tail -n 3 "$tmp/bench.log"); stats: $(sq stats --json 2>&1)"
 for pid in "${workers[@]}"; do
   wait "$pid" || die "a worker failed or hung: $(tail -n 3 "$tmp"/worker.*.log); stats: $(sq stats --json 2>&1)"
@@ -99,7 +99,7 @@ for pid in "${writers[@]}"; do
   wait "$pid" || die "an application writer failed: $(grep ERROR "$tmp/writers.err" | sort | uniq -c)"
 done
 for tag in send_email ring_bell; do
-  timeout 100 "$SQLQ" --url "$url" work -c 4 --drain "$tag" -- true >"$tmp/work-$tag.log" 2>&1 ||
+  timeout 300 "$SQLQ" --url "$url" work -c 4 --drain "$tag" -- true >"$tmp/work-$tag.log" 2>&1 ||
     die "draining $tag failed: $(tail -n 3 "$tmp/work-$tag.log")"
 done
 inserted=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs_history WHERE queue = 'ring_bell'
