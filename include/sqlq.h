@@ -43,20 +43,20 @@ extern "C" {
 ** mapped into this list and never returned raw; the text of the native
 ** error is kept in sqlq_errmsg().
 */
-#define SQLQ_OK 0           /* success */
-#define SQLQ_ERROR 1        /* internal error or unexpected database error */
-#define SQLQ_MISUSE 2       /* bad argument: empty or over-long name, bad URL */
-#define SQLQ_TOOBIG 3       /* a payload or a name is over its limit */
-#define SQLQ_NOTFOUND 4     /* no such job, lock, queue, ring or pool item */
-#define SQLQ_STALE 5        /* the claim token is no longer the job's: refused */
-#define SQLQ_BUSY 6         /* a lock is held elsewhere, or the database is busy */
-#define SQLQ_TIMEOUT 7      /* sqlq_wait() reached its timeout with no job */
-#define SQLQ_INTERRUPTED 8  /* sqlq_wait() was cut short by sqlq_interrupt() */
-#define SQLQ_UNAVAILABLE 9  /* cannot reach the database, or backend not built */
-#define SQLQ_NOMEM 10       /* out of memory */
-#define SQLQ_SCHEMA 11      /* schema missing (run sqlq init) or newer than this library */
-#define SQLQ_PAUSED 12      /* the queue is paused: claims return no job */
-#define SQLQ_LOCK_LOST 13   /* a held lock is lost, or could not be confirmed in time */
+#define SQLQ_OK 0          /* success */
+#define SQLQ_ERROR 1       /* internal error or unexpected database error */
+#define SQLQ_MISUSE 2      /* bad argument: empty or over-long name, bad URL */
+#define SQLQ_TOOBIG 3      /* a payload or a name is over its limit */
+#define SQLQ_NOTFOUND 4    /* no such job, lock, queue, ring or pool item */
+#define SQLQ_STALE 5       /* the claim token is no longer the job's: refused */
+#define SQLQ_BUSY 6        /* a lock is held elsewhere, or the database is busy */
+#define SQLQ_TIMEOUT 7     /* sqlq_wait() reached its timeout with no job */
+#define SQLQ_INTERRUPTED 8 /* sqlq_wait() was cut short by sqlq_interrupt() */
+#define SQLQ_UNAVAILABLE 9 /* cannot reach the database, or backend not built */
+#define SQLQ_NOMEM 10      /* out of memory */
+#define SQLQ_SCHEMA 11     /* schema missing (run sqlq init) or newer than this library */
+#define SQLQ_PAUSED 12     /* the queue is paused: claims return no job */
+#define SQLQ_LOCK_LOST 13  /* a held lock is lost, or could not be confirmed in time */
 
 /* The English name of a status code ("SQLQ_STALE"), never NULL. */
 const char *sqlq_status_name(int status);
@@ -181,11 +181,11 @@ int sqlq_init(sqlq_db *db, int *version_out);
 ** every pointer in it.
 */
 typedef struct sqlq_job_spec {
-  const void *payload;   /* payload bytes; may be NULL when payload_len is 0 */
+  const void *payload; /* payload bytes; may be NULL when payload_len is 0 */
   size_t payload_len;
-  int priority;          /* higher runs first; default 0 */
-  double delay;          /* seconds before the job may run; default 0 */
-  int max_attempts;      /* 0 means SQLQ_DEFAULT_MAX_ATTEMPTS */
+  int priority;     /* higher runs first; default 0 */
+  double delay;     /* seconds before the job may run; default 0 */
+  int max_attempts; /* 0 means SQLQ_DEFAULT_MAX_ATTEMPTS */
   /* Optional.  While a job with the same dedupe key is unfinished (ready,
   ** scheduled or running) in the same queue, enqueueing another returns
   ** the first job's id and stores nothing. */
@@ -204,8 +204,8 @@ typedef struct sqlq_job_spec {
 ** part of it and becomes visible at sqlq_commit(); otherwise it commits at
 ** once.  Waiting workers of this process are woken at commit.
 */
-int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
-                 int64_t *id_out, int *duplicate_out);
+int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int64_t *id_out,
+                 int *duplicate_out);
 
 /*
 ** Enqueue n jobs on queue in one transaction (or in the caller's open
@@ -214,8 +214,8 @@ int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
 ** job's id.  Either all n jobs are stored or none, whatever n (a batch
 ** larger than one statement of the backend takes is sent as several).
 */
-int sqlq_enqueue_batch(sqlq_db *db, const char *queue,
-                       const sqlq_job_spec *specs, size_t n, int64_t *ids);
+int sqlq_enqueue_batch(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
+                       int64_t *ids);
 
 /* ---------------------------------------------------------------------
 ** Claiming and finishing jobs.
@@ -226,13 +226,13 @@ int sqlq_enqueue_batch(sqlq_db *db, const char *queue,
 ** sqlq_claim() and of every pointer in it, until sqlq_claimed_free().
 */
 typedef struct sqlq_job {
-  int64_t id;             /* unique, monotonic job id */
-  int64_t token;          /* the claim token: present it to ack/fail/release/touch */
-  const char *queue;      /* queue name */
+  int64_t id;                   /* unique, monotonic job id */
+  int64_t token;                /* the claim token: present it to ack/fail/release/touch */
+  const char *queue;            /* queue name */
   const unsigned char *payload; /* payload bytes, NUL-terminated for convenience */
   size_t payload_len;
   int priority;
-  int attempt;            /* this is attempt number `attempt`, counted from 1 */
+  int attempt; /* this is attempt number `attempt`, counted from 1 */
   int max_attempts;
   int64_t run_at_us;      /* when it became due, microseconds since the epoch */
   int64_t created_at_us;  /* when it was enqueued */
@@ -244,7 +244,7 @@ typedef struct sqlq_job {
 /* Options for sqlq_claim().  Zero-initialise; every zero field takes its
 ** default. */
 typedef struct sqlq_claim_options {
-  double lease;          /* lease length in seconds; default 30 */
+  double lease; /* lease length in seconds; default 30 */
 } sqlq_claim_options;
 
 /*
@@ -259,8 +259,8 @@ typedef struct sqlq_claim_options {
 ** Each claim gives the job a new token.  No job is ever handed to two
 ** claimers at once while its lease runs.
 */
-int sqlq_claim(sqlq_db *db, const char *queue, int max,
-               const sqlq_claim_options *opts, sqlq_job **jobs_out, int *n_out);
+int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_claim_options *opts,
+               sqlq_job **jobs_out, int *n_out);
 
 /* Free an array returned by sqlq_claim().  Accepts NULL. */
 void sqlq_claimed_free(sqlq_job *jobs, int n);
@@ -288,8 +288,7 @@ int sqlq_ack(sqlq_db *db, int64_t id, int64_t token);
 ** be any number: a batch larger than one statement of the backend takes
 ** is sent as several, in the one transaction.
 */
-int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n,
-                   size_t *acked_out);
+int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, size_t *acked_out);
 
 /* Options for sqlq_fail(). */
 typedef struct sqlq_fail_options {
@@ -321,8 +320,7 @@ int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay);
 ** Extend the lease of a job to lease seconds from now.  Returns SQLQ_STALE
 ** for a stale token.  *lease_until_out (may be NULL) receives the new end.
 */
-int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease,
-               int64_t *lease_until_out);
+int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease, int64_t *lease_until_out);
 
 /* ---------------------------------------------------------------------
 ** Waiting for work without polling.
@@ -359,10 +357,10 @@ int sqlq_resume(sqlq_db *db, const char *queue);
 /* Counts for one queue. */
 typedef struct sqlq_queue_stats {
   char queue[SQLQ_QUEUE_NAME_MAX + 1];
-  int64_t ready;      /* due now */
-  int64_t scheduled;  /* waiting for their run_at */
-  int64_t running;    /* leased to a worker */
-  int64_t dead;       /* out of attempts */
+  int64_t ready;     /* due now */
+  int64_t scheduled; /* waiting for their run_at */
+  int64_t running;   /* leased to a worker */
+  int64_t dead;      /* out of attempts */
   int paused;
 } sqlq_queue_stats;
 
@@ -371,19 +369,18 @@ typedef struct sqlq_queue_stats {
 ** database (any queue that has jobs or was paused).  *stats_out receives an
 ** array of *n_out entries sorted by queue name; free it with sqlq_free().
 */
-int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out,
-               size_t *n_out);
+int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out, size_t *n_out);
 
 /* Job states as stored in the state column. */
-#define SQLQ_STATE_READY 1      /* ready, due or scheduled */
+#define SQLQ_STATE_READY 1 /* ready, due or scheduled */
 #define SQLQ_STATE_RUNNING 2
 #define SQLQ_STATE_DEAD 3
-#define SQLQ_STATE_SCHEDULED 4  /* filter only: ready but not due yet */
+#define SQLQ_STATE_SCHEDULED 4 /* filter only: ready but not due yet */
 
 /* One row of sqlq_list(). */
 typedef struct sqlq_job_info {
   int64_t id;
-  int state;              /* SQLQ_STATE_*; READY rows not yet due say SCHEDULED */
+  int state; /* SQLQ_STATE_*; READY rows not yet due say SCHEDULED */
   int priority;
   int attempts;
   int max_attempts;
@@ -402,8 +399,8 @@ typedef struct sqlq_job_info {
 ** only those in state (0 for all states).  Free the array with
 ** sqlq_list_free().
 */
-int sqlq_list(sqlq_db *db, const char *queue, int state, int limit,
-              sqlq_job_info **jobs_out, size_t *n_out);
+int sqlq_list(sqlq_db *db, const char *queue, int state, int limit, sqlq_job_info **jobs_out,
+              size_t *n_out);
 void sqlq_list_free(sqlq_job_info *jobs, size_t n);
 
 /*
@@ -413,8 +410,7 @@ void sqlq_list_free(sqlq_job_info *jobs, size_t n);
 ** the number of jobs changed.  A dead job whose dedupe key is now held by a
 ** newer unfinished job stays dead.
 */
-int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
-               int64_t *count_out);
+int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n, int64_t *count_out);
 
 /* Delete every job of queue, in every state.  The tokens of running jobs
 ** become stale.  *count_out (may be NULL) receives the number deleted.
@@ -467,8 +463,8 @@ typedef struct sqlq_lock sqlq_lock;
 ** gone); a program started with exec() does not inherit it.  Two handles
 ** of one process exclude each other like two processes.
 */
-int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len,
-                      double timeout, sqlq_lock **lock_out);
+int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, double timeout,
+                      sqlq_lock **lock_out);
 
 /*
 ** Take the lock called name until the transaction open on db (sqlq_begin())
@@ -615,12 +611,12 @@ int sqlq_ring_drop(sqlq_db *db, const char *ring);
 ** by sqlq_pool_list() and sqlq_pool_next() and of every string in them,
 ** until sqlq_pool_items_free(). */
 typedef struct sqlq_pool_item {
-  int64_t id;             /* unique, in the order items were added */
+  int64_t id; /* unique, in the order items were added */
   const char *item;
-  int64_t last_used_us;   /* when last handed out, 0 when never */
-  int64_t uses;           /* how often it was handed out */
-  int64_t held_until_us;  /* while held: when the hold ends; 0 when free */
-  int64_t token;          /* from sqlq_pool_next() with a hold: present it to
+  int64_t last_used_us;  /* when last handed out, 0 when never */
+  int64_t uses;          /* how often it was handed out */
+  int64_t held_until_us; /* while held: when the hold ends; 0 when free */
+  int64_t token;         /* from sqlq_pool_next() with a hold: present it to
                              sqlq_pool_release(); 0 otherwise */
 } sqlq_pool_item;
 
@@ -637,8 +633,7 @@ int sqlq_pool_remove(sqlq_db *db, const char *pool, const char *item);
 ** items; free it with sqlq_pool_items_free().  SQLQ_NOTFOUND when the pool
 ** has no items.
 */
-int sqlq_pool_list(sqlq_db *db, const char *pool, sqlq_pool_item **items_out,
-                   size_t *n_out);
+int sqlq_pool_list(sqlq_db *db, const char *pool, sqlq_pool_item **items_out, size_t *n_out);
 
 /*
 ** Hand out the least recently used free item of pool and stamp it, in one
@@ -692,7 +687,7 @@ void sqlq_pool_items_free(sqlq_pool_item *items, size_t n);
 #define SQLQ_ON_UPDATE 0x2
 #define SQLQ_ON_DELETE 0x4
 /* Flags of sqlq_subscribe(). */
-#define SQLQ_SUB_ROWS 0x1  /* payloads carry the row images "new" and "old" */
+#define SQLQ_SUB_ROWS 0x1 /* payloads carry the row images "new" and "old" */
 
 /* Longest table name sqlq_subscribe() takes, in bytes. */
 #define SQLQ_TABLE_NAME_MAX 63
@@ -716,12 +711,14 @@ int sqlq_subscribe(sqlq_db *db, const char *table, unsigned actions, const char 
 int sqlq_unsubscribe(sqlq_db *db, const char *table, const char *tag);
 
 /* What sqlq_subscriptions() says of a subscription's triggers. */
-#define SQLQ_SUB_ACTIVE 0      /* the table and its triggers are there */
-#define SQLQ_SUB_NO_TABLE 1    /* the table is gone (dropped) */
-#define SQLQ_SUB_NO_TRIGGER 2  /* the table is there without its triggers
+#define SQLQ_SUB_ACTIVE 0   /* the table and its triggers are there */
+#define SQLQ_SUB_NO_TABLE 1 /* the table is gone (dropped) */
+#define SQLQ_SUB_NO_TRIGGER \
+  2 /* the table is there without its triggers
                                   (it was dropped and made again): subscribe
                                   again */
-#define SQLQ_SUB_MOVED 3       /* the triggers are on another table (this
+#define SQLQ_SUB_MOVED \
+  3 /* the triggers are on another table (this
                                   one was renamed): its changes still come,
                                   under the subscribed name */
 
@@ -730,10 +727,10 @@ int sqlq_unsubscribe(sqlq_db *db, const char *table, const char *tag);
 typedef struct sqlq_subscription {
   const char *table;
   const char *tag;
-  unsigned actions;    /* SQLQ_ON_* */
-  unsigned flags;      /* SQLQ_SUB_* */
-  int64_t created_us;  /* when subscribed, microseconds since the epoch */
-  int status;          /* SQLQ_SUB_ACTIVE, SQLQ_SUB_NO_TABLE, ... */
+  unsigned actions;   /* SQLQ_ON_* */
+  unsigned flags;     /* SQLQ_SUB_* */
+  int64_t created_us; /* when subscribed, microseconds since the epoch */
+  int status;         /* SQLQ_SUB_ACTIVE, SQLQ_SUB_NO_TABLE, ... */
 } sqlq_subscription;
 
 /* Every subscription, ordered by table then tag, into *subs_out (*n_out

@@ -33,6 +33,7 @@ packages=(
   postfix                           # tests/mail: a private Postfix instance
   clang libclang-rt-14-dev          # the fuzzing harnesses: clang, libFuzzer, ASan, UBSan
   llvm                              # llvm-symbolizer, for readable sanitizer reports
+  clang-format                      # the style test (.clang-format, scripts/format.sh)
 )
 server_package=postgresql
 createcluster_conf=/etc/postgresql-common/createcluster.conf

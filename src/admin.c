@@ -38,8 +38,12 @@ static int set_paused(sqlq_db *db, const char *queue, int paused) {
   return sqlq__in_tx(db, SQLQ__TX_WRITE, pause_tx, &q);
 }
 
-SQLQ__API int sqlq_pause(sqlq_db *db, const char *queue) { return set_paused(db, queue, 1); }
-SQLQ__API int sqlq_resume(sqlq_db *db, const char *queue) { return set_paused(db, queue, 0); }
+SQLQ__API int sqlq_pause(sqlq_db *db, const char *queue) {
+  return set_paused(db, queue, 1);
+}
+SQLQ__API int sqlq_resume(sqlq_db *db, const char *queue) {
+  return set_paused(db, queue, 0);
+}
 
 static int retry_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
@@ -48,7 +52,8 @@ static int retry_tx(sqlq_db *db, void *arg) {
   if (q->ids == NULL) rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_DEAD, q->queue, NULL, &q->count);
   for (size_t i = 0; q->ids && i < q->n_ids && rc == SQLQ_OK; i++)
     rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_ID, q->queue, &q->ids[i], &q->count);
-  if (rc == SQLQ_OK && q->count > 0) sqlq__owe_wake(db, q->queue, (int)(q->count > 1000000 ? 1000000 : q->count));
+  if (rc == SQLQ_OK && q->count > 0)
+    sqlq__owe_wake(db, q->queue, (int)(q->count > 1000000 ? 1000000 : q->count));
   return rc;
 }
 
@@ -106,7 +111,10 @@ static int stats_tx(sqlq_db *db, void *arg) {
     if (s->n == cap) {
       size_t ncap = cap ? cap * 2 : 8;
       sqlq_queue_stats *nr = realloc(s->rows, ncap * sizeof *nr);
-      if (nr == NULL) { rc = sqlq__error(db, SQLQ_NOMEM, "out of memory"); break; }
+      if (nr == NULL) {
+        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+        break;
+      }
       s->rows = nr;
       cap = ncap;
     }
@@ -126,7 +134,8 @@ static int stats_tx(sqlq_db *db, void *arg) {
   return rc == SQLQ__DONE ? SQLQ_OK : rc;
 }
 
-SQLQ__API int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out, size_t *n_out) {
+SQLQ__API int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out,
+                         size_t *n_out) {
   if (db == NULL || stats_out == NULL || n_out == NULL) return SQLQ_MISUSE;
   *stats_out = NULL;
   *n_out = 0;
@@ -200,7 +209,10 @@ static int list_tx(sqlq_db *db, void *arg) {
     if (l->n == cap) {
       size_t ncap = cap ? cap * 2 : 16;
       sqlq_job_info *nr = realloc(l->rows, ncap * sizeof *nr);
-      if (nr == NULL) { rc = sqlq__error(db, SQLQ_NOMEM, "out of memory"); break; }
+      if (nr == NULL) {
+        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+        break;
+      }
       l->rows = nr;
       cap = ncap;
     }

@@ -114,7 +114,10 @@ static int claim_tx(sqlq_db *db, void *arg) {
     if (c->n == cap) {
       int ncap = cap ? cap * 2 : (c->max < 64 ? c->max : 64);
       sqlq_job *nj = realloc(c->jobs, (size_t)ncap * sizeof *nj);
-      if (nj == NULL) { rc = sqlq__error(db, SQLQ_NOMEM, "out of memory"); break; }
+      if (nj == NULL) {
+        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+        break;
+      }
       c->jobs = nj;
       cap = ncap;
     }
@@ -193,7 +196,8 @@ static int run_held(sqlq_db *db, int sql, int64_t id, int64_t token, const int64
     if (text0) {
       size_t len = 0;
       const void *p = d->column_blob(st, 0, &len);
-      if ((*text0 = strndup(p ? p : "", len)) == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+      if ((*text0 = strndup(p ? p : "", len)) == NULL)
+        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
     }
     *changed = 1;
     while (rc == SQLQ__ROW && (rc = d->step(db, st)) == SQLQ__ROW) {}
@@ -205,9 +209,10 @@ static int run_held(sqlq_db *db, int sql, int64_t id, int64_t token, const int64
 }
 
 static int stale(sqlq_db *db, int64_t id) {
-  return sqlq__error(db, SQLQ_STALE,
-                     "job %lld is not held with this token (its lease expired, or it was finished or purged)",
-                     (long long)id);
+  return sqlq__error(
+    db, SQLQ_STALE,
+    "job %lld is not held with this token (its lease expired, or it was finished or purged)",
+    (long long)id);
 }
 
 struct acks {
@@ -229,7 +234,8 @@ static int ack_array(sqlq_db *db, struct acks *a, const sqlq_job_ref *refs, size
     v[n + i] = refs[i].token;
   }
   sqlq__stmt *st;
-  int rc = sqlq__prepare(db, db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY, &st);
+  int rc =
+    sqlq__prepare(db, db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY, &st);
   if (rc != SQLQ_OK) {
     free(v);
     return rc;
@@ -282,20 +288,24 @@ static int ack_tx(sqlq_db *db, void *arg) {
   for (size_t i = 0; i < one_by_one; i++) {
     int changed = 0, rc;
     const sqlq_job_ref *r = &a->refs[i];
-    if (db->keep_history &&
-        (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, r->id, r->token, NULL, 0, NULL, &changed, NULL, NULL)) != SQLQ_OK)
+    if (db->keep_history && (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, r->id, r->token, NULL, 0,
+                                           NULL, &changed, NULL, NULL)) != SQLQ_OK)
       return rc;
-    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL, NULL)) != SQLQ_OK)
+    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL, NULL)) !=
+        SQLQ_OK)
       return rc;
-    if (changed) a->acked++;
-    else if (n_stale++ == 0) a->first_stale = r;
+    if (changed)
+      a->acked++;
+    else if (n_stale++ == 0)
+      a->first_stale = r;
   }
   if (a->acked) sqlq__owe_local_wake(db); /* the next job of a FIFO group may run */
   int64_t first = a->first_stale ? a->first_stale->id : 0;
   if (n_stale == 1) return stale(db, first);
   if (n_stale > 1)
-    return sqlq__error(db, SQLQ_STALE, "%zu of %zu jobs were not held with their tokens (first: job %lld)",
-                       n_stale, a->n, (long long)first);
+    return sqlq__error(db, SQLQ_STALE,
+                       "%zu of %zu jobs were not held with their tokens (first: job %lld)", n_stale,
+                       a->n, (long long)first);
   return SQLQ_OK;
 }
 
@@ -324,8 +334,8 @@ struct finish {
   const char *error;
   int dead;
   double backoff;
-  double delay;   /* release */
-  double lease;   /* touch */
+  double delay; /* release */
+  double lease; /* touch */
   int64_t lease_until;
 };
 
@@ -348,7 +358,10 @@ static char *clean_error(const char *error) {
   while (i < n) {
     size_t len = sqlq__utf8_seq(s + i, n - i);
     int control = s[i] < 0x20 && s[i] != '\n' && s[i] != '\t';
-    if (len == 0 || control) { out[i++] = '?'; continue; }
+    if (len == 0 || control) {
+      out[i++] = '?';
+      continue;
+    }
     memcpy(out + i, s + i, len);
     i += len;
   }
@@ -372,7 +385,8 @@ static int fail_tx(sqlq_db *db, void *arg) {
     max_attempts = (int)d->column_int64(st, 1);
     size_t len = 0;
     const void *p = d->column_blob(st, 2, &len);
-    if ((queue = strndup(p ? p : "", len)) == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+    if ((queue = strndup(p ? p : "", len)) == NULL)
+      rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
   }
   d->reset(st);
   if (rc == SQLQ__DONE) return stale(db, f->id);
@@ -383,7 +397,8 @@ static int fail_tx(sqlq_db *db, void *arg) {
   rc = run_held(db, SQLQ__SQL_FAIL, f->id, f->token, extra, 2, f->error, &changed, NULL, NULL);
   if (rc == SQLQ_OK && !changed) rc = stale(db, f->id);
   /* A retry now is a ready job; a later one moves the queue's next due time. */
-  else if (rc == SQLQ_OK && !dead) sqlq__owe_wake(db, queue, extra[1] == 0);
+  else if (rc == SQLQ_OK && !dead)
+    sqlq__owe_wake(db, queue, extra[1] == 0);
   free(queue);
   return rc;
 }
@@ -411,8 +426,10 @@ static int release_tx(sqlq_db *db, void *arg) {
   int changed = 0;
   char *queue = NULL;
   int rc = run_held(db, SQLQ__SQL_RELEASE, f->id, f->token, extra, 1, NULL, &changed, NULL, &queue);
-  if (rc == SQLQ_OK && !changed) rc = stale(db, f->id);
-  else if (rc == SQLQ_OK) sqlq__owe_wake(db, queue, f->delay <= 0);
+  if (rc == SQLQ_OK && !changed)
+    rc = stale(db, f->id);
+  else if (rc == SQLQ_OK)
+    sqlq__owe_wake(db, queue, f->delay <= 0);
   free(queue);
   return rc;
 }
@@ -429,7 +446,8 @@ static int touch_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
   int64_t extra[1] = {sqlq__seconds_to_us(f->lease)};
   int changed = 0;
-  int rc = run_held(db, SQLQ__SQL_TOUCH, f->id, f->token, extra, 1, NULL, &changed, &f->lease_until, NULL);
+  int rc =
+    run_held(db, SQLQ__SQL_TOUCH, f->id, f->token, extra, 1, NULL, &changed, &f->lease_until, NULL);
   if (rc == SQLQ_OK && !changed) return stale(db, f->id);
   return rc;
 }

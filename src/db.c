@@ -16,8 +16,8 @@ static const struct {
   const char *scheme;
   const char *backend;
 } known_schemes[] = {
-  {"sqlite", "SQLite"},         {"postgres", "PostgreSQL"}, {"postgresql", "PostgreSQL"},
-  {"mysql", "MySQL/MariaDB"},   {"mariadb", "MySQL/MariaDB"}, {"firebird", "Firebird"},
+  {"sqlite", "SQLite"},       {"postgres", "PostgreSQL"},   {"postgresql", "PostgreSQL"},
+  {"mysql", "MySQL/MariaDB"}, {"mariadb", "MySQL/MariaDB"}, {"firebird", "Firebird"},
 };
 
 static void forget_wakes(sqlq_db *db);
@@ -35,9 +35,9 @@ static int no_driver(sqlq_db *db, const char *scheme) {
       return sqlq__error(db, SQLQ_UNAVAILABLE,
                          "backend not built: this sqlq has no %s support (URL scheme '%s')",
                          known_schemes[i].backend, scheme);
-  return sqlq__error(db, SQLQ_UNAVAILABLE,
-                     "unknown URL scheme '%.40s': expected sqlite, postgres, mysql, mariadb or firebird",
-                     scheme);
+  return sqlq__error(
+    db, SQLQ_UNAVAILABLE,
+    "unknown URL scheme '%.40s': expected sqlite, postgres, mysql, mariadb or firebird", scheme);
 }
 
 /* Is key one of drv's own URL options? */
@@ -66,7 +66,8 @@ static int apply_url_options(sqlq_db *db, const sqlq_driver *drv, const sqlq__ur
     if (strcmp(k, "payload_limit") == 0) {
       unsigned long long n = strtoull(v, &end, 10);
       if (*v == '\0' || *end || *v == '-' || n == 0 || n > (1ull << 31))
-        return sqlq__error(db, SQLQ_MISUSE, "URL option payload_limit must be 1 to 2147483648 bytes");
+        return sqlq__error(db, SQLQ_MISUSE,
+                           "URL option payload_limit must be 1 to 2147483648 bytes");
       db->payload_limit = (size_t)n;
     } else if (strcmp(k, "history") == 0) {
       if (strcmp(v, "0") && strcmp(v, "1"))
@@ -96,15 +97,17 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
   sqlq__url url;
   char err[256];
   int rc = sqlq__url_parse(url_text, &url, err, sizeof err);
-  if (rc != SQLQ_OK)
-    return sqlq__error(db, rc, "%s", rc == SQLQ_NOMEM ? "out of memory" : err);
+  if (rc != SQLQ_OK) return sqlq__error(db, rc, "%s", rc == SQLQ_NOMEM ? "out of memory" : err);
   db->url_redacted = strdup(url.redacted);
   const sqlq_driver *drv = find_driver(url.scheme);
-  if (db->url_redacted == NULL) rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  else if (drv == NULL) rc = no_driver(db, url.scheme);
+  if (db->url_redacted == NULL)
+    rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  else if (drv == NULL)
+    rc = no_driver(db, url.scheme);
   else if ((rc = apply_url_options(db, drv, &url)) == SQLQ_OK) {
     db->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (db->wake_fd < 0) rc = sqlq__error(db, SQLQ_ERROR, "cannot make an eventfd");
+    if (db->wake_fd < 0)
+      rc = sqlq__error(db, SQLQ_ERROR, "cannot make an eventfd");
     else {
       db->drv_methods = drv;
       rc = drv->open(db, &url);
@@ -190,8 +193,10 @@ void sqlq__owe_wake(sqlq_db *db, const char *channel, int n) {
     w->next = db->pending;
     db->pending = w;
   }
-  if (n == SQLQ__WAKE_ALL || w->jobs == SQLQ__WAKE_ALL) w->jobs = SQLQ__WAKE_ALL;
-  else w->jobs = n > 1000000 - w->jobs ? 1000000 : w->jobs + n;
+  if (n == SQLQ__WAKE_ALL || w->jobs == SQLQ__WAKE_ALL)
+    w->jobs = SQLQ__WAKE_ALL;
+  else
+    w->jobs = n > 1000000 - w->jobs ? 1000000 : w->jobs + n;
 }
 
 void sqlq__owe_local_wake(sqlq_db *db) {
@@ -343,9 +348,10 @@ static int migrate(sqlq_db *db, void *arg) {
   if ((rc = d->exec(db, d->sql[SQLQ__SQL_SCHEMA_TABLE])) != SQLQ_OK) return rc;
   if ((rc = read_version(db, version)) != SQLQ_OK) return rc;
   if (*version > SQLQ_SCHEMA_VERSION)
-    return sqlq__error(db, SQLQ_SCHEMA,
-                       "the database has schema version %d, newer than this sqlq (%d): upgrade sqlq",
-                       *version, SQLQ_SCHEMA_VERSION);
+    return sqlq__error(
+      db, SQLQ_SCHEMA,
+      "the database has schema version %d, newer than this sqlq (%d): upgrade sqlq", *version,
+      SQLQ_SCHEMA_VERSION);
   for (int v = *version + 1; v <= SQLQ_SCHEMA_VERSION && d->migrations[v - 1]; v++) {
     if ((rc = d->exec(db, d->migrations[v - 1])) != SQLQ_OK) return rc;
     sqlq__stmt *st;

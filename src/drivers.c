@@ -14,6 +14,6 @@
 #define SQLQ_DRIVER(name) &sqlq__driver_##name,
 const sqlq_driver *const sqlq__drivers[] = {
 #include "sqlq_drivers.inc"
-    NULL,
+  NULL,
 };
 #undef SQLQ_DRIVER

@@ -13,8 +13,8 @@ static int check_spec(sqlq_db *db, const sqlq_job_spec *spec, size_t index, size
   char where[48] = "";
   if (n > 1) snprintf(where, sizeof where, "job %zu of the batch: ", index);
   if (spec->payload == NULL && spec->payload_len > 0)
-    return sqlq__error(db, SQLQ_MISUSE, "%spayload is NULL but its length is %zu",
-                       where, spec->payload_len);
+    return sqlq__error(db, SQLQ_MISUSE, "%spayload is NULL but its length is %zu", where,
+                       spec->payload_len);
   if (spec->payload_len > db->payload_limit)
     return sqlq__error(db, SQLQ_TOOBIG, "%spayload of %zu bytes is over the limit of %zu bytes",
                        where, spec->payload_len, db->payload_limit);
@@ -28,8 +28,8 @@ static int check_spec(sqlq_db *db, const sqlq_job_spec *spec, size_t index, size
 }
 
 /* Store one job; the caller holds a write transaction. */
-static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
-                      int64_t *id, int *duplicate) {
+static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int64_t *id,
+                      int *duplicate) {
   const sqlq_driver *d = db->drv_methods;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_ENQUEUE, &st);
@@ -63,7 +63,8 @@ static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
   if (rc == SQLQ__ROW) *id = d->column_int64(st, 0);
   d->reset(st);
   if (rc == SQLQ__DONE)
-    return sqlq__error(db, SQLQ_ERROR, "a job was refused as a duplicate but no job holds its dedupe key");
+    return sqlq__error(db, SQLQ_ERROR,
+                       "a job was refused as a duplicate but no job holds its dedupe key");
   return rc == SQLQ__ROW ? SQLQ_OK : rc;
 }
 
@@ -103,8 +104,8 @@ static int insert_array(sqlq_db *db, const char *queue, const sqlq_job_spec *spe
       /* Ids grow in the order the rows were stored, whatever order the
       ** statement returns them in. */
       if (ids && got == n) qsort(ids, n, sizeof *ids, sqlq__id_order);
-      if (rc == SQLQ__DONE) rc = got == n ? SQLQ_OK
-                                          : sqlq__error(db, SQLQ_ERROR, "stored %zu of %zu jobs", got, n);
+      if (rc == SQLQ__DONE)
+        rc = got == n ? SQLQ_OK : sqlq__error(db, SQLQ_ERROR, "stored %zu of %zu jobs", got, n);
     }
     d->reset(st);
   }
@@ -153,7 +154,8 @@ static int insert_batch(sqlq_db *db, void *arg) {
     size_t chunk = sqlq__array_rows(db, b->n);
     for (size_t at = 0; at < b->n; at += chunk) {
       size_t k = b->n - at < chunk ? b->n - at : chunk;
-      if ((rc = insert_array(db, b->queue, b->specs + at, k, b->ids ? b->ids + at : NULL)) != SQLQ_OK)
+      if ((rc = insert_array(db, b->queue, b->specs + at, k, b->ids ? b->ids + at : NULL)) !=
+          SQLQ_OK)
         return rc;
     }
     sqlq__owe_wake(db, b->queue, b->n > 1000000 ? 1000000 : (int)b->n);

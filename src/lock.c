@@ -9,7 +9,8 @@
 
 /* Check the arguments of a lock call. */
 static int check_lock(sqlq_db *db, const void *name, size_t name_len, double timeout) {
-  if (db->drv_methods == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
+  if (db->drv_methods == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
   if (!(db->drv_methods->caps & SQLQ__CAP_LOCKS))
     return sqlq__error(db, SQLQ_MISUSE, "the %s backend has no named locks", db->drv_methods->name);
   if (name == NULL || name_len == 0) return sqlq__error(db, SQLQ_MISUSE, "lock name is empty");
@@ -21,11 +22,12 @@ static int check_lock(sqlq_db *db, const void *name, size_t name_len, double tim
 }
 
 /* Take a lock with the driver's lock method and put it on *list. */
-static int take(sqlq_db *db, const void *name, size_t name_len, double timeout,
-                sqlq_lock **list, sqlq_lock **lock_out) {
+static int take(sqlq_db *db, const void *name, size_t name_len, double timeout, sqlq_lock **list,
+                sqlq_lock **lock_out) {
   sqlq_lock *lk = calloc(1, sizeof *lk);
   if (lk == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  int rc = db->drv_methods->lock(db, sqlq__hash64(name, name_len), name, name_len, timeout, &lk->ls);
+  int rc =
+    db->drv_methods->lock(db, sqlq__hash64(name, name_len), name, name_len, timeout, &lk->ls);
   if (rc != SQLQ_OK) {
     free(lk);
     return rc;
@@ -54,7 +56,8 @@ SQLQ__API int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, dou
   int rc = check_lock(db, name, name_len, timeout);
   if (rc != SQLQ_OK) return rc;
   if (!db->in_user_tx)
-    return sqlq__error(db, SQLQ_MISUSE, "sqlq_lock_xact needs a transaction: call sqlq_begin first");
+    return sqlq__error(db, SQLQ_MISUSE,
+                       "sqlq_lock_xact needs a transaction: call sqlq_begin first");
   const sqlq_driver *d = db->drv_methods;
   if (d->lock_xact) return d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
   return take(db, name, name_len, timeout, &db->xact_locks, NULL);
@@ -82,8 +85,10 @@ SQLQ__API void sqlq_unlock(sqlq_lock *lk) {
   if (lk == NULL) return;
   sqlq_db *db = lk->db;
   db->drv_methods->unlock(db, lk->ls);
-  if (lk->prev) lk->prev->next = lk->next;
-  else *lk->list = lk->next;
+  if (lk->prev)
+    lk->prev->next = lk->next;
+  else
+    *lk->list = lk->next;
   if (lk->next) lk->next->prev = lk->prev;
   free(lk);
 }

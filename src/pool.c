@@ -113,7 +113,8 @@ static int release_tx(sqlq_db *db, void *arg) {
   if (count == 0) return no_item(db, o);
   return sqlq__error(db, SQLQ_STALE,
                      "item '%s' of pool '%s' is not held with this token (it was released, or "
-                     "its hold ended)", o->item, o->pool);
+                     "its hold ended)",
+                     o->item, o->pool);
 }
 
 SQLQ__API int sqlq_pool_release(sqlq_db *db, const char *pool, const char *item, int64_t token) {
@@ -199,8 +200,8 @@ static int next_tx(sqlq_db *db, void *arg) {
 }
 
 /* Run fn in a transaction of kind and hand its items to the caller. */
-static int items_call(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *, void *),
-                      struct pool_op *o, sqlq_pool_item **items_out, size_t *n_out) {
+static int items_call(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *, void *), struct pool_op *o,
+                      sqlq_pool_item **items_out, size_t *n_out) {
   int rc = sqlq__in_tx(db, kind, fn, o);
   if (rc != SQLQ_OK) {
     sqlq_pool_items_free(o->items, o->n);
@@ -234,5 +235,6 @@ SQLQ__API int sqlq_pool_next(sqlq_db *db, const char *pool, double hold,
   ** only reads.  Losing its commit in a crash of the server only hands
   ** the item out again sooner (its stamp or hold is forgotten), as a lost
   ** claim only runs a job again: the commit need not wait for the disk. */
-  return items_call(db, SQLQ__TX_WRITE | SQLQ__TX_SINGLE | SQLQ__TX_LAZY, next_tx, &o, item_out, NULL);
+  return items_call(db, SQLQ__TX_WRITE | SQLQ__TX_SINGLE | SQLQ__TX_LAZY, next_tx, &o, item_out,
+                    NULL);
 }

@@ -206,7 +206,8 @@ SQLQ__API int sqlq_ring_push_batch(sqlq_db *db, const char *ring, const void *co
   }
   struct push p = {ring, payloads, lens, n, 0};
   unsigned kind = SQLQ__TX_WRITE;
-  if (n == 1 && db->drv_methods && db->drv_methods->sql[SQLQ__SQL_RING_PUSH]) kind |= SQLQ__TX_SINGLE;
+  if (n == 1 && db->drv_methods && db->drv_methods->sql[SQLQ__SQL_RING_PUSH])
+    kind |= SQLQ__TX_SINGLE;
   rc = sqlq__in_tx(db, kind, push_tx, &p);
   if (rc == SQLQ_OK && first_seq_out) *first_seq_out = p.first;
   return rc;

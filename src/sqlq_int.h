@@ -44,14 +44,14 @@ typedef struct sqlq__url_opt {
 */
 typedef struct sqlq__url {
   char *scheme;
-  char *user;      /* NULL when absent */
-  char *password;  /* NULL when absent; never printed */
-  char *host;      /* NULL when absent */
-  int port;        /* 0 when absent */
-  char *path;      /* NULL when absent */
+  char *user;     /* NULL when absent */
+  char *password; /* NULL when absent; never printed */
+  char *host;     /* NULL when absent */
+  int port;       /* 0 when absent */
+  char *path;     /* NULL when absent */
   sqlq__url_opt *opts;
   int n_opts;
-  char *redacted;  /* the URL with the password and the values of secret
+  char *redacted; /* the URL with the password and the values of secret
                       options (by decoded key) replaced by "***" */
 } sqlq__url;
 
@@ -80,78 +80,78 @@ int sqlq__url_seconds(sqlq_db *db, const sqlq__url *url, const char *key, double
 ** Times are integer microseconds since the epoch on the database's clock;
 ** parameters named *_us that are durations are added to that clock in SQL. */
 enum sqlq__sql_id {
-  SQLQ__SQL_SCHEMA_TABLE,    /* script: create the version table if missing */
-  SQLQ__SQL_SCHEMA_VERSION,  /* -> version (one row, NULL when no schema) */
-  SQLQ__SQL_SCHEMA_RECORD,   /* $1 version */
-  SQLQ__SQL_ENQUEUE,         /* $1 queue $2 priority $3 delay_us $4 max_attempts
+  SQLQ__SQL_SCHEMA_TABLE,   /* script: create the version table if missing */
+  SQLQ__SQL_SCHEMA_VERSION, /* -> version (one row, NULL when no schema) */
+  SQLQ__SQL_SCHEMA_RECORD,  /* $1 version */
+  SQLQ__SQL_ENQUEUE,        /* $1 queue $2 priority $3 delay_us $4 max_attempts
                                 $5 dedupe_key $6 group_key $7 payload
                                 -> id, or no row: then changes() is 0 when
                                 the dedupe key is taken, else the driver's
                                 last_insert_id() gives the id */
-  SQLQ__SQL_DEDUPE_LOOKUP,   /* $1 queue $2 dedupe_key -> id */
-  SQLQ__SQL_QUEUE_REGISTER,  /* $1 queue: known from now on (stats list it);
+  SQLQ__SQL_DEDUPE_LOOKUP,  /* $1 queue $2 dedupe_key -> id */
+  SQLQ__SQL_QUEUE_REGISTER, /* $1 queue: known from now on (stats list it);
                                 NULL when the ENQUEUE statements do it */
-  SQLQ__SQL_REAP,            /* $1 queue: expired leases back to ready, or
+  SQLQ__SQL_REAP,           /* $1 queue: expired leases back to ready, or
                                 dead; NULL when CLAIM does it */
-  SQLQ__SQL_PAUSED,          /* $1 queue -> paused (no row: not paused) */
-  SQLQ__SQL_CLAIM,           /* $1 queue $2 token $3 lease_us $4 limit
+  SQLQ__SQL_PAUSED,         /* $1 queue -> paused (no row: not paused) */
+  SQLQ__SQL_CLAIM,          /* $1 queue $2 token $3 lease_us $4 limit
                                 -> id, priority, run_at, attempts, max_attempts,
                                    created_at, lease_until, group_key,
                                    dedupe_key, payload; no rows when the
                                    queue is paused */
-  SQLQ__SQL_ACK,             /* $1 id $2 token; deletes when held */
-  SQLQ__SQL_HISTORY_COPY,    /* $1 id $2 token; copies to history when held */
-  SQLQ__SQL_FAIL_PEEK,       /* $1 id $2 token -> attempts, max_attempts, queue */
-  SQLQ__SQL_FAIL,            /* $1 id $2 token $3 dead(0/1) $4 delay_us $5 error */
-  SQLQ__SQL_RELEASE,         /* $1 id $2 token $3 delay_us -> queue */
-  SQLQ__SQL_TOUCH,           /* $1 id $2 token $3 lease_us -> lease_until */
-  SQLQ__SQL_NEXT_DUE,        /* $1 queue -> paused, run_at_in_us, lease_in_us
+  SQLQ__SQL_ACK,            /* $1 id $2 token; deletes when held */
+  SQLQ__SQL_HISTORY_COPY,   /* $1 id $2 token; copies to history when held */
+  SQLQ__SQL_FAIL_PEEK,      /* $1 id $2 token -> attempts, max_attempts, queue */
+  SQLQ__SQL_FAIL,           /* $1 id $2 token $3 dead(0/1) $4 delay_us $5 error */
+  SQLQ__SQL_RELEASE,        /* $1 id $2 token $3 delay_us -> queue */
+  SQLQ__SQL_TOUCH,          /* $1 id $2 token $3 lease_us -> lease_until */
+  SQLQ__SQL_NEXT_DUE,       /* $1 queue -> paused, run_at_in_us, lease_in_us
                                 (each NULL when none; *_in_us relative to now) */
-  SQLQ__SQL_PAUSE_SET,       /* $1 queue $2 paused(0/1) */
-  SQLQ__SQL_STATS,           /* $1 queue or NULL -> queue, ready, scheduled,
+  SQLQ__SQL_PAUSE_SET,      /* $1 queue $2 paused(0/1) */
+  SQLQ__SQL_STATS,          /* $1 queue or NULL -> queue, ready, scheduled,
                                 running, dead, paused; ordered by queue */
-  SQLQ__SQL_LIST,            /* $1 queue $2 state filter (0 all, SQLQ_STATE_*)
+  SQLQ__SQL_LIST,           /* $1 queue $2 state filter (0 all, SQLQ_STATE_*)
                                 $3 limit (-1 all) -> id, state (SQLQ_STATE_*),
                                 priority, attempts, max_attempts, run_at,
                                 created_at, lease_until, dedupe_key,
                                 group_key, last_error, payload */
-  SQLQ__SQL_RETRY_ID,        /* $1 queue $2 id */
-  SQLQ__SQL_RETRY_DEAD,      /* $1 queue */
-  SQLQ__SQL_PURGE,           /* $1 queue */
+  SQLQ__SQL_RETRY_ID,       /* $1 queue $2 id */
+  SQLQ__SQL_RETRY_DEAD,     /* $1 queue */
+  SQLQ__SQL_PURGE,          /* $1 queue */
   /* Batch statements over arrays, for dialects that bind them (the others
   ** leave these NULL, and the core runs the one-row statements instead). */
-  SQLQ__SQL_ENQUEUE_ARRAY,   /* $1 queue $2 priority[] $3 delay_us[]
+  SQLQ__SQL_ENQUEUE_ARRAY,     /* $1 queue $2 priority[] $3 delay_us[]
                                 $4 max_attempts[] $5 group_key[] $6 payload[]
                                 -> id of each job, in the arrays' order */
-  SQLQ__SQL_ACK_ARRAY,       /* $1 id[] $2 token[] -> id of each job deleted */
+  SQLQ__SQL_ACK_ARRAY,         /* $1 id[] $2 token[] -> id of each job deleted */
   SQLQ__SQL_ACK_HISTORY_ARRAY, /* as ACK_ARRAY, copying each job to history */
   /* Rings (schema version 2: a dialect without them leaves these NULL, and
   ** the ring and pool calls answer SQLQ_UNAVAILABLE). */
-  SQLQ__SQL_RING_CREATE,     /* $1 ring $2 capacity; nothing when it exists */
-  SQLQ__SQL_RING_INFO,       /* $1 ring -> capacity, last seq (0: none yet);
+  SQLQ__SQL_RING_CREATE,  /* $1 ring $2 capacity; nothing when it exists */
+  SQLQ__SQL_RING_INFO,    /* $1 ring -> capacity, last seq (0: none yet);
                                 no row when there is no such ring */
-  SQLQ__SQL_RING_ADVANCE,    /* $1 ring $2 count -> first seq, capacity: takes
+  SQLQ__SQL_RING_ADVANCE, /* $1 ring $2 count -> first seq, capacity: takes
                                 the next count sequence numbers, holding the
                                 ring's row until the transaction ends; no row
                                 when there is no such ring */
-  SQLQ__SQL_RING_STORE,      /* $1 ring $2 seq $3 capacity $4 payload: into
+  SQLQ__SQL_RING_STORE,   /* $1 ring $2 seq $3 capacity $4 payload: into
                                 slot seq % capacity, over what was there */
-  SQLQ__SQL_RING_PUSH,       /* optional, ADVANCE and STORE of one entry as
+  SQLQ__SQL_RING_PUSH,    /* optional, ADVANCE and STORE of one entry as
                                 one statement: $1 ring $2 payload -> seq; no
                                 row when there is no such ring */
-  SQLQ__SQL_RING_READ,       /* $1 ring $2 since $3 limit (-1 all) -> seq,
+  SQLQ__SQL_RING_READ,    /* $1 ring $2 since $3 limit (-1 all) -> seq,
                                 at, payload of the entries above since,
                                 ordered by seq */
-  SQLQ__SQL_RING_CLEAR,      /* $1 ring: deletes its entries */
-  SQLQ__SQL_RING_DROP,       /* $1 ring: deletes the ring's row (run before
+  SQLQ__SQL_RING_CLEAR,   /* $1 ring: deletes its entries */
+  SQLQ__SQL_RING_DROP,    /* $1 ring: deletes the ring's row (run before
                                 RING_CLEAR, in the same transaction) */
   /* Pools (schema version 2). */
-  SQLQ__SQL_POOL_ADD,        /* $1 pool $2 item; changes() 0 when there */
-  SQLQ__SQL_POOL_REMOVE,     /* $1 pool $2 item */
-  SQLQ__SQL_POOL_LIST,       /* $1 pool -> id, item, last_used, uses,
+  SQLQ__SQL_POOL_ADD,     /* $1 pool $2 item; changes() 0 when there */
+  SQLQ__SQL_POOL_REMOVE,  /* $1 pool $2 item */
+  SQLQ__SQL_POOL_LIST,    /* $1 pool -> id, item, last_used, uses,
                                 held_until (NULL when free), in the order
                                 POOL_NEXT hands them out */
-  SQLQ__SQL_POOL_NEXT,       /* $1 pool $2 hold_us (0: no hold) $3 token
+  SQLQ__SQL_POOL_NEXT,    /* $1 pool $2 hold_us (0: no hold) $3 token
                                 -> id, item, last_used, uses, held_until:
                                 the free item least recently used (ties: the
                                 lowest id), stamped with max(now, the pool's
@@ -159,45 +159,46 @@ enum sqlq__sql_id {
                                 the token when hold_us > 0; no row when no item
                                 is free.  Concurrent callers get different
                                 items while any is free, in LRU order. */
-  SQLQ__SQL_POOL_COUNT,      /* $1 pool $2 item or NULL -> items of the pool
+  SQLQ__SQL_POOL_COUNT,   /* $1 pool $2 item or NULL -> items of the pool
                                 (that one item when given) */
-  SQLQ__SQL_POOL_RELEASE,    /* $1 pool $2 item $3 token: frees the item when
+  SQLQ__SQL_POOL_RELEASE, /* $1 pool $2 item $3 token: frees the item when
                                 held with the token */
   /* Subscriptions (schema version 3). */
-  SQLQ__SQL_SUB_COLUMNS,     /* $1 table -> name, pk, binary: every column of
+  SQLQ__SQL_SUB_COLUMNS,  /* $1 table -> name, pk, binary: every column of
                                 the table in the default schema, in table
                                 order; pk is the column's 1-based place in
                                 the primary key (0: not in it), binary 1 when
                                 its values are bytes; no rows when there is
                                 no such table */
-  SQLQ__SQL_SUB_ADD,         /* $1 table $2 action ('insert', 'update' or
+  SQLQ__SQL_SUB_ADD,      /* $1 table $2 action ('insert', 'update' or
                                 'delete') $3 tag $4 rows (0/1): records one
                                 action of a subscription, replacing its rows
                                 flag when it is there (the core registers the
                                 queue with QUEUE_REGISTER when the dialect
                                 has it; else SUB_ADD must) */
-  SQLQ__SQL_SUB_REMOVE,      /* $1 table $2 tag: deletes every action of
+  SQLQ__SQL_SUB_REMOVE,   /* $1 table $2 tag: deletes every action of
                                 the subscription */
-  SQLQ__SQL_SUB_ACTIONS,     /* $1 table -> action, rows: of every
+  SQLQ__SQL_SUB_ACTIONS,  /* $1 table -> action, rows: of every
                                 subscription of the table */
-  SQLQ__SQL_SUB_LIST,        /* -> table, tag, action, rows, created_at of
+  SQLQ__SQL_SUB_LIST,     /* -> table, tag, action, rows, created_at of
                                 every subscription, ordered by table, tag */
-  SQLQ__SQL_SUB_TRIGGERS,    /* $1 base (see sqlq__sub_plan) -> name, table
+  SQLQ__SQL_SUB_TRIGGERS, /* $1 base (see sqlq__sub_plan) -> name, table
                                 of each trigger of the default schema whose
                                 name starts with base */
   SQLQ__SQL_COUNT
 };
 
 /* Capability bits of a driver. */
-#define SQLQ__CAP_LOCKS 0x01        /* named locks: lock/unlock methods */
+#define SQLQ__CAP_LOCKS 0x01            /* named locks: lock/unlock methods */
 #define SQLQ__CAP_NOTIFY_AT_COMMIT 0x02 /* notify is called before the commit */
-#define SQLQ__CAP_DDL_COMMITS 0x04  /* creating a trigger commits the open
+#define SQLQ__CAP_DDL_COMMITS \
+  0x04 /* creating a trigger commits the open
                                        transaction (MariaDB) */
 
 /* Kinds of transaction, for sqlq_driver.begin: SQLQ__TX_READ, or
 ** SQLQ__TX_WRITE with any of the hints after it, which a driver may ignore. */
-#define SQLQ__TX_READ 0x00   /* only reads */
-#define SQLQ__TX_WRITE 0x01  /* writes, durable once committed */
+#define SQLQ__TX_READ 0x00  /* only reads */
+#define SQLQ__TX_WRITE 0x01 /* writes, durable once committed */
 /* The first statement is the only one that writes, and nothing after it
 ** needs it undone: the driver may commit it as it runs, and run the rest
 ** (reads) outside any transaction. */
@@ -213,24 +214,24 @@ enum sqlq__sql_id {
 */
 #define SQLQ__SUB_TRIGGER_BASE "sqlq_sub_"
 typedef struct sqlq__sub_column {
-  const char *name;  /* as the database stores it: quote it in SQL */
-  int pk;            /* 1-based place in the primary key; 0: not in it */
-  int binary;        /* values are bytes: "\\x" + hex in JSON */
+  const char *name; /* as the database stores it: quote it in SQL */
+  int pk;           /* 1-based place in the primary key; 0: not in it */
+  int binary;       /* values are bytes: "\\x" + hex in JSON */
 } sqlq__sub_column;
 typedef struct sqlq__sub_plan {
-  const char *table;  /* the subscribed table, in the default schema
+  const char *table; /* the subscribed table, in the default schema
                          (validated text without control characters, but
                          quote it): the payloads' "table" and the
                          subscriptions' table_name */
-  const char *on;     /* the table the triggers go on: table, or after a
+  const char *on;    /* the table the triggers go on: table, or after a
                          rename the table's new name */
   /* "sqlq_sub_" and 16 lower-case hex digits of the table name's hash: the
   ** triggers (and functions) of the table are named base + "_i", "_u" and
   ** "_d", for insert, update and delete. */
   char base[32];
-  unsigned actions;   /* SQLQ_ON_* that have a subscriber: one trigger each */
-  int rows;           /* some subscriber wants row images */
-  const sqlq__sub_column *cols;  /* every column, in table order */
+  unsigned actions;             /* SQLQ_ON_* that have a subscriber: one trigger each */
+  int rows;                     /* some subscriber wants row images */
+  const sqlq__sub_column *cols; /* every column, in table order */
   size_t n_cols;
 } sqlq__sub_plan;
 
@@ -251,11 +252,11 @@ typedef struct sqlq__lockstate sqlq__lockstate;
 ** open; no method but close is called after a failed open.
 */
 typedef struct sqlq_driver {
-  const char *name;                 /* "sqlite" */
-  const char *const *schemes;       /* URL schemes served, NULL-terminated */
-  const char *const *options;       /* URL options the driver reads, NULL-terminated */
-  unsigned caps;                    /* SQLQ__CAP_* */
-  const char *const *sql;           /* SQLQ__SQL_COUNT statements */
+  const char *name;           /* "sqlite" */
+  const char *const *schemes; /* URL schemes served, NULL-terminated */
+  const char *const *options; /* URL options the driver reads, NULL-terminated */
+  unsigned caps;              /* SQLQ__CAP_* */
+  const char *const *sql;     /* SQLQ__SQL_COUNT statements */
   /* The most elements (jobs) one *_ARRAY statement takes: a server's
   ** limit (placeholders of a statement, the length of a packed array) or
   ** what keeps one statement's cost in bounds; 0: no limit.  The core
@@ -307,8 +308,7 @@ typedef struct sqlq_driver {
   ** reset).  A NULL element of a text array is SQL NULL. */
   int (*bind_int64_array)(sqlq__stmt *st, int i, const int64_t *v, size_t n);
   int (*bind_text_array)(sqlq__stmt *st, int i, const char *const *v, size_t n);
-  int (*bind_blob_array)(sqlq__stmt *st, int i, const void *const *p, const size_t *len,
-                         size_t n);
+  int (*bind_blob_array)(sqlq__stmt *st, int i, const void *const *p, const size_t *len, size_t n);
   /* Execute or advance: SQLQ__ROW with a row available, SQLQ__DONE, or an
   ** error status. */
   int (*step)(sqlq_db *db, sqlq__stmt *st);
@@ -354,8 +354,8 @@ typedef struct sqlq_driver {
   /* Take the named lock whose 64-bit key is key (name, name_len are given
   ** too for backends that use names natively).  timeout_s < 0: for ever,
   ** 0: try once.  SQLQ_BUSY when not had in time. */
-  int (*lock)(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
-              double timeout_s, sqlq__lockstate **out);
+  int (*lock)(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
+              sqlq__lockstate **out);
   /* Release and free a lock taken by lock.  A lock found lost (by
   ** lock_check) must not release anything another session holds now. */
   void (*unlock)(sqlq_db *db, sqlq__lockstate *ls);
@@ -368,8 +368,7 @@ typedef struct sqlq_driver {
   /* Take the named lock until the open write transaction ends, as lock
   ** does otherwise; a timeout must leave the transaction usable.  May be
   ** NULL: the core then holds a lock from lock until the transaction ends. */
-  int (*lock_xact)(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
-                   double timeout_s);
+  int (*lock_xact)(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s);
 
   /*
   ** Make the subscription triggers of plan->table what plan says: drop
@@ -420,20 +419,20 @@ struct sqlq_lock {
   sqlq_db *db;
   sqlq__lockstate *ls;
   char lost[SQLQ__ERRMSG_SIZE]; /* why it was found lost; "" while held */
-  struct sqlq_lock **list;  /* the db's list it is on */
-  struct sqlq_lock *next;   /* the db's list of held locks */
+  struct sqlq_lock **list;      /* the db's list it is on */
+  struct sqlq_lock *next;       /* the db's list of held locks */
   struct sqlq_lock *prev;
 };
 
 struct sqlq_db {
   const sqlq_driver *drv_methods;
-  void *drv;                /* driver state */
-  char *ident;              /* names the database, for local wake-ups */
+  void *drv;   /* driver state */
+  char *ident; /* names the database, for local wake-ups */
   char *url_redacted;
   size_t payload_limit;
   int keep_history;
   double busy_timeout;
-  int in_user_tx;           /* sqlq_begin() is open */
+  int in_user_tx; /* sqlq_begin() is open */
   /* Wake-ups owed at the next commit: one entry per channel (queue or
   ** ring) that is owed one.  pending_all is set when an entry could not be recorded
   ** (out of memory): then every waiter of this process is woken. */
@@ -444,7 +443,7 @@ struct sqlq_db {
   ** by sqlq_wait().  interrupted tells the two apart. */
   int wake_fd;
   atomic_int interrupted;
-  struct sqlq_lock *locks;  /* locks held through this handle */
+  struct sqlq_lock *locks;      /* locks held through this handle */
   struct sqlq_lock *xact_locks; /* held until the transaction ends (for
                                    drivers without lock_xact) */
   int errcode;
@@ -457,7 +456,7 @@ struct sqlq_db {
 
 /* Record an error on db: its status and formatted text.  Returns status. */
 int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+  __attribute__((format(printf, 3, 4)));
 /* Clear the error state of db. */
 void sqlq__clear_error(sqlq_db *db);
 
@@ -498,8 +497,8 @@ void sqlq__keepalive(int fd);
 ** attempt, the next waits for a pause that doubles from 50 ms up to 2 s;
 ** a successful one resets the pause. */
 typedef struct sqlq__backoff {
-  int64_t retry_at_ns;  /* CLOCK_MONOTONIC; 0: at once */
-  int64_t pause_ns;     /* after the last failure; 0: none failed */
+  int64_t retry_at_ns; /* CLOCK_MONOTONIC; 0: at once */
+  int64_t pause_ns;    /* after the last failure; 0: none failed */
 } sqlq__backoff;
 /* Nanoseconds until the next attempt may be made (0: now). */
 int64_t sqlq__backoff_wait_ns(const sqlq__backoff *b);

@@ -21,9 +21,9 @@ static const struct {
   const char *name;
   char suffix;
 } actions[] = {
-    {SQLQ_ON_INSERT, "insert", 'i'},
-    {SQLQ_ON_UPDATE, "update", 'u'},
-    {SQLQ_ON_DELETE, "delete", 'd'},
+  {SQLQ_ON_INSERT, "insert", 'i'},
+  {SQLQ_ON_UPDATE, "update", 'u'},
+  {SQLQ_ON_DELETE, "delete", 'd'},
 };
 #define N_ACTIONS (sizeof actions / sizeof actions[0])
 #define ALL_ACTIONS (SQLQ_ON_INSERT | SQLQ_ON_UPDATE | SQLQ_ON_DELETE)
@@ -198,8 +198,10 @@ static int moved_to(sqlq_db *db, const char *table, char **moved) {
       rc = SQLQ_NOMEM;
       break;
     }
-    if (strcmp(on, table) != 0) *moved = on;
-    else free(on);
+    if (strcmp(on, table) != 0)
+      *moved = on;
+    else
+      free(on);
   }
   d->reset(st);
   if (rc == SQLQ_NOMEM) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
@@ -224,12 +226,14 @@ static int check_names_free(sqlq_db *db, const char *table) {
     size_t nlen = 0, tlen = 0;
     const char *name = d->column_blob(st, 0, &nlen);
     const char *on = d->column_blob(st, 1, &tlen);
-    if (trigger_action(name, nlen, base) == 0 || (tlen == strlen(table) && memcmp(on, table, tlen) == 0))
+    if (trigger_action(name, nlen, base) == 0 ||
+        (tlen == strlen(table) && memcmp(on, table, tlen) == 0))
       continue;
-    rc = sqlq__error(db, SQLQ_MISUSE,
-                     "the trigger %.*s on table '%.*s' has a name that the triggers of '%s' would take"
-                     " (a table whose name hashes alike, or a trigger of someone else's): drop it first",
-                     (int)nlen, name, (int)(tlen > 200 ? 200 : tlen), on, table);
+    rc = sqlq__error(
+      db, SQLQ_MISUSE,
+      "the trigger %.*s on table '%.*s' has a name that the triggers of '%s' would take"
+      " (a table whose name hashes alike, or a trigger of someone else's): drop it first",
+      (int)nlen, name, (int)(tlen > 200 ? 200 : tlen), on, table);
     break;
   }
   d->reset(st);
@@ -241,8 +245,8 @@ static int check_names_free(sqlq_db *db, const char *table) {
 static int check_ddl_tx(sqlq_db *db, const char *what) {
   if ((db->drv_methods->caps & SQLQ__CAP_DDL_COMMITS) && db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE,
-                       "%s cannot run inside sqlq_begin() on %s: its triggers commit",
-                       what, db->drv_methods->name);
+                       "%s cannot run inside sqlq_begin() on %s: its triggers commit", what,
+                       db->drv_methods->name);
   return SQLQ_OK;
 }
 
@@ -257,7 +261,7 @@ struct change {
   unsigned flags;
   struct columns cols;
   int64_t removed;
-  char *moved;  /* unsubscribe: the table's new name after a rename */
+  char *moved; /* unsubscribe: the table's new name after a rename */
 };
 
 /* Run statement sql with text parameters $1 a and $2 b, adding the rows
@@ -294,12 +298,10 @@ static int subscribe_tx(sqlq_db *db, void *arg) {
   int rc = read_columns(db, ch->table, &ch->cols);
   if (rc != SQLQ_OK) return rc;
   if (ch->cols.n == 0)
-    return sqlq__error(db, SQLQ_NOTFOUND, "no table called '%s' in the default schema",
-                       ch->table);
+    return sqlq__error(db, SQLQ_NOTFOUND, "no table called '%s' in the default schema", ch->table);
   if (!ch->cols.has_pk)
     return sqlq__error(db, SQLQ_MISUSE,
-                       "table '%s' has no primary key: events name rows by their key",
-                       ch->table);
+                       "table '%s' has no primary key: events name rows by their key", ch->table);
   /* The table's subscriptions before this one: the tag's own (removed,
   ** to be made anew) and the other tags'. */
   int64_t removed = 0;
@@ -471,7 +473,8 @@ static int list_tx(sqlq_db *db, void *arg) {
   for (size_t i = 0; rc == SQLQ_OK && i < l->n;) {
     size_t j = i;
     unsigned acts = 0;
-    while (j < l->n && strcmp(l->subs[j].table, l->subs[i].table) == 0) acts |= l->subs[j++].actions;
+    while (j < l->n && strcmp(l->subs[j].table, l->subs[i].table) == 0)
+      acts |= l->subs[j++].actions;
     int status = SQLQ_SUB_ACTIVE;
     rc = table_status(db, l->subs[i].table, acts, &status);
     for (; i < j; i++) l->subs[i].status = status;

@@ -27,19 +27,31 @@ static char *decode(const char *s, size_t n, int *bad) {
   *bad = 0;
   if (out == NULL) return NULL;
   for (size_t i = 0; i < n; i++) {
-    if (s[i] != '%') { *o++ = s[i]; continue; }
-    if (i + 2 >= n) { *bad = 1; break; }
+    if (s[i] != '%') {
+      *o++ = s[i];
+      continue;
+    }
+    if (i + 2 >= n) {
+      *bad = 1;
+      break;
+    }
     if (!isxdigit((unsigned char)s[i + 1]) || !isxdigit((unsigned char)s[i + 2])) {
       *bad = 1;
       break;
     }
     char hex[3] = {s[i + 1], s[i + 2], 0};
     long v = strtol(hex, NULL, 16);
-    if (v == 0) { *bad = 1; break; }
+    if (v == 0) {
+      *bad = 1;
+      break;
+    }
     *o++ = (char)v;
     i += 2;
   }
-  if (*bad) { free(out); return NULL; }
+  if (*bad) {
+    free(out);
+    return NULL;
+  }
   *o = '\0';
   return out;
 }
@@ -73,7 +85,10 @@ static int parse_query(const char *q, sqlq__url *url, span *spans, size_t *n_spa
     const char *end = strchr(p, '&');
     if (end == NULL) end = p + strlen(p);
     const char *eq = memchr(p, '=', (size_t)(end - p));
-    if (end == p) { p = *end ? end + 1 : end; continue; }
+    if (end == p) {
+      p = *end ? end + 1 : end;
+      continue;
+    }
     if (eq == NULL || eq == p) {
       /* Not quoted: the text may be a secret typed in the wrong place. */
       snprintf(err, es, "URL option %d is not of the form key=value", url->n_opts + 1);
@@ -155,22 +170,25 @@ int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t es) {
     const char *auth_end = auth;
     while (auth_end < body_end && *auth_end != '/') auth_end++;
     const char *at = NULL;
-    for (const char *p = auth; p < auth_end; p++) if (*p == '@') at = p;
+    for (const char *p = auth; p < auth_end; p++)
+      if (*p == '@') at = p;
     const char *hostp = auth;
     if (at == NULL && memchr(auth, ':', (size_t)(auth_end - auth)) &&
         memchr(auth_end, '@', (size_t)(body_end - auth_end))) {
       /* "u:12/34@host": a password with a '/' that was not encoded.  Read
       ** as written, 12 would be a port and the password part of a path
       ** that messages print; refuse, without quoting the URL. */
-      snprintf(err, es, "database URL has an '@' after its host: percent-encode a '/' in "
-                        "the user name or password as %%2F");
+      snprintf(err, es,
+               "database URL has an '@' after its host: percent-encode a '/' in "
+               "the user name or password as %%2F");
       rc = SQLQ_MISUSE;
       goto fail;
     }
     if (at) {
       const char *c = memchr(auth, ':', (size_t)(at - auth));
       const char *uend = c ? c : at;
-      if (uend > auth && (url->user = decode(auth, (size_t)(uend - auth), &bad)) == NULL) goto decode_fail;
+      if (uend > auth && (url->user = decode(auth, (size_t)(uend - auth), &bad)) == NULL)
+        goto decode_fail;
       if (c) {
         spans[n_spans++] = (span){c + 1, at};
         if ((url->password = decode(c + 1, (size_t)(at - c - 1), &bad)) == NULL) goto decode_fail;

@@ -14,8 +14,8 @@
 #include "sqlq_int.h"
 
 int64_t sqlq__seconds_to_us(double s) {
-  if (!(s == s)) return 0;                 /* NaN */
-  if (s >= 9.2e12) return INT64_MAX / 2;   /* about 290,000 years */
+  if (!(s == s)) return 0;               /* NaN */
+  if (s >= 9.2e12) return INT64_MAX / 2; /* about 290,000 years */
   if (s <= -9.2e12) return -(INT64_MAX / 2);
   return (int64_t)llround(s * 1e6);
 }
@@ -58,10 +58,17 @@ size_t sqlq__utf8_seq(const unsigned char *s, size_t n) {
   size_t len;
   uint32_t cp;
   if (s[0] < 0x80) return 1;
-  if ((s[0] & 0xE0) == 0xC0) { len = 2; cp = s[0] & 0x1F; }
-  else if ((s[0] & 0xF0) == 0xE0) { len = 3; cp = s[0] & 0x0F; }
-  else if ((s[0] & 0xF8) == 0xF0) { len = 4; cp = s[0] & 0x07; }
-  else return 0;
+  if ((s[0] & 0xE0) == 0xC0) {
+    len = 2;
+    cp = s[0] & 0x1F;
+  } else if ((s[0] & 0xF0) == 0xE0) {
+    len = 3;
+    cp = s[0] & 0x0F;
+  } else if ((s[0] & 0xF8) == 0xF0) {
+    len = 4;
+    cp = s[0] & 0x07;
+  } else
+    return 0;
   if (len > n) return 0;
   for (size_t i = 1; i < len; i++) {
     if ((s[i] & 0xC0) != 0x80) return 0;
@@ -101,7 +108,8 @@ int sqlq__check_queue(sqlq_db *db, const char *queue) {
 int sqlq__check_stored_queue(sqlq_db *db, const char *queue) {
   size_t n = queue ? strnlen(queue, SQLQ_QUEUE_NAME_MAX + 1) : 0;
   if (n == 0 || n > SQLQ_QUEUE_NAME_MAX) return sqlq__check_queue(db, queue);
-  if (!clean_text(queue, n, 1)) return sqlq__error(db, SQLQ_MISUSE, "queue name is not valid UTF-8");
+  if (!clean_text(queue, n, 1))
+    return sqlq__error(db, SQLQ_MISUSE, "queue name is not valid UTF-8");
   return SQLQ_OK;
 }
 

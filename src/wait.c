@@ -26,7 +26,7 @@
 struct waiter {
   sqlq_db *db;
   const char *channel; /* the caller's string, valid while it waits */
-  int woken;          /* signalled since it last went to sleep */
+  int woken;           /* signalled since it last went to sleep */
   struct waiter *next;
 };
 
@@ -50,8 +50,7 @@ void sqlq__wake_local(const char *ident, const char *channel, int n) {
   int left = n > 1 ? n : 1;
   pthread_mutex_lock(&waiters_lock);
   for (struct waiter *w = waiters; w && (every || left > 0); w = w->next) {
-    if (strcmp(w->db->ident, ident) != 0 || (channel && strcmp(w->channel, channel) != 0))
-      continue;
+    if (strcmp(w->db->ident, ident) != 0 || (channel && strcmp(w->channel, channel) != 0)) continue;
     /* A waiter already woken and not yet back to sleep takes no wake-up. */
     if (channel && w->woken) continue;
     w->woken = 1;
@@ -170,7 +169,8 @@ int sqlq__deadline(sqlq_db *db, double timeout, int64_t *deadline_ns) {
 
 int sqlq__wait_on(sqlq_db *db, const char *channel, sqlq__wait_check check, void *arg,
                   int64_t deadline_ns) {
-  if (db->drv_methods == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
+  if (db->drv_methods == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
   if (db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "cannot wait inside a transaction");
   struct waiter w = {db, channel, 0, NULL};
   struct check c = {check, arg, -1};

@@ -23,37 +23,33 @@
 
 /* What is measured. */
 enum bench_mode {
-  BENCH_MODE_JOBS = 0,  /* enqueue, claim and ack jobs */
-  BENCH_MODE_RING = 1,  /* W clients push N entries into a ring */
-  BENCH_MODE_POOL = 2,  /* W clients take N items from a pool */
-  BENCH_MODE_DRAIN = 3  /* W workers claim and ack the jobs already queued */
+  BENCH_MODE_JOBS = 0, /* enqueue, claim and ack jobs */
+  BENCH_MODE_RING = 1, /* W clients push N entries into a ring */
+  BENCH_MODE_POOL = 2, /* W clients take N items from a pool */
+  BENCH_MODE_DRAIN = 3 /* W workers claim and ack the jobs already queued */
 };
 
 /* What the user asked for. */
 typedef struct bench_config {
-  int mode;               /* enum bench_mode */
-  const char *url;        /* the database actually benched */
-  const char *queue;      /* the dedicated queue, purged before and after */
-  long long jobs;         /* N: jobs of the throughput phase */
-  long long workers;      /* W */
-  long long producers;    /* P: threads enqueueing the throughput phase */
-  long long batch;        /* B: enqueue and claim batch size */
-  long long payload;      /* payload size in bytes, >= BENCH_STAMP_BYTES */
-  long long backlog;      /* M: low-priority jobs left queued meanwhile */
-  long long samples;      /* K: jobs of the latency phase */
-  long long work_us;      /* U: --drain's work per claimed job, slept */
-  int processes;          /* workers are forked processes, not threads */
-  int keep_backlog;       /* reuse a backlog of M left by a run before, and
+  int mode;            /* enum bench_mode */
+  const char *url;     /* the database actually benched */
+  const char *queue;   /* the dedicated queue, purged before and after */
+  long long jobs;      /* N: jobs of the throughput phase */
+  long long workers;   /* W */
+  long long producers; /* P: threads enqueueing the throughput phase */
+  long long batch;     /* B: enqueue and claim batch size */
+  long long payload;   /* payload size in bytes, >= BENCH_STAMP_BYTES */
+  long long backlog;   /* M: low-priority jobs left queued meanwhile */
+  long long samples;   /* K: jobs of the latency phase */
+  long long work_us;   /* U: --drain's work per claimed job, slept */
+  int processes;       /* workers are forked processes, not threads */
+  int keep_backlog;    /* reuse a backlog of M left by a run before, and
                              leave it queued at the end (needs K = 0) */
-  int json;               /* print one JSON object instead of text */
+  int json;            /* print one JSON object instead of text */
 } bench_config;
 
 /* The phases the workers go through, in order. */
-enum bench_phase {
-  BENCH_PHASE_THROUGHPUT = 0,
-  BENCH_PHASE_LATENCY = 1,
-  BENCH_PHASE_STOP = 2
-};
+enum bench_phase { BENCH_PHASE_THROUGHPUT = 0, BENCH_PHASE_LATENCY = 1, BENCH_PHASE_STOP = 2 };
 
 /*
 ** The state every worker and producer shares.  It lives in one
@@ -62,21 +58,21 @@ enum bench_phase {
 ** across processes.
 */
 typedef struct bench_shared {
-  atomic_int phase;              /* enum bench_phase */
-  atomic_int status;             /* first failure (SQLQ_*), else SQLQ_OK */
-  atomic_int ready;              /* workers that have opened their handle */
-  atomic_int go;                 /* ring and pool modes: clients may start */
-  atomic_llong enqueued;         /* throughput jobs committed so far */
-  atomic_llong reserved;         /* throughput jobs workers set out to claim */
-  atomic_llong done;             /* throughput jobs acked so far */
-  atomic_llong last_ack_ns;      /* CLOCK_MONOTONIC of the latest such ack */
-  atomic_llong lat_claimed;      /* latency jobs claimed (samples taken) */
-  atomic_llong lat_acked;        /* latency jobs acked */
-  atomic_llong claim_ns;         /* throughput phase: time in non-empty claims */
-  atomic_llong claims;           /* throughput phase: non-empty claims */
-  atomic_llong strays;           /* backlog jobs claimed, and given back */
-  long long n_samples;           /* room in lat_us */
-  double lat_us[];               /* enqueue-to-claim latencies, microseconds */
+  atomic_int phase;         /* enum bench_phase */
+  atomic_int status;        /* first failure (SQLQ_*), else SQLQ_OK */
+  atomic_int ready;         /* workers that have opened their handle */
+  atomic_int go;            /* ring and pool modes: clients may start */
+  atomic_llong enqueued;    /* throughput jobs committed so far */
+  atomic_llong reserved;    /* throughput jobs workers set out to claim */
+  atomic_llong done;        /* throughput jobs acked so far */
+  atomic_llong last_ack_ns; /* CLOCK_MONOTONIC of the latest such ack */
+  atomic_llong lat_claimed; /* latency jobs claimed (samples taken) */
+  atomic_llong lat_acked;   /* latency jobs acked */
+  atomic_llong claim_ns;    /* throughput phase: time in non-empty claims */
+  atomic_llong claims;      /* throughput phase: non-empty claims */
+  atomic_llong strays;      /* backlog jobs claimed, and given back */
+  long long n_samples;      /* room in lat_us */
+  double lat_us[];          /* enqueue-to-claim latencies, microseconds */
 } bench_shared;
 
 /* The raw outcome of a run. */
@@ -86,8 +82,8 @@ typedef struct bench_result {
   double total_s;                /* first enqueue to last ack */
   double p50_ms, p90_ms, p99_ms; /* latency percentiles; NAN when no samples */
   long long n_samples;
-  double claim_ms;               /* mean non-empty throughput claim; NAN if none */
-  long long strays;              /* backlog jobs claimed, and given back */
+  double claim_ms;  /* mean non-empty throughput claim; NAN if none */
+  long long strays; /* backlog jobs claimed, and given back */
 } bench_result;
 
 /* Time helpers: CLOCK_MONOTONIC in nanoseconds, CLOCK_REALTIME in
@@ -107,9 +103,8 @@ void bench_sleep_us(long us);
 ** them may draw the bar.  Returns SQLQ_OK (also when stopped early) or the
 ** failing status (one line printed, unless sh had a failure already).
 */
-int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
-               long long batch, int priority, bench_shared *sh,
-               const char *label);
+int bench_fill(const bench_config *cfg, sqlq_db *db, long long total, long long batch, int priority,
+               bench_shared *sh, const char *label);
 
 /*
 ** Run both measured phases against a database whose bench queue holds
@@ -130,8 +125,8 @@ void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what
 /* Wait until *counter reaches target, drawing progress under label.
 ** Returns SQLQ_OK, the recorded failure, or SQLQ_ERROR when the counter
 ** stalls (one line printed). */
-int bench_await(bench_shared *sh, atomic_llong *counter, long long target,
-                const char *label, long long total);
+int bench_await(bench_shared *sh, atomic_llong *counter, long long target, const char *label,
+                long long total);
 
 /* Wait until `workers` workers have opened their handle. */
 int bench_await_ready(bench_shared *sh, int workers);

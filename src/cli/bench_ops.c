@@ -39,8 +39,8 @@ static void bench_client_main(const bench_config *cfg, bench_shared *sh) {
       bench_sleep_us(100);
     for (long long i = 0; i < mine && atomic_load(&sh->phase) != BENCH_PHASE_STOP; i++) {
       if ((rc = bench_op(cfg, db, payload)) != SQLQ_OK) {
-        bench_fail_call(sh, db, rc, cfg->mode == BENCH_MODE_RING ? "bench: ring push"
-                                                                 : "bench: pool next");
+        bench_fail_call(sh, db, rc,
+                        cfg->mode == BENCH_MODE_RING ? "bench: ring push" : "bench: pool next");
         break;
       }
       atomic_fetch_add(&sh->done, 1);
@@ -119,7 +119,8 @@ static int bench_make(bench_config *cfg, sqlq_db *db) {
   if (cfg->mode == BENCH_MODE_DRAIN) return bench_count_ready(cfg, db);
   if (cfg->mode == BENCH_MODE_RING) {
     rc = sqlq_ring_drop(db, cfg->queue);
-    if (rc == SQLQ_OK || rc == SQLQ_NOTFOUND) rc = sqlq_ring_create(db, cfg->queue, BENCH_RING_CAPACITY);
+    if (rc == SQLQ_OK || rc == SQLQ_NOTFOUND)
+      rc = sqlq_ring_create(db, cfg->queue, BENCH_RING_CAPACITY);
   }
   for (int i = 0; cfg->mode == BENCH_MODE_POOL && rc == SQLQ_OK && i < BENCH_POOL_ITEMS; i++) {
     char item[32];
@@ -145,14 +146,15 @@ static int bench_unmake(const bench_config *cfg, sqlq_db *db) {
 
 /* Start the clients, time their calls, stop them. */
 static int bench_ops_time(const bench_config *cfg, bench_shared *sh, double *wall_s) {
-  bench_pool pool = {.cfg = cfg, .sh = sh,
-                     .body = cfg->mode == BENCH_MODE_DRAIN ? bench_drainer_main : bench_client_main};
+  bench_pool pool = {
+    .cfg = cfg,
+    .sh = sh,
+    .body = cfg->mode == BENCH_MODE_DRAIN ? bench_drainer_main : bench_client_main};
   int rc = bench_pool_start(&pool) == 0 ? SQLQ_OK : SQLQ_ERROR;
   if (rc == SQLQ_OK) rc = bench_await_ready(sh, (int)cfg->workers);
   int64_t t0 = bench_monotonic_ns();
   atomic_store(&sh->go, 1);
-  if (rc == SQLQ_OK)
-    rc = bench_await(sh, &sh->done, cfg->jobs, bench_ops_unit(cfg), cfg->jobs);
+  if (rc == SQLQ_OK) rc = bench_await(sh, &sh->done, cfg->jobs, bench_ops_unit(cfg), cfg->jobs);
   *wall_s = (double)(bench_monotonic_ns() - t0) / 1e9;
   bench_progress_end();
   bench_pool_stop(&pool);
@@ -161,8 +163,8 @@ static int bench_ops_time(const bench_config *cfg, bench_shared *sh, double *wal
 
 /* Time the clients on a fresh shared block.  Returns a status. */
 static int bench_ops_shared(const bench_config *cfg, double *wall_s) {
-  bench_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  bench_shared *sh =
+    mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) {
     cli_error("bench: cannot map shared memory: %s", strerror(errno));
     return SQLQ_ERROR;

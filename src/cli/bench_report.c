@@ -23,8 +23,7 @@ static int cmp_double(const void *a, const void *b) {
 /* The p-th percentile of n sorted values by the nearest-rank method. */
 static double nearest_rank(const double *sorted, long long n, double p) {
   long long rank = (long long)ceil(p / 100.0 * (double)n);
-  if (rank < 1)
-    rank = 1;
+  if (rank < 1) rank = 1;
   return sorted[rank - 1];
 }
 
@@ -47,14 +46,13 @@ static double bench_rate(long long jobs, double seconds) {
 
 int bench_print_text(const bench_config *cfg, const bench_result *res) {
   printf("backend      %s\n", res->backend);
-  printf("jobs         %lld (batch %lld, payload %lld B, backlog %lld)\n",
-         cfg->jobs, cfg->batch, cfg->payload, cfg->backlog);
-  printf("workers      %lld %s\n", cfg->workers,
-         cfg->processes ? "processes" : "threads");
+  printf("jobs         %lld (batch %lld, payload %lld B, backlog %lld)\n", cfg->jobs, cfg->batch,
+         cfg->payload, cfg->backlog);
+  printf("workers      %lld %s\n", cfg->workers, cfg->processes ? "processes" : "threads");
   printf("producers    %lld\n", cfg->producers);
   printf("enqueue      %.0f jobs/s\n", bench_rate(cfg->jobs, res->enqueue_s));
-  printf("end to end   %.0f jobs/s (wall %.3f s)\n",
-         bench_rate(cfg->jobs, res->total_s), res->total_s);
+  printf("end to end   %.0f jobs/s (wall %.3f s)\n", bench_rate(cfg->jobs, res->total_s),
+         res->total_s);
   if (res->n_samples == 0)
     printf("latency      not measured (--latency-samples 0)\n");
   else
@@ -72,21 +70,17 @@ static json_t *bench_json_ms(double ms) {
 
 /* Build the JSON object: the contract keys first, then the extras. */
 static json_t *bench_json(const bench_config *cfg, const bench_result *res) {
-  json_t *lat = json_pack("{s:o, s:o, s:o}", "p50", bench_json_ms(res->p50_ms),
-                          "p90", bench_json_ms(res->p90_ms), "p99",
-                          bench_json_ms(res->p99_ms));
-  if (!lat)
-    return NULL;
-  return json_pack(
-      "{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I, s:o, s:I}", "backend",
-      res->backend, "jobs", (json_int_t)cfg->jobs, "workers",
-      (json_int_t)cfg->workers, "batch", (json_int_t)cfg->batch,
-      "enqueue_per_s", (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)),
-      "jobs_per_s", (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)),
-      "latency_ms", lat, "payload", (json_int_t)cfg->payload, "backlog",
-      (json_int_t)cfg->backlog, "processes", cfg->processes, "producers",
-      (json_int_t)cfg->producers, "claim_ms", bench_json_ms(res->claim_ms),
-      "backlog_claimed", (json_int_t)res->strays);
+  json_t *lat = json_pack("{s:o, s:o, s:o}", "p50", bench_json_ms(res->p50_ms), "p90",
+                          bench_json_ms(res->p90_ms), "p99", bench_json_ms(res->p99_ms));
+  if (!lat) return NULL;
+  return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I, s:o, s:I}", "backend",
+                   res->backend, "jobs", (json_int_t)cfg->jobs, "workers", (json_int_t)cfg->workers,
+                   "batch", (json_int_t)cfg->batch, "enqueue_per_s",
+                   (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)), "jobs_per_s",
+                   (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)), "latency_ms", lat,
+                   "payload", (json_int_t)cfg->payload, "backlog", (json_int_t)cfg->backlog,
+                   "processes", cfg->processes, "producers", (json_int_t)cfg->producers, "claim_ms",
+                   bench_json_ms(res->claim_ms), "backlog_claimed", (json_int_t)res->strays);
 }
 
 /* Print obj (which this takes) as one line of JSON.  Returns an exit
@@ -112,8 +106,7 @@ int bench_print_json(const bench_config *cfg, const bench_result *res) {
 /* Whether the bar is drawn at all, decided once. */
 static int bench_bar_enabled(void) {
   static int enabled = -1;
-  if (enabled < 0)
-    enabled = isatty(STDERR_FILENO) ? 1 : 0;
+  if (enabled < 0) enabled = isatty(STDERR_FILENO) ? 1 : 0;
   return enabled;
 }
 
@@ -123,16 +116,13 @@ static int64_t bar_drawn_ns;
 static int bar_shown;
 
 void bench_progress(const char *label, long long done, long long total) {
-  if (!bench_bar_enabled() || total <= 0)
-    return;
+  if (!bench_bar_enabled() || total <= 0) return;
   int64_t now = bench_monotonic_ns();
-  if (done < total && now - bar_drawn_ns < BENCH_BAR_PERIOD_NS)
-    return;
+  if (done < total && now - bar_drawn_ns < BENCH_BAR_PERIOD_NS) return;
   bar_drawn_ns = now;
   int filled = (int)(done * BENCH_BAR_WIDTH / total);
   char bar[BENCH_BAR_WIDTH + 1];
-  for (int i = 0; i < BENCH_BAR_WIDTH; i++)
-    bar[i] = i < filled ? '#' : '.';
+  for (int i = 0; i < BENCH_BAR_WIDTH; i++) bar[i] = i < filled ? '#' : '.';
   bar[BENCH_BAR_WIDTH] = '\0';
   fprintf(stderr, "\r%-8s [%s] %lld/%lld\033[K", label, bar, done, total);
   fflush(stderr);
@@ -140,8 +130,7 @@ void bench_progress(const char *label, long long done, long long total) {
 }
 
 void bench_progress_end(void) {
-  if (!bar_shown)
-    return;
+  if (!bar_shown) return;
   fputs("\r\033[K", stderr);
   fflush(stderr);
   bar_shown = 0;
@@ -156,13 +145,15 @@ int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s)
   int ring = cfg->mode == BENCH_MODE_RING, drain = cfg->mode == BENCH_MODE_DRAIN;
   double rate = bench_rate(cfg->jobs, wall_s);
   if (cfg->json) {
-    json_t *obj = json_pack(
-        "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:f}", "backend", backend, "mode",
-        modes[cfg->mode], "ops", (json_int_t)cfg->jobs, "clients", (json_int_t)cfg->workers,
-        "processes", cfg->processes, "payload", (json_int_t)(ring ? cfg->payload : 0), "size",
-        (json_int_t)(ring ? BENCH_RING_CAPACITY : drain ? cfg->batch : BENCH_POOL_ITEMS), "work_us",
-        (json_int_t)cfg->work_us, "per_s",
-        (json_int_t)llround(rate), "wall_s", round(wall_s * 1000.0) / 1000.0);
+    json_t *obj = json_pack("{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:f}", "backend",
+                            backend, "mode", modes[cfg->mode], "ops", (json_int_t)cfg->jobs,
+                            "clients", (json_int_t)cfg->workers, "processes", cfg->processes,
+                            "payload", (json_int_t)(ring ? cfg->payload : 0), "size",
+                            (json_int_t)(ring    ? BENCH_RING_CAPACITY
+                                         : drain ? cfg->batch
+                                                 : BENCH_POOL_ITEMS),
+                            "work_us", (json_int_t)cfg->work_us, "per_s", (json_int_t)llround(rate),
+                            "wall_s", round(wall_s * 1000.0) / 1000.0);
     return bench_write_json(obj);
   }
   printf("backend      %s\n", backend);

@@ -63,8 +63,7 @@ int64_t bench_realtime_us(void) {
 
 void bench_sleep_us(long us) {
   struct timespec ts = {us / 1000000L, (us % 1000000L) * 1000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 /* Record the first failure and tell everyone to stop.  Returns 1 when
@@ -76,38 +75,32 @@ static int bench_fail(bench_shared *sh, int status) {
   return first;
 }
 
-void bench_fail_call(bench_shared *sh, sqlq_db *db, int status,
-                     const char *what) {
-  if (bench_fail(sh, status))
-    cli_fail(db, status, what);
+void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what) {
+  if (bench_fail(sh, status)) cli_fail(db, status, what);
 }
 
 /* Write the current time into the first BENCH_STAMP_BYTES of payload. */
 static void bench_stamp(unsigned char *payload) {
   uint64_t now = (uint64_t)bench_realtime_us();
-  for (int i = 0; i < BENCH_STAMP_BYTES; i++)
-    payload[i] = (unsigned char)(now >> (8 * i));
+  for (int i = 0; i < BENCH_STAMP_BYTES; i++) payload[i] = (unsigned char)(now >> (8 * i));
 }
 
 /* Read the time written by bench_stamp(). */
 static int64_t bench_stamp_read(const unsigned char *payload) {
   uint64_t t = 0;
-  for (int i = 0; i < BENCH_STAMP_BYTES; i++)
-    t |= (uint64_t)payload[i] << (8 * i);
+  for (int i = 0; i < BENCH_STAMP_BYTES; i++) t |= (uint64_t)payload[i] << (8 * i);
   return (int64_t)t;
 }
 
 /* A payload buffer of cfg's size: stamp space followed by padding. */
 static unsigned char *bench_payload_new(const bench_config *cfg) {
   unsigned char *p = malloc((size_t)cfg->payload);
-  if (p)
-    memset(p, 'x', (size_t)cfg->payload);
+  if (p) memset(p, 'x', (size_t)cfg->payload);
   return p;
 }
 
-int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
-               long long batch, int priority, bench_shared *sh,
-               const char *label) {
+int bench_fill(const bench_config *cfg, sqlq_db *db, long long total, long long batch, int priority,
+               bench_shared *sh, const char *label) {
   unsigned char *payload = bench_payload_new(cfg);
   sqlq_job_spec *specs = calloc((size_t)batch, sizeof *specs);
   int rc = SQLQ_OK;
@@ -124,8 +117,7 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
   }
   for (long long sent = 0; rc == SQLQ_OK && sent < total;) {
     long long k = total - sent < batch ? total - sent : batch;
-    if (sh && atomic_load(&sh->status) != SQLQ_OK)
-      break;
+    if (sh && atomic_load(&sh->status) != SQLQ_OK) break;
     bench_stamp(payload);
     rc = sqlq_enqueue_batch(db, cfg->queue, specs, (size_t)k, NULL);
     if (rc != SQLQ_OK) {
@@ -136,11 +128,8 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
       break;
     }
     sent += k;
-    if (sh)
-      atomic_fetch_add(&sh->enqueued, k);
-    if (label)
-      bench_progress(label, sh ? atomic_load(&sh->done) : sent,
-                     sh ? cfg->jobs : total);
+    if (sh) atomic_fetch_add(&sh->enqueued, k);
+    if (label) bench_progress(label, sh ? atomic_load(&sh->done) : sent, sh ? cfg->jobs : total);
   }
   free(specs);
   free(payload);
@@ -154,48 +143,39 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total,
 /* Raise *target to value unless it is already larger. */
 static void bench_atomic_max(atomic_llong *target, long long value) {
   long long cur = atomic_load(target);
-  while (cur < value && !atomic_compare_exchange_weak(target, &cur, value)) {
-  }
+  while (cur < value && !atomic_compare_exchange_weak(target, &cur, value)) {}
 }
 
 /* How many jobs the next claim asks for: B, or with a backlog in the
 ** throughput phase the number of committed measured jobs this worker could
 ** reserve (0: none). */
-static int bench_claim_size(const bench_config *cfg, bench_shared *sh,
-                            int phase) {
-  if (phase != BENCH_PHASE_THROUGHPUT || cfg->backlog == 0)
-    return (int)cfg->batch;
+static int bench_claim_size(const bench_config *cfg, bench_shared *sh, int phase) {
+  if (phase != BENCH_PHASE_THROUGHPUT || cfg->backlog == 0) return (int)cfg->batch;
   long long r = atomic_load(&sh->reserved);
   for (;;) {
     long long avail = atomic_load(&sh->enqueued) - r;
     long long k = avail < cfg->batch ? avail : cfg->batch;
-    if (k <= 0)
-      return 0;
-    if (atomic_compare_exchange_weak(&sh->reserved, &r, r + k))
-      return (int)k;
+    if (k <= 0) return 0;
+    if (atomic_compare_exchange_weak(&sh->reserved, &r, r + k)) return (int)k;
   }
 }
 
 /* Wait until work may be due: on the queue, or by a short nap while a
 ** backlog makes the queue look busy.  Returns SQLQ_OK or a recorded
 ** failure. */
-static int bench_idle(const bench_config *cfg, bench_shared *sh, sqlq_db *db,
-                      int phase) {
+static int bench_idle(const bench_config *cfg, bench_shared *sh, sqlq_db *db, int phase) {
   if (phase == BENCH_PHASE_THROUGHPUT && cfg->backlog > 0) {
     bench_sleep_us(BENCH_BACKLOG_NAP_US);
     return SQLQ_OK;
   }
   int rc = sqlq_wait(db, cfg->queue, BENCH_WAIT_S);
-  if (rc == SQLQ_TIMEOUT)
-    return SQLQ_OK;
-  if (rc != SQLQ_OK)
-    bench_fail_call(sh, db, rc, "bench: wait");
+  if (rc == SQLQ_TIMEOUT) return SQLQ_OK;
+  if (rc != SQLQ_OK) bench_fail_call(sh, db, rc, "bench: wait");
   return rc;
 }
 
 /* Take one latency sample per claimed job: now minus its stamp. */
-static void bench_record_latency(bench_shared *sh, const sqlq_job *jobs, int n,
-                                 int64_t now_us) {
+static void bench_record_latency(bench_shared *sh, const sqlq_job *jobs, int n, int64_t now_us) {
   for (int i = 0; i < n; i++) {
     long long slot = atomic_fetch_add(&sh->lat_claimed, 1);
     if (slot < sh->n_samples)
@@ -226,8 +206,7 @@ static int bench_check_claimed(const sqlq_job *jobs, int n) {
 ** jobs are ready (docs/benchmarks.md, "Side by side").  Sets *measured to
 ** the number of measured jobs.  Returns a status (a failure recorded).
 */
-static int bench_give_back(bench_shared *sh, sqlq_db *db, sqlq_job *jobs,
-                           int n, int *measured) {
+static int bench_give_back(bench_shared *sh, sqlq_db *db, sqlq_job *jobs, int n, int *measured) {
   int m = 0;
   for (int i = 0; i < n; i++) {
     if (jobs[i].priority >= 0) {
@@ -249,8 +228,8 @@ static int bench_give_back(bench_shared *sh, sqlq_db *db, sqlq_job *jobs,
 }
 
 /* Ack the n claimed jobs in one batch and count them for their phase. */
-static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs,
-                     int n, sqlq_job_ref *refs, int phase) {
+static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs, int n, sqlq_job_ref *refs,
+                     int phase) {
   for (int i = 0; i < n; i++) {
     refs[i].id = jobs[i].id;
     refs[i].token = jobs[i].token;
@@ -275,12 +254,11 @@ static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs,
 ** once every throughput job is acked and the backlog is gone, so a job
 ** claimed after that switch is a latency job.
 */
-static int bench_worker_round(const bench_config *cfg, bench_shared *sh,
-                              sqlq_db *db, sqlq_job_ref *refs) {
+static int bench_worker_round(const bench_config *cfg, bench_shared *sh, sqlq_db *db,
+                              sqlq_job_ref *refs) {
   int phase = atomic_load(&sh->phase);
   int max = bench_claim_size(cfg, sh, phase);
-  if (max == 0)
-    return bench_idle(cfg, sh, db, phase);
+  if (max == 0) return bench_idle(cfg, sh, db, phase);
   sqlq_job *jobs = NULL;
   int n = 0;
   int64_t t0 = bench_monotonic_ns();
@@ -297,8 +275,7 @@ static int bench_worker_round(const bench_config *cfg, bench_shared *sh,
   int claimed = n;
   if (phase == BENCH_PHASE_THROUGHPUT && cfg->backlog > 0) {
     rc = bench_give_back(sh, db, jobs, claimed, &n);
-    if (n < max)
-      atomic_fetch_sub(&sh->reserved, max - n);
+    if (n < max) atomic_fetch_sub(&sh->reserved, max - n);
   }
   phase = atomic_load(&sh->phase);
   if (rc == SQLQ_OK && (rc = bench_check_claimed(jobs, n)) != SQLQ_OK)
@@ -306,8 +283,7 @@ static int bench_worker_round(const bench_config *cfg, bench_shared *sh,
   else if (rc == SQLQ_OK && n == 0)
     rc = bench_idle(cfg, sh, db, phase);
   else if (rc == SQLQ_OK) {
-    if (phase == BENCH_PHASE_LATENCY)
-      bench_record_latency(sh, jobs, n, now_us);
+    if (phase == BENCH_PHASE_LATENCY) bench_record_latency(sh, jobs, n, now_us);
     rc = bench_ack(sh, db, jobs, n, refs, phase);
   }
   sqlq_claimed_free(jobs, claimed);
@@ -341,8 +317,7 @@ static void *bench_worker_thread(void *arg) {
 static int bench_fork_worker(bench_pool *pool) {
   fflush(NULL);
   pid_t pid = fork();
-  if (pid < 0)
-    return -1;
+  if (pid < 0) return -1;
   if (pid == 0) {
 #ifdef __linux__
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -364,9 +339,8 @@ int bench_pool_start(bench_pool *pool) {
   }
   for (; pool->started < w; pool->started++) {
     int err = pool->cfg->processes
-                  ? (bench_fork_worker(pool) ? errno : 0)
-                  : pthread_create(&pool->threads[pool->started], NULL,
-                                   bench_worker_thread, pool);
+                ? (bench_fork_worker(pool) ? errno : 0)
+                : pthread_create(&pool->threads[pool->started], NULL, bench_worker_thread, pool);
     if (err) {
       cli_error("bench: cannot start a worker: %s", strerror(err));
       return -1;
@@ -379,8 +353,7 @@ void bench_pool_stop(bench_pool *pool) {
   atomic_store(&pool->sh->phase, BENCH_PHASE_STOP);
   for (int i = 0; i < pool->started; i++) {
     if (pool->cfg->processes)
-      while (waitpid(pool->pids[i], NULL, 0) < 0 && errno == EINTR) {
-      }
+      while (waitpid(pool->pids[i], NULL, 0) < 0 && errno == EINTR) {}
     else
       pthread_join(pool->threads[i], NULL);
   }
@@ -392,27 +365,23 @@ void bench_pool_stop(bench_pool *pool) {
 ** Waiting on the workers.
 */
 
-int bench_await(bench_shared *sh, atomic_llong *counter, long long target,
-                const char *label, long long total) {
+int bench_await(bench_shared *sh, atomic_llong *counter, long long target, const char *label,
+                long long total) {
   long long seen = atomic_load(counter);
   int64_t last_move = bench_monotonic_ns();
   while (seen < target) {
     int status = atomic_load(&sh->status);
-    if (status != SQLQ_OK)
-      return status;
+    if (status != SQLQ_OK) return status;
     if (bench_monotonic_ns() - last_move > BENCH_STALL_NS) {
-      cli_error("bench: %s made no progress for 60 s (%lld of %lld)", label,
-                seen, target);
+      cli_error("bench: %s made no progress for 60 s (%lld of %lld)", label, seen, target);
       bench_fail(sh, SQLQ_ERROR);
       return SQLQ_ERROR;
     }
     bench_sleep_us(BENCH_POLL_US);
     long long now = atomic_load(counter);
-    if (now != seen)
-      last_move = bench_monotonic_ns();
+    if (now != seen) last_move = bench_monotonic_ns();
     seen = now;
-    if (total > 0)
-      bench_progress(label, seen, total);
+    if (total > 0) bench_progress(label, seen, total);
   }
   return SQLQ_OK;
 }
@@ -420,8 +389,7 @@ int bench_await(bench_shared *sh, atomic_llong *counter, long long target,
 int bench_await_ready(bench_shared *sh, int workers) {
   int64_t start = bench_monotonic_ns();
   while (atomic_load(&sh->ready) < workers) {
-    if (atomic_load(&sh->status) != SQLQ_OK)
-      return atomic_load(&sh->status);
+    if (atomic_load(&sh->status) != SQLQ_OK) return atomic_load(&sh->status);
     if (bench_monotonic_ns() - start > BENCH_STALL_NS) {
       cli_error("bench: the workers did not start within 60 s");
       return SQLQ_ERROR;
@@ -441,17 +409,17 @@ int bench_await_ready(bench_shared *sh, int workers) {
 typedef struct bench_producer {
   const bench_config *cfg;
   bench_shared *sh;
-  sqlq_db *db;        /* its handle; closed by bench_producers_close() */
-  long long jobs;     /* its share of N */
-  const char *label;  /* the progress bar's label, or NULL */
-  pthread_t thread;   /* valid once started */
-  int started;        /* runs on a thread of its own */
+  sqlq_db *db;       /* its handle; closed by bench_producers_close() */
+  long long jobs;    /* its share of N */
+  const char *label; /* the progress bar's label, or NULL */
+  pthread_t thread;  /* valid once started */
+  int started;       /* runs on a thread of its own */
 } bench_producer;
 
 /* The P producers of a run. */
 typedef struct bench_producers {
   bench_producer *list;
-  int n;              /* entries of list with a handle */
+  int n; /* entries of list with a handle */
 } bench_producers;
 
 long long bench_share(long long n, long long p, long long i) {
@@ -461,8 +429,7 @@ long long bench_share(long long n, long long p, long long i) {
 /* Close the handles of producers 1.. (the first borrows the main one) and
 ** free the list. */
 static void bench_producers_close(bench_producers *ps) {
-  for (int i = 1; i < ps->n; i++)
-    sqlq_close(ps->list[i].db);
+  for (int i = 1; i < ps->n; i++) sqlq_close(ps->list[i].db);
   free(ps->list);
   ps->list = NULL;
   ps->n = 0;
@@ -472,8 +439,8 @@ static void bench_producers_close(bench_producers *ps) {
 ** handle of its own, opened here so that connecting is not timed.
 ** Returns SQLQ_OK, or the failing status with one line printed and
 ** everything set up so far closed again. */
-static int bench_producers_open(const bench_config *cfg, bench_shared *sh,
-                                sqlq_db *db, bench_producers *ps) {
+static int bench_producers_open(const bench_config *cfg, bench_shared *sh, sqlq_db *db,
+                                bench_producers *ps) {
   int p = (int)cfg->producers;
   ps->n = 0;
   ps->list = calloc((size_t)p, sizeof *ps->list);
@@ -508,10 +475,8 @@ static int bench_producers_open(const bench_config *cfg, bench_shared *sh,
 ** producers stop. */
 static void *bench_producer_main(void *arg) {
   bench_producer *pr = arg;
-  int rc = bench_fill(pr->cfg, pr->db, pr->jobs, pr->cfg->batch, 0, pr->sh,
-                      pr->label);
-  if (rc != SQLQ_OK)
-    bench_fail(pr->sh, rc);
+  int rc = bench_fill(pr->cfg, pr->db, pr->jobs, pr->cfg->batch, 0, pr->sh, pr->label);
+  if (rc != SQLQ_OK) bench_fail(pr->sh, rc);
   return NULL;
 }
 
@@ -532,29 +497,25 @@ static int bench_producers_run(bench_producers *ps, bench_shared *sh) {
   /* After a failure the first producer stops before its first batch. */
   bench_producer_main(&ps->list[0]);
   for (int i = 1; i < ps->n; i++)
-    if (ps->list[i].started)
-      pthread_join(ps->list[i].thread, NULL);
+    if (ps->list[i].started) pthread_join(ps->list[i].thread, NULL);
   return atomic_load(&sh->status);
 }
 
 /* The throughput phase: the producers enqueue the N jobs in batches while
 ** the workers drain them; time the producers (first start to last end)
 ** and the whole. */
-static int bench_throughput(const bench_config *cfg, bench_shared *sh,
-                            bench_producers *ps, bench_result *res) {
+static int bench_throughput(const bench_config *cfg, bench_shared *sh, bench_producers *ps,
+                            bench_result *res) {
   int64_t t0 = bench_monotonic_ns();
   int rc = bench_producers_run(ps, sh);
   int64_t t1 = bench_monotonic_ns();
-  if (rc != SQLQ_OK)
-    return rc;
+  if (rc != SQLQ_OK) return rc;
   rc = bench_await(sh, &sh->done, cfg->jobs, "jobs", cfg->jobs);
-  if (rc != SQLQ_OK)
-    return rc;
+  if (rc != SQLQ_OK) return rc;
   res->enqueue_s = (double)(t1 - t0) / 1e9;
   res->total_s = (double)(atomic_load(&sh->last_ack_ns) - t0) / 1e9;
   long long claims = atomic_load(&sh->claims);
-  res->claim_ms = claims > 0 ? (double)atomic_load(&sh->claim_ns) / 1e6 / (double)claims
-                             : NAN;
+  res->claim_ms = claims > 0 ? (double)atomic_load(&sh->claim_ns) / 1e6 / (double)claims : NAN;
   res->strays = atomic_load(&sh->strays);
   return SQLQ_OK;
 }
@@ -565,11 +526,9 @@ static int bench_throughput(const bench_config *cfg, bench_shared *sh,
 
 /* Enqueue one latency job and wait until a worker has claimed and acked
 ** it. */
-static int bench_one_sample(const bench_config *cfg, bench_shared *sh,
-                            sqlq_db *db, unsigned char *payload,
-                            long long i) {
-  sqlq_job_spec spec = {.payload = payload,
-                        .payload_len = (size_t)cfg->payload};
+static int bench_one_sample(const bench_config *cfg, bench_shared *sh, sqlq_db *db,
+                            unsigned char *payload, long long i) {
+  sqlq_job_spec spec = {.payload = payload, .payload_len = (size_t)cfg->payload};
   bench_stamp(payload);
   int rc = sqlq_enqueue(db, cfg->queue, &spec, NULL, NULL);
   if (rc != SQLQ_OK) {
@@ -583,12 +542,10 @@ static int bench_one_sample(const bench_config *cfg, bench_shared *sh,
 
 /* The latency phase: drop the backlog so that idle workers really wait,
 ** then enqueue K jobs one at a time, each once the previous is done. */
-static int bench_latency(const bench_config *cfg, bench_shared *sh,
-                         sqlq_db *db) {
+static int bench_latency(const bench_config *cfg, bench_shared *sh, sqlq_db *db) {
   /* A kept backlog stays due: workers in the latency phase would claim it.
   ** --keep-backlog comes with no samples, so the run ends here instead. */
-  if (cfg->keep_backlog)
-    return SQLQ_OK;
+  if (cfg->keep_backlog) return SQLQ_OK;
   int rc = cfg->backlog > 0 && !cfg->keep_backlog ? sqlq_purge(db, cfg->queue, NULL) : SQLQ_OK;
   if (rc != SQLQ_OK) {
     bench_fail_call(sh, db, rc, "bench: purge");
@@ -611,14 +568,12 @@ static int bench_latency(const bench_config *cfg, bench_shared *sh,
 /* Both phases: the throughput phase with the P producers, the first of
 ** them on the main handle, then the latency phase on the main handle
 ** alone. */
-static int bench_produce(const bench_config *cfg, bench_shared *sh,
-                         bench_result *res) {
+static int bench_produce(const bench_config *cfg, bench_shared *sh, bench_result *res) {
   sqlq_db *db = NULL;
   int rc = bench_await_ready(sh, (int)cfg->workers);
   if (rc == SQLQ_OK) {
     rc = sqlq_open(cfg->url, NULL, &db);
-    if (rc != SQLQ_OK)
-      cli_fail(db, rc, "bench: open");
+    if (rc != SQLQ_OK) cli_fail(db, rc, "bench: open");
   }
   if (rc == SQLQ_OK) {
     bench_producers ps;
@@ -628,8 +583,7 @@ static int bench_produce(const bench_config *cfg, bench_shared *sh,
       bench_producers_close(&ps);
     }
   }
-  if (rc == SQLQ_OK)
-    rc = bench_latency(cfg, sh, db);
+  if (rc == SQLQ_OK) rc = bench_latency(cfg, sh, db);
   bench_progress_end();
   sqlq_close(db);
   return rc;
@@ -637,8 +591,7 @@ static int bench_produce(const bench_config *cfg, bench_shared *sh,
 
 int bench_run(const bench_config *cfg, bench_result *res) {
   size_t size = sizeof(bench_shared) + (size_t)cfg->samples * sizeof(double);
-  bench_shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  bench_shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) {
     cli_error("bench: cannot map shared memory: %s", strerror(errno));
     return EXIT_SOFTWARE;
@@ -651,8 +604,7 @@ int bench_run(const bench_config *cfg, bench_result *res) {
   else
     bench_fail(sh, rc);
   bench_pool_stop(&pool);
-  if (rc == SQLQ_OK)
-    rc = atomic_load(&sh->status);
+  if (rc == SQLQ_OK) rc = atomic_load(&sh->status);
   if (rc == SQLQ_OK) {
     long long n = atomic_load(&sh->lat_claimed);
     bench_percentiles(sh->lat_us, n < cfg->samples ? n : cfg->samples, res);

@@ -25,7 +25,7 @@
 
 /* Options that come before the command name. */
 typedef struct cli_global {
-  const char *url;    /* --url, else $SQLQ_URL, else "sqlite:sqlq.db" */
+  const char *url; /* --url, else $SQLQ_URL, else "sqlite:sqlq.db" */
 } cli_global;
 
 /* Print "sqlq: " + the formatted message + newline on stderr. */
@@ -87,8 +87,7 @@ int cli_getopt_allowed(const char *cmd, const char *usage, const char *allowed, 
 
 /* Print "sqlq: CMD: " + the formatted message + a pointer to CMD --help in
 ** one line on stderr and return EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Check a queue name before any database work: 1 to SQLQ_QUEUE_NAME_MAX
 ** bytes.  Returns 0, or prints one line and returns EXIT_USAGE. */
@@ -138,14 +137,13 @@ int cli_kill_guarded(pid_t guardian);
 ** are the caller's environment strings, not copies, so the caller must not
 ** change its environment while it uses the result.  NULL when memory ran
 ** out. */
-char **cli_command_env(const cli_global *g, int pass_url, const char *const *names,
-                       char ***slots);
+char **cli_command_env(const cli_global *g, int pass_url, const char *const *names, char ***slots);
 
 /* A text table printed with columns padded to their widest cell.  Cells are
 ** copied; the caller keeps ownership of what it passes in. */
 typedef struct cli_table {
   size_t ncols;
-  size_t ncells;   /* cells used, header included */
+  size_t ncells; /* cells used, header included */
   size_t cap;
   char **cells;
 } cli_table;
@@ -170,8 +168,8 @@ typedef struct cli_sub {
 /* Run the subcommand of command cmd named by argv[1] (one of the n of
 ** subs), or print usage for --help.  A missing or unknown subcommand is
 ** reported in one line and gives EXIT_USAGE. */
-int cli_subcommand(const cli_global *g, const char *cmd, const char *usage,
-                   const cli_sub *subs, size_t n, int argc, char **argv);
+int cli_subcommand(const cli_global *g, const char *cmd, const char *usage, const cli_sub *subs,
+                   size_t n, int argc, char **argv);
 
 /* ---------------------------------------------------------------------
 ** Formatting (format.c).

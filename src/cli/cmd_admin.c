@@ -17,56 +17,55 @@
 #define PREVIEW_MAX 40
 
 static const char stats_usage[] =
-    "usage: sqlq [--url URL] stats [--json] [QUEUE]\n"
-    "\n"
-    "Count the jobs of QUEUE, or of every queue, by state: ready (due now),\n"
-    "scheduled (due later), running (leased) and dead (out of attempts).\n"
-    "Bytes of names outside printable ASCII are shown escaped (\\xHH).\n"
-    "\n"
-    "  -j, --json   print {\"queues\":[{\"queue\":Q,\"ready\":N,\"scheduled\":N,\n"
-    "               \"running\":N,\"dead\":N,\"paused\":BOOL},...]}\n"
-    "  -h, --help   print this help\n";
+  "usage: sqlq [--url URL] stats [--json] [QUEUE]\n"
+  "\n"
+  "Count the jobs of QUEUE, or of every queue, by state: ready (due now),\n"
+  "scheduled (due later), running (leased) and dead (out of attempts).\n"
+  "Bytes of names outside printable ASCII are shown escaped (\\xHH).\n"
+  "\n"
+  "  -j, --json   print {\"queues\":[{\"queue\":Q,\"ready\":N,\"scheduled\":N,\n"
+  "               \"running\":N,\"dead\":N,\"paused\":BOOL},...]}\n"
+  "  -h, --help   print this help\n";
 
 static const char jobs_usage[] =
-    "usage: sqlq [--url URL] jobs [--state STATE] [--limit N] [--json] QUEUE\n"
-    "\n"
-    "List the jobs of QUEUE in the order they would be claimed.\n"
-    "\n"
-    "  -s, --state STATE  only jobs in STATE: ready, scheduled, running or dead\n"
-    "  -n, --limit N      at most N jobs (default: all)\n"
-    "  -j, --json         print a JSON array with every field of every job; the\n"
-    "                     payload is \"payload\" (a string) when it is UTF-8,\n"
-    "                     else \"payload_base64\"\n"
-    "  -h, --help         print this help\n";
+  "usage: sqlq [--url URL] jobs [--state STATE] [--limit N] [--json] QUEUE\n"
+  "\n"
+  "List the jobs of QUEUE in the order they would be claimed.\n"
+  "\n"
+  "  -s, --state STATE  only jobs in STATE: ready, scheduled, running or dead\n"
+  "  -n, --limit N      at most N jobs (default: all)\n"
+  "  -j, --json         print a JSON array with every field of every job; the\n"
+  "                     payload is \"payload\" (a string) when it is UTF-8,\n"
+  "                     else \"payload_base64\"\n"
+  "  -h, --help         print this help\n";
 
 static const char retry_usage[] =
-    "usage: sqlq [--url URL] retry QUEUE ID...\n"
-    "       sqlq [--url URL] retry --dead QUEUE\n"
-    "\n"
-    "Make the jobs ID... (dead or scheduled), or with --dead every dead job of\n"
-    "QUEUE, ready to run now with a fresh count of attempts.  Prints\n"
-    "\"N jobs retried\".\n"
-    "\n"
-    "  -d, --dead   retry every dead job of QUEUE\n"
-    "  -h, --help   print this help\n";
+  "usage: sqlq [--url URL] retry QUEUE ID...\n"
+  "       sqlq [--url URL] retry --dead QUEUE\n"
+  "\n"
+  "Make the jobs ID... (dead or scheduled), or with --dead every dead job of\n"
+  "QUEUE, ready to run now with a fresh count of attempts.  Prints\n"
+  "\"N jobs retried\".\n"
+  "\n"
+  "  -d, --dead   retry every dead job of QUEUE\n"
+  "  -h, --help   print this help\n";
 
 static const char pause_usage[] =
-    "usage: sqlq [--url URL] pause QUEUE\n"
-    "\n"
-    "Pause QUEUE: workers claim none of its jobs until it is resumed.\n";
+  "usage: sqlq [--url URL] pause QUEUE\n"
+  "\n"
+  "Pause QUEUE: workers claim none of its jobs until it is resumed.\n";
 
-static const char resume_usage[] =
-    "usage: sqlq [--url URL] resume QUEUE\n"
-    "\n"
-    "Resume a paused QUEUE.\n";
+static const char resume_usage[] = "usage: sqlq [--url URL] resume QUEUE\n"
+                                   "\n"
+                                   "Resume a paused QUEUE.\n";
 
 static const char purge_usage[] =
-    "usage: sqlq [--url URL] purge QUEUE\n"
-    "\n"
-    "Delete every job of QUEUE, whatever its state; running jobs' results will\n"
-    "be refused.  Prints \"N jobs purged\".  QUEUE may hold control characters\n"
-    "(a queue a plain-SQL writer named so): give the name that stats shows\n"
-    "escaped in bash's $'...' quoting.\n";
+  "usage: sqlq [--url URL] purge QUEUE\n"
+  "\n"
+  "Delete every job of QUEUE, whatever its state; running jobs' results will\n"
+  "be refused.  Prints \"N jobs purged\".  QUEUE may hold control characters\n"
+  "(a queue a plain-SQL writer named so): give the name that stats shows\n"
+  "escaped in bash's $'...' quoting.\n";
 
 /* ---------------------------------------------------------------------
 ** Formatting.
@@ -108,8 +107,8 @@ static int parse_state(const char *name) {
 ** go on, else the exit code (0 after printing the help). */
 static int parse_no_flags(const char *cmd, const char *usage, int argc, char **argv) {
   static const struct option options[] = {
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   int c = cli_getopt(cmd, argc, argv, ":h", options);
   if (c == 'h') {
@@ -206,8 +205,7 @@ static int print_stats_json(const sqlq_queue_stats *st, size_t n) {
 }
 
 static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
-  static const char *const header[] = {"queue", "ready", "scheduled", "running", "dead",
-                                       "paused"};
+  static const char *const header[] = {"queue", "ready", "scheduled", "running", "dead", "paused"};
   cli_table t;
   size_t i;
   int ok = cli_table_init(&t, 6, header) == 0;
@@ -231,9 +229,9 @@ static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
 
 int cmd_stats(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
-      {"json", no_argument, NULL, 'j'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   sqlq_queue_stats *st = NULL, zero;
   const char *queue;
@@ -293,8 +291,7 @@ static json_t *job_json(const sqlq_job_info *j) {
   json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
   json_object_set_new(o, "run_at", json_string(run_at));
   json_object_set_new(o, "created_at", json_string(created_at));
-  json_object_set_new(o, "lease_until", j->lease_until_us ? json_string(lease_until)
-                                                          : json_null());
+  json_object_set_new(o, "lease_until", j->lease_until_us ? json_string(lease_until) : json_null());
   json_object_set_new(o, "dedupe_key", cli_json_text(j->dedupe_key));
   json_object_set_new(o, "group_key", cli_json_text(j->group_key));
   json_object_set_new(o, "last_error", cli_json_text(j->last_error));
@@ -347,11 +344,11 @@ static int print_jobs_table(const sqlq_job_info *jobs, size_t n) {
 
 int cmd_jobs(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
-      {"state", required_argument, NULL, 's'},
-      {"limit", required_argument, NULL, 'n'},
-      {"json", no_argument, NULL, 'j'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"state", required_argument, NULL, 's'},
+    {"limit", required_argument, NULL, 'n'},
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   sqlq_job_info *jobs = NULL;
   size_t n = 0;
@@ -425,9 +422,9 @@ static int parse_ids(int argc, char **argv, int from, int64_t **ids_out) {
 
 int cmd_retry(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
-      {"dead", no_argument, NULL, 'd'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"dead", no_argument, NULL, 'd'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   int64_t *ids = NULL, count = 0;
   sqlq_db *db;

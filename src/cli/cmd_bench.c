@@ -117,34 +117,34 @@ typedef struct bench_num_flag {
 } bench_num_flag;
 
 static const bench_num_flag bench_num_flags[] = {
-    {'n', "jobs", 1, 1000000000LL, offsetof(bench_config, jobs)},
-    {'w', "workers", 1, 64, offsetof(bench_config, workers)},
-    {'r', "producers", 1, 64, offsetof(bench_config, producers)},
-    {'b', "batch", 1, 10000, offsetof(bench_config, batch)},
-    {'p', "payload", BENCH_STAMP_BYTES, 1048576, offsetof(bench_config, payload)},
-    {'m', "backlog", 0, 1000000000LL, offsetof(bench_config, backlog)},
-    {'k', "latency-samples", 0, 1000000, offsetof(bench_config, samples)},
-    {'u', "work-us", 0, 1000000, offsetof(bench_config, work_us)},
+  {'n', "jobs", 1, 1000000000LL, offsetof(bench_config, jobs)},
+  {'w', "workers", 1, 64, offsetof(bench_config, workers)},
+  {'r', "producers", 1, 64, offsetof(bench_config, producers)},
+  {'b', "batch", 1, 10000, offsetof(bench_config, batch)},
+  {'p', "payload", BENCH_STAMP_BYTES, 1048576, offsetof(bench_config, payload)},
+  {'m', "backlog", 0, 1000000000LL, offsetof(bench_config, backlog)},
+  {'k', "latency-samples", 0, 1000000, offsetof(bench_config, samples)},
+  {'u', "work-us", 0, 1000000, offsetof(bench_config, work_us)},
 };
 
 static const struct option bench_options[] = {
-    {"jobs", required_argument, NULL, 'n'},
-    {"workers", required_argument, NULL, 'w'},
-    {"producers", required_argument, NULL, 'r'},
-    {"batch", required_argument, NULL, 'b'},
-    {"payload", required_argument, NULL, 'p'},
-    {"backlog", required_argument, NULL, 'm'},
-    {"latency-samples", required_argument, NULL, 'k'},
-    {"work-us", required_argument, NULL, 'u'},
-    {"processes", no_argument, NULL, 'P'},
-    {"ring", no_argument, NULL, 'R'},
-    {"pool", no_argument, NULL, 'O'},
-    {"drain", no_argument, NULL, 'D'},
-    {"queue", required_argument, NULL, 'q'},
-    {"json", no_argument, NULL, 'j'},
-    {"keep-backlog", no_argument, NULL, 'K'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+  {"jobs", required_argument, NULL, 'n'},
+  {"workers", required_argument, NULL, 'w'},
+  {"producers", required_argument, NULL, 'r'},
+  {"batch", required_argument, NULL, 'b'},
+  {"payload", required_argument, NULL, 'p'},
+  {"backlog", required_argument, NULL, 'm'},
+  {"latency-samples", required_argument, NULL, 'k'},
+  {"work-us", required_argument, NULL, 'u'},
+  {"processes", no_argument, NULL, 'P'},
+  {"ring", no_argument, NULL, 'R'},
+  {"pool", no_argument, NULL, 'O'},
+  {"drain", no_argument, NULL, 'D'},
+  {"queue", required_argument, NULL, 'q'},
+  {"json", no_argument, NULL, 'j'},
+  {"keep-backlog", no_argument, NULL, 'K'},
+  {"help", no_argument, NULL, 'h'},
+  {NULL, 0, NULL, 0},
 };
 
 /* Store the number of a numeric flag.  Returns 0, or -1 with a line
@@ -152,13 +152,11 @@ static const struct option bench_options[] = {
 static int bench_set_number(bench_config *cfg, int key, const char *arg) {
   for (size_t i = 0; i < sizeof bench_num_flags / sizeof *bench_num_flags; i++) {
     const bench_num_flag *f = &bench_num_flags[i];
-    if (f->key != key)
-      continue;
+    if (f->key != key) continue;
     long long *dst = (long long *)((char *)cfg + f->offset);
-    if (cli_parse_int(arg, f->min, f->max, dst) == 0)
-      return 0;
-    cli_error("bench: --%s wants a whole number from %lld to %lld, not '%s'",
-              f->name, f->min, f->max, arg);
+    if (cli_parse_int(arg, f->min, f->max, dst) == 0) return 0;
+    cli_error("bench: --%s wants a whole number from %lld to %lld, not '%s'", f->name, f->min,
+              f->max, arg);
     return -1;
   }
   return -1;
@@ -210,8 +208,7 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
       bench_bad_option(argc, argv, c == ':');
       return EXIT_USAGE;
     default:
-      if (bench_set_number(cfg, c, optarg) != 0)
-        return EXIT_USAGE;
+      if (bench_set_number(cfg, c, optarg) != 0) return EXIT_USAGE;
     }
   }
   if (optind < argc) {
@@ -226,8 +223,8 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     cli_error("bench: --work-us goes with --drain");
     return EXIT_USAGE;
   }
-  if (cfg->keep_backlog && (cfg->backlog == 0 || cfg->samples != 0 ||
-                            cfg->mode != BENCH_MODE_JOBS)) {
+  if (cfg->keep_backlog &&
+      (cfg->backlog == 0 || cfg->samples != 0 || cfg->mode != BENCH_MODE_JOBS)) {
     cli_error("bench: --keep-backlog needs --backlog M and --latency-samples 0");
     return EXIT_USAGE;
   }
@@ -238,8 +235,7 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
 ** The temporary database used for the default URL.
 */
 
-static int bench_rm_entry(const char *path, const struct stat *st, int type,
-                          struct FTW *ftw) {
+static int bench_rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
   (void)st;
   (void)type;
   (void)ftw;
@@ -248,8 +244,7 @@ static int bench_rm_entry(const char *path, const struct stat *st, int type,
 
 /* Remove the temporary directory and everything in it. */
 static void bench_tempdir_remove(const char *dir) {
-  if (dir[0] != '\0')
-    nftw(dir, bench_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (dir[0] != '\0') nftw(dir, bench_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Make a temporary directory in dir (PATH_MAX bytes) and write the URL of
@@ -257,8 +252,7 @@ static void bench_tempdir_remove(const char *dir) {
 ** with a line printed. */
 static int bench_tempdir_make(char *dir, char *url, size_t url_size) {
   const char *tmp = getenv("TMPDIR");
-  if (!tmp || !*tmp)
-    tmp = "/tmp";
+  if (!tmp || !*tmp) tmp = "/tmp";
   int n = snprintf(dir, PATH_MAX, "%s/sqlq-bench-XXXXXX", tmp);
   if (n < 0 || n >= PATH_MAX || !mkdtemp(dir)) {
     cli_error("bench: cannot make a temporary directory in %s", tmp);
@@ -289,26 +283,21 @@ static sqlq_db *bench_open(const bench_config *cfg, int *ec) {
 ** --keep-backlog, the backlog already queued is used as it is.  The handle is closed again so that no
 ** handle is open when worker processes are forked.  Returns 0 or an exit
 ** code. */
-static int bench_setup(const bench_config *cfg, bench_result *res,
-                       int *touched) {
+static int bench_setup(const bench_config *cfg, bench_result *res, int *touched) {
   int ec = 0;
   sqlq_db *db = bench_open(cfg, &ec);
-  if (!db)
-    return ec;
+  if (!db) return ec;
   res->backend = sqlq_backend(db);
   int rc = sqlq_init(db, NULL);
-  if (rc != SQLQ_OK)
-    ec = cli_fail(db, rc, "bench: init");
+  if (rc != SQLQ_OK) ec = cli_fail(db, rc, "bench: init");
   int reuse = cfg->keep_backlog;
   if (ec == 0 && !reuse && (rc = sqlq_purge(db, cfg->queue, NULL)) != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: purge");
   *touched = ec == 0 && !cfg->keep_backlog;
   if (ec == 0 && cfg->backlog > 0 && !reuse) {
-    rc = bench_fill(cfg, db, cfg->backlog, BENCH_BACKLOG_BATCH, -1, NULL,
-                    "backlog");
+    rc = bench_fill(cfg, db, cfg->backlog, BENCH_BACKLOG_BATCH, -1, NULL, "backlog");
     bench_progress_end();
-    if (rc != SQLQ_OK)
-      ec = cli_exit_code(rc);
+    if (rc != SQLQ_OK) ec = cli_exit_code(rc);
   }
   sqlq_close(db);
   return ec;
@@ -318,11 +307,9 @@ static int bench_setup(const bench_config *cfg, bench_result *res,
 static int bench_teardown(const bench_config *cfg) {
   int ec = 0;
   sqlq_db *db = bench_open(cfg, &ec);
-  if (!db)
-    return ec;
+  if (!db) return ec;
   int rc = sqlq_purge(db, cfg->queue, NULL);
-  if (rc != SQLQ_OK)
-    ec = cli_fail(db, rc, "bench: purge");
+  if (rc != SQLQ_OK) ec = cli_fail(db, rc, "bench: purge");
   sqlq_close(db);
   return ec;
 }
@@ -332,31 +319,27 @@ static int bench_main(const bench_config *cfg) {
   bench_result res = {0};
   int touched = 0;
   int ec = bench_setup(cfg, &res, &touched);
-  if (ec == 0)
-    ec = bench_run(cfg, &res);
+  if (ec == 0) ec = bench_run(cfg, &res);
   int ec_down = touched ? bench_teardown(cfg) : 0;
-  if (ec == 0)
-    ec = ec_down;
-  if (ec == 0)
-    ec = cfg->json ? bench_print_json(cfg, &res) : bench_print_text(cfg, &res);
+  if (ec == 0) ec = ec_down;
+  if (ec == 0) ec = cfg->json ? bench_print_json(cfg, &res) : bench_print_text(cfg, &res);
   return ec;
 }
 
 int cmd_bench(const cli_global *g, int argc, char **argv) {
   bench_config cfg = {
-      .url = g->url,
-      .queue = "bench",
-      .jobs = 10000,
-      .workers = 2,
-      .producers = 1,
-      .batch = 100,
-      .payload = 16,
-      .backlog = 0,
-      .samples = 200,
+    .url = g->url,
+    .queue = "bench",
+    .jobs = 10000,
+    .workers = 2,
+    .producers = 1,
+    .batch = 100,
+    .payload = 16,
+    .backlog = 0,
+    .samples = 200,
   };
   int ec = bench_parse(&cfg, argc, argv);
-  if (ec >= 0)
-    return ec;
+  if (ec >= 0) return ec;
   char dir[PATH_MAX] = "";
   char url[PATH_MAX + 32];
   if (strcmp(cfg.url, BENCH_DEFAULT_URL) == 0) {

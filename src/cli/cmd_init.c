@@ -8,15 +8,15 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: sqlq [--url URL] init\n"
-    "\n"
-    "Create the schema in the database, or upgrade it to the version this\n"
-    "build knows.  Running it again changes nothing.  Prints the version.\n";
+  "usage: sqlq [--url URL] init\n"
+  "\n"
+  "Create the schema in the database, or upgrade it to the version this\n"
+  "build knows.  Running it again changes nothing.  Prints the version.\n";
 
 int cmd_init(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   sqlq_db *db;
   int c, rc, version = 0, code;

@@ -42,39 +42,39 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: sqlq [--url URL] lock [OPTIONS] NAME -- CMD [ARGS...]\n"
-    "\n"
-    "Take the lock NAME, run CMD while holding it and exit with CMD's exit\n"
-    "code (128+N if a signal N killed it).  If sqlq lock dies, even by\n"
-    "SIGKILL, CMD and every process it started are killed, then the lock is\n"
-    "free again.  SIGTERM, SIGINT and SIGHUP sent to sqlq lock are passed on\n"
-    "to CMD.  CMD's environment has no SQLQ_URL, which may hold a password,\n"
-    "unless --pass-url is given.\n"
-    "\n"
-    "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
-    "  -n, --nonblock         give up at once if the lock is held\n"
-    "  -E, --conflict-exit-code CODE\n"
-    "                         exit code when the lock was not had (default 75)\n"
-    "      --tempfail         exit with that code on any failure to take the\n"
-    "                         lock (database unavailable, permissions, a lost\n"
-    "                         connection...), not only when it is held: a mail\n"
-    "                         filter then defers, never bounces\n"
-    "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
-    "                         the database (password included)\n"
-    "      --check-interval SECONDS\n"
-    "                         check the lock this often while CMD runs\n"
-    "                         (default 2)\n"
-    "      --check-timeout SECONDS\n"
-    "                         a check that gets no answer in this time counts\n"
-    "                         as a lost lock (default 5)\n"
-    "      --kill-after SECONDS\n"
-    "                         after a lost lock, SIGKILL CMD and all it started\n"
-    "                         this long after the SIGTERM (default 10)\n"
-    "  -h, --help             print this help\n"
-    "\n"
-    "Without -w or -n, waits for the lock for ever.  When the lock is lost\n"
-    "while CMD runs (its session ended or stopped answering), CMD gets\n"
-    "SIGTERM, then SIGKILL, and sqlq lock exits 75.\n";
+  "usage: sqlq [--url URL] lock [OPTIONS] NAME -- CMD [ARGS...]\n"
+  "\n"
+  "Take the lock NAME, run CMD while holding it and exit with CMD's exit\n"
+  "code (128+N if a signal N killed it).  If sqlq lock dies, even by\n"
+  "SIGKILL, CMD and every process it started are killed, then the lock is\n"
+  "free again.  SIGTERM, SIGINT and SIGHUP sent to sqlq lock are passed on\n"
+  "to CMD.  CMD's environment has no SQLQ_URL, which may hold a password,\n"
+  "unless --pass-url is given.\n"
+  "\n"
+  "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
+  "  -n, --nonblock         give up at once if the lock is held\n"
+  "  -E, --conflict-exit-code CODE\n"
+  "                         exit code when the lock was not had (default 75)\n"
+  "      --tempfail         exit with that code on any failure to take the\n"
+  "                         lock (database unavailable, permissions, a lost\n"
+  "                         connection...), not only when it is held: a mail\n"
+  "                         filter then defers, never bounces\n"
+  "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
+  "                         the database (password included)\n"
+  "      --check-interval SECONDS\n"
+  "                         check the lock this often while CMD runs\n"
+  "                         (default 2)\n"
+  "      --check-timeout SECONDS\n"
+  "                         a check that gets no answer in this time counts\n"
+  "                         as a lost lock (default 5)\n"
+  "      --kill-after SECONDS\n"
+  "                         after a lost lock, SIGKILL CMD and all it started\n"
+  "                         this long after the SIGTERM (default 10)\n"
+  "  -h, --help             print this help\n"
+  "\n"
+  "Without -w or -n, waits for the lock for ever.  When the lock is lost\n"
+  "while CMD runs (its session ended or stopped answering), CMD gets\n"
+  "SIGTERM, then SIGKILL, and sqlq lock exits 75.\n";
 
 /* The signals P passes on to the command. */
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP};
@@ -133,8 +133,7 @@ static void restore_signals(const struct sigaction *saved) {
 
 static pid_t waitpid_retry(pid_t pid, int *status) {
   pid_t got;
-  while ((got = waitpid(pid, status, 0)) < 0 && errno == EINTR) {
-  }
+  while ((got = waitpid(pid, status, 0)) < 0 && errno == EINTR) {}
   return got;
 }
 
@@ -145,11 +144,11 @@ static pid_t waitpid_retry(pid_t pid, int *status) {
 ** runs with every signal blocked, so signals reach P's main thread. */
 typedef struct watcher {
   pthread_mutex_t mu;
-  pthread_cond_t cv;   /* signalled when done is set */
-  int done;            /* set by P once G is reaped */
-  int lost;            /* set by the watcher when the lock was lost */
-  pid_t g;             /* the guardian */
-  sqlq_db *db;         /* the handle and lock checked; not used by P meanwhile */
+  pthread_cond_t cv; /* signalled when done is set */
+  int done;          /* set by P once G is reaped */
+  int lost;          /* set by the watcher when the lock was lost */
+  pid_t g;           /* the guardian */
+  sqlq_db *db;       /* the handle and lock checked; not used by P meanwhile */
   sqlq_lock *lock;
   const char *name;
   const lock_opts *o;
@@ -172,8 +171,7 @@ static int wait_done(watcher *w, double seconds) {
     until.tv_sec++;
     until.tv_nsec -= 1000000000L;
   }
-  while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT) {
-  }
+  while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT) {}
   return w->done;
 }
 
@@ -236,8 +234,8 @@ static void watcher_stop(watcher *w, pthread_t thread) {
 /* P: with lock (on db, called name) held, run cmd through a guardian, with
 ** the environment env, and return its exit code, or 75 with *lost set when
 ** the lock was lost meanwhile. */
-static int run_locked(char **cmd, char *const *env, sqlq_db *db, sqlq_lock *lock,
-                      const char *name, const lock_opts *o, int *lost) {
+static int run_locked(char **cmd, char *const *env, sqlq_db *db, sqlq_lock *lock, const char *name,
+                      const lock_opts *o, int *lost) {
   struct sigaction sa;
   sigset_t set, old;
   watcher w = {.done = 0};
@@ -309,17 +307,17 @@ static int parse_duration(int c, const char *s, lock_opts *o) {
 ** the exit code. */
 static int parse(int argc, char **argv, lock_opts *o) {
   static const struct option options[] = {
-      {"wait", required_argument, NULL, 'w'},
-      {"timeout", required_argument, NULL, 'w'},
-      {"nonblock", no_argument, NULL, 'n'},
-      {"conflict-exit-code", required_argument, NULL, 'E'},
-      {"tempfail", no_argument, NULL, OPT_TEMPFAIL},
-      {"pass-url", no_argument, NULL, OPT_PASS_URL},
-      {"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
-      {"check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT},
-      {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"wait", required_argument, NULL, 'w'},
+    {"timeout", required_argument, NULL, 'w'},
+    {"nonblock", no_argument, NULL, 'n'},
+    {"conflict-exit-code", required_argument, NULL, 'E'},
+    {"tempfail", no_argument, NULL, OPT_TEMPFAIL},
+    {"pass-url", no_argument, NULL, OPT_PASS_URL},
+    {"check-interval", required_argument, NULL, OPT_CHECK_INTERVAL},
+    {"check-timeout", required_argument, NULL, OPT_CHECK_TIMEOUT},
+    {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   long long code;
   int c;
@@ -335,8 +333,7 @@ static int parse(int argc, char **argv, lock_opts *o) {
       break;
     case 'E':
       if (cli_parse_int(optarg, 0, 255, &code) != 0) {
-        return cli_usage_error("lock", "exit code '%s' is not a whole number in 0..255",
-                               optarg);
+        return cli_usage_error("lock", "exit code '%s' is not a whole number in 0..255", optarg);
       }
       o->conflict_code = (int)code;
       break;

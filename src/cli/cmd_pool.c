@@ -12,31 +12,31 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: sqlq [--url URL] pool add NAME ITEM...\n"
-    "       sqlq [--url URL] pool remove NAME ITEM\n"
-    "       sqlq [--url URL] pool list [--json] NAME\n"
-    "       sqlq [--url URL] pool next [--hold SECONDS] [--json] NAME\n"
-    "       sqlq [--url URL] pool release --token TOKEN NAME ITEM\n"
-    "\n"
-    "A pool hands out its items in turn: next prints the free item used least\n"
-    "recently and stamps it with the database's clock in microseconds.\n"
-    "\n"
-    "  add      add ITEMs, all or none (UTF-8 text, 1 to 1024 bytes; one\n"
-    "           already there is left as it is)\n"
-    "  remove   remove ITEM\n"
-    "  list     print the items in the order next hands them out\n"
-    "  next     print the next item; with --hold SECONDS no one else gets it\n"
-    "           until it is released or the time is up, and ITEM TAB TOKEN is\n"
-    "           printed (--json: {\"item\":..,\"id\":..,\"uses\":..,\"last_used\":..,\n"
-    "           \"held_until\":..,\"token\":..}); exit 75 when every item is held\n"
-    "  release  end the hold of ITEM taken with TOKEN (exit 75 when the hold\n"
-    "           is no longer TOKEN's)\n";
+  "usage: sqlq [--url URL] pool add NAME ITEM...\n"
+  "       sqlq [--url URL] pool remove NAME ITEM\n"
+  "       sqlq [--url URL] pool list [--json] NAME\n"
+  "       sqlq [--url URL] pool next [--hold SECONDS] [--json] NAME\n"
+  "       sqlq [--url URL] pool release --token TOKEN NAME ITEM\n"
+  "\n"
+  "A pool hands out its items in turn: next prints the free item used least\n"
+  "recently and stamps it with the database's clock in microseconds.\n"
+  "\n"
+  "  add      add ITEMs, all or none (UTF-8 text, 1 to 1024 bytes; one\n"
+  "           already there is left as it is)\n"
+  "  remove   remove ITEM\n"
+  "  list     print the items in the order next hands them out\n"
+  "  next     print the next item; with --hold SECONDS no one else gets it\n"
+  "           until it is released or the time is up, and ITEM TAB TOKEN is\n"
+  "           printed (--json: {\"item\":..,\"id\":..,\"uses\":..,\"last_used\":..,\n"
+  "           \"held_until\":..,\"token\":..}); exit 75 when every item is held\n"
+  "  release  end the hold of ITEM taken with TOKEN (exit 75 when the hold\n"
+  "           is no longer TOKEN's)\n";
 
 /* The flags of a pool subcommand. */
 typedef struct pool_flags {
-  int json;         /* --json */
-  double hold;      /* --hold SECONDS, 0 without */
-  long long token;  /* --token TOKEN */
+  int json;        /* --json */
+  double hold;     /* --hold SECONDS, 0 without */
+  long long token; /* --token TOKEN */
   int has_token;
 } pool_flags;
 
@@ -44,14 +44,14 @@ typedef struct pool_flags {
 ** when their letter is in allowed ("j" --json, "H" --hold, "t" --token).
 ** Then check that between min and max (-1: any) arguments follow.  Returns
 ** -1 to go on, else the exit code (0 after printing the help). */
-static int parse_flags(const char *cmd, const char *allowed, int argc, char **argv,
-                       pool_flags *f, int min, int max, const char *expected) {
+static int parse_flags(const char *cmd, const char *allowed, int argc, char **argv, pool_flags *f,
+                       int min, int max, const char *expected) {
   static const struct option options[] = {
-      {"json", no_argument, NULL, 'j'},
-      {"hold", required_argument, NULL, 'H'},
-      {"token", required_argument, NULL, 't'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"json", no_argument, NULL, 'j'},
+    {"hold", required_argument, NULL, 'H'},
+    {"token", required_argument, NULL, 't'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   int c, code = 0;
   memset(f, 0, sizeof *f);
@@ -124,7 +124,8 @@ static int pool_release(const cli_global *g, int argc, char **argv) {
   if ((db = cli_open(g, &code)) == NULL) {
     return code;
   }
-  return cli_done(db, sqlq_pool_release(db, argv[optind], argv[optind + 1], f.token), "pool release");
+  return cli_done(db, sqlq_pool_release(db, argv[optind], argv[optind + 1], f.token),
+                  "pool release");
 }
 
 /* ---------------------------------------------------------------------
@@ -234,8 +235,8 @@ static int pool_next(const cli_global *g, int argc, char **argv) {
 
 int cmd_pool(const cli_global *g, int argc, char **argv) {
   static const cli_sub subs[] = {
-      {"add", pool_add},       {"remove", pool_remove}, {"list", pool_list},
-      {"next", pool_next},     {"release", pool_release},
+    {"add", pool_add},   {"remove", pool_remove},   {"list", pool_list},
+    {"next", pool_next}, {"release", pool_release},
   };
   return cli_subcommand(g, "pool", usage, subs, sizeof subs / sizeof subs[0], argc, argv);
 }

@@ -14,21 +14,21 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: sqlq [--url URL] push [OPTIONS] QUEUE [PAYLOAD]\n"
-    "       sqlq [--url URL] push --lines [OPTIONS] QUEUE\n"
-    "\n"
-    "Enqueue a job and print its id.  Without PAYLOAD the payload is all of\n"
-    "stdin, any bytes.  With --lines every line of stdin (without its newline)\n"
-    "is one job, and the number of jobs is printed as \"N jobs\".\n"
-    "\n"
-    "  -p, --priority PRIO          higher runs first (default 0)\n"
-    "  -d, --delay SECONDS          run no sooner than this from now\n"
-    "  -a, --max-attempts N         attempts before the job is dead (default 25)\n"
-    "  -k, --dedupe-key KEY         return the id of an unfinished job with KEY\n"
-    "                               instead of enqueueing another\n"
-    "  -g, --group GROUP            jobs of one group run one at a time, in order\n"
-    "  -l, --lines                  one job per line of stdin\n"
-    "  -h, --help                   print this help\n";
+  "usage: sqlq [--url URL] push [OPTIONS] QUEUE [PAYLOAD]\n"
+  "       sqlq [--url URL] push --lines [OPTIONS] QUEUE\n"
+  "\n"
+  "Enqueue a job and print its id.  Without PAYLOAD the payload is all of\n"
+  "stdin, any bytes.  With --lines every line of stdin (without its newline)\n"
+  "is one job, and the number of jobs is printed as \"N jobs\".\n"
+  "\n"
+  "  -p, --priority PRIO          higher runs first (default 0)\n"
+  "  -d, --delay SECONDS          run no sooner than this from now\n"
+  "  -a, --max-attempts N         attempts before the job is dead (default 25)\n"
+  "  -k, --dedupe-key KEY         return the id of an unfinished job with KEY\n"
+  "                               instead of enqueueing another\n"
+  "  -g, --group GROUP            jobs of one group run one at a time, in order\n"
+  "  -l, --lines                  one job per line of stdin\n"
+  "  -h, --help                   print this help\n";
 
 /* Jobs enqueued per transaction with --lines. */
 #define LINES_BATCH 500
@@ -126,14 +126,14 @@ static int push_stdin(sqlq_db *db, const char *queue, sqlq_job_spec *spec) {
 
 int cmd_push(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
-      {"priority", required_argument, NULL, 'p'},
-      {"delay", required_argument, NULL, 'd'},
-      {"max-attempts", required_argument, NULL, 'a'},
-      {"dedupe-key", required_argument, NULL, 'k'},
-      {"group", required_argument, NULL, 'g'},
-      {"lines", no_argument, NULL, 'l'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"priority", required_argument, NULL, 'p'},
+    {"delay", required_argument, NULL, 'd'},
+    {"max-attempts", required_argument, NULL, 'a'},
+    {"dedupe-key", required_argument, NULL, 'k'},
+    {"group", required_argument, NULL, 'g'},
+    {"lines", no_argument, NULL, 'l'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   sqlq_job_spec spec;
   sqlq_db *db;
@@ -157,8 +157,7 @@ int cmd_push(const cli_global *g, int argc, char **argv) {
       break;
     case 'a':
       if (cli_parse_int(optarg, 1, INT_MAX, &n) != 0) {
-        return cli_usage_error("push", "max attempts '%s' is not a whole number >= 1",
-                               optarg);
+        return cli_usage_error("push", "max attempts '%s' is not a whole number >= 1", optarg);
       }
       spec.max_attempts = (int)n;
       break;

@@ -14,36 +14,36 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: sqlq [--url URL] ring create NAME CAPACITY\n"
-    "       sqlq [--url URL] ring push NAME [PAYLOAD]\n"
-    "       sqlq [--url URL] ring read [--since SEQ] [--limit N] [--follow] [--json] NAME\n"
-    "       sqlq [--url URL] ring drop NAME\n"
-    "\n"
-    "A ring keeps the newest CAPACITY entries pushed into it; once it is full,\n"
-    "each push overwrites the oldest entry.  Entries are numbered from 1.\n"
-    "\n"
-    "  create   make ring NAME for CAPACITY entries (again with the same\n"
-    "           capacity: nothing changes)\n"
-    "  push     push PAYLOAD, or all of stdin (any bytes), and print its number\n"
-    "  read     print the entries, oldest first, one payload per line\n"
-    "  drop     delete the ring and its entries\n"
-    "\n"
-    "Run 'sqlq ring SUBCOMMAND --help' for a subcommand's options.\n";
+  "usage: sqlq [--url URL] ring create NAME CAPACITY\n"
+  "       sqlq [--url URL] ring push NAME [PAYLOAD]\n"
+  "       sqlq [--url URL] ring read [--since SEQ] [--limit N] [--follow] [--json] NAME\n"
+  "       sqlq [--url URL] ring drop NAME\n"
+  "\n"
+  "A ring keeps the newest CAPACITY entries pushed into it; once it is full,\n"
+  "each push overwrites the oldest entry.  Entries are numbered from 1.\n"
+  "\n"
+  "  create   make ring NAME for CAPACITY entries (again with the same\n"
+  "           capacity: nothing changes)\n"
+  "  push     push PAYLOAD, or all of stdin (any bytes), and print its number\n"
+  "  read     print the entries, oldest first, one payload per line\n"
+  "  drop     delete the ring and its entries\n"
+  "\n"
+  "Run 'sqlq ring SUBCOMMAND --help' for a subcommand's options.\n";
 
 static const char read_usage[] =
-    "usage: sqlq [--url URL] ring read [--since SEQ] [--limit N] [--follow] [--json] NAME\n"
-    "\n"
-    "Print the entries of ring NAME, oldest first, each payload followed by a\n"
-    "newline.\n"
-    "\n"
-    "  -s, --since SEQ   only entries numbered above SEQ\n"
-    "  -n, --limit N     at most N entries (with --follow: per look)\n"
-    "  -f, --follow      then wait for new entries and print them as they come,\n"
-    "                    until interrupted (SIGINT or SIGTERM: exit 0)\n"
-    "  -j, --json        print [{\"seq\":N,\"at\":TIME,\"payload\":TEXT},...] (a\n"
-    "                    payload that is not UTF-8 is \"payload_base64\"); with\n"
-    "                    --follow, one such object per line\n"
-    "  -h, --help        print this help\n";
+  "usage: sqlq [--url URL] ring read [--since SEQ] [--limit N] [--follow] [--json] NAME\n"
+  "\n"
+  "Print the entries of ring NAME, oldest first, each payload followed by a\n"
+  "newline.\n"
+  "\n"
+  "  -s, --since SEQ   only entries numbered above SEQ\n"
+  "  -n, --limit N     at most N entries (with --follow: per look)\n"
+  "  -f, --follow      then wait for new entries and print them as they come,\n"
+  "                    until interrupted (SIGINT or SIGTERM: exit 0)\n"
+  "  -j, --json        print [{\"seq\":N,\"at\":TIME,\"payload\":TEXT},...] (a\n"
+  "                    payload that is not UTF-8 is \"payload_base64\"); with\n"
+  "                    --follow, one such object per line\n"
+  "  -h, --help        print this help\n";
 
 /* Parse the flags of a subcommand that takes none but --help, and check
 ** that it has between min and max arguments.  Returns -1 to go on, else
@@ -51,8 +51,8 @@ static const char read_usage[] =
 static int plain_args(const char *cmd, int argc, char **argv, int min, int max,
                       const char *expected) {
   static const struct option options[] = {
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   int c = cli_getopt(cmd, argc, argv, ":h", options);
   if (c == 'h') {
@@ -231,12 +231,9 @@ static int follow_ring(sqlq_db *db, const char *ring, int64_t since, int limit, 
 
 static int ring_read(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
-      {"since", required_argument, NULL, 's'},
-      {"limit", required_argument, NULL, 'n'},
-      {"follow", no_argument, NULL, 'f'},
-      {"json", no_argument, NULL, 'j'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"since", required_argument, NULL, 's'}, {"limit", required_argument, NULL, 'n'},
+    {"follow", no_argument, NULL, 'f'},      {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
   };
   long long since = 0, limit = 0;
   int c, json = 0, follow = 0, code;
@@ -282,10 +279,10 @@ static int ring_read(const cli_global *g, int argc, char **argv) {
 
 int cmd_ring(const cli_global *g, int argc, char **argv) {
   static const cli_sub subs[] = {
-      {"create", ring_create},
-      {"push", ring_push},
-      {"read", ring_read},
-      {"drop", ring_drop},
+    {"create", ring_create},
+    {"push", ring_push},
+    {"read", ring_read},
+    {"drop", ring_drop},
   };
   return cli_subcommand(g, "ring", usage, subs, sizeof subs / sizeof subs[0], argc, argv);
 }

@@ -10,49 +10,49 @@
 #include "cli.h"
 
 static const char subscribe_usage[] =
-    "usage: sqlq [--url URL] subscribe TABLE --on ACTIONS --tag TAG [--rows]\n"
-    "\n"
-    "Turn the row changes of TABLE (of the database's default schema, named as\n"
-    "it is stored) into jobs of queue TAG, whoever makes them, plain SQL too:\n"
-    "one job per changed row, in the writer's transaction.  Run `sqlq work TAG`\n"
-    "to handle them.  The payload is JSON:\n"
-    "  {\"table\":\"T\",\"action\":\"insert\",\"pk\":{\"id\":1},\"at\":\"...Z\"}\n"
-    "\n"
-    "  --on ACTIONS   insert, update, delete, or several of them joined by\n"
-    "                 commas (a tag already subscribed gets exactly these)\n"
-    "  --tag TAG      the queue the jobs go to\n"
-    "  --rows         payloads also carry the row: \"new\" (insert, update) and\n"
-    "                 \"old\" (update, delete)\n"
-    "\n"
-    "Exit 65 when there is no such table, 64 when it has no primary key.\n";
+  "usage: sqlq [--url URL] subscribe TABLE --on ACTIONS --tag TAG [--rows]\n"
+  "\n"
+  "Turn the row changes of TABLE (of the database's default schema, named as\n"
+  "it is stored) into jobs of queue TAG, whoever makes them, plain SQL too:\n"
+  "one job per changed row, in the writer's transaction.  Run `sqlq work TAG`\n"
+  "to handle them.  The payload is JSON:\n"
+  "  {\"table\":\"T\",\"action\":\"insert\",\"pk\":{\"id\":1},\"at\":\"...Z\"}\n"
+  "\n"
+  "  --on ACTIONS   insert, update, delete, or several of them joined by\n"
+  "                 commas (a tag already subscribed gets exactly these)\n"
+  "  --tag TAG      the queue the jobs go to\n"
+  "  --rows         payloads also carry the row: \"new\" (insert, update) and\n"
+  "                 \"old\" (update, delete)\n"
+  "\n"
+  "Exit 65 when there is no such table, 64 when it has no primary key.\n";
 
 static const char unsubscribe_usage[] =
-    "usage: sqlq [--url URL] unsubscribe TABLE --tag TAG\n"
-    "\n"
-    "End TAG's subscription to TABLE; the last one removes TABLE's triggers.\n"
-    "Jobs already queued stay.  Exit 65 when TAG does not subscribe to TABLE.\n";
+  "usage: sqlq [--url URL] unsubscribe TABLE --tag TAG\n"
+  "\n"
+  "End TAG's subscription to TABLE; the last one removes TABLE's triggers.\n"
+  "Jobs already queued stay.  Exit 65 when TAG does not subscribe to TABLE.\n";
 
 static const char subscriptions_usage[] =
-    "usage: sqlq [--url URL] subscriptions [--json]\n"
-    "\n"
-    "List the subscriptions: table, tag, actions, rows, status.  The status is\n"
-    "active, no-table (the table was dropped), no-trigger (the table was made\n"
-    "again: subscribe again) or moved (the table was renamed; its changes still\n"
-    "come under the old name).  Bytes of names outside printable ASCII are shown\n"
-    "escaped (\\xHH).\n";
+  "usage: sqlq [--url URL] subscriptions [--json]\n"
+  "\n"
+  "List the subscriptions: table, tag, actions, rows, status.  The status is\n"
+  "active, no-table (the table was dropped), no-trigger (the table was made\n"
+  "again: subscribe again) or moved (the table was renamed; its changes still\n"
+  "come under the old name).  Bytes of names outside printable ASCII are shown\n"
+  "escaped (\\xHH).\n";
 
 static const struct option options[] = {
-    {"on", required_argument, NULL, 'o'},   {"tag", required_argument, NULL, 't'},
-    {"rows", no_argument, NULL, 'r'},       {"json", no_argument, NULL, 'j'},
-    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+  {"on", required_argument, NULL, 'o'}, {"tag", required_argument, NULL, 't'},
+  {"rows", no_argument, NULL, 'r'},     {"json", no_argument, NULL, 'j'},
+  {"help", no_argument, NULL, 'h'},     {NULL, 0, NULL, 0},
 };
 
 /* The flags of the three commands. */
 typedef struct sub_flags {
-  const char *on;   /* --on */
-  const char *tag;  /* --tag */
-  int rows;         /* --rows */
-  int json;         /* --json */
+  const char *on;  /* --on */
+  const char *tag; /* --tag */
+  int rows;        /* --rows */
+  int json;        /* --json */
 } sub_flags;
 
 /* Parse the flags of cmd into *f, accepting those whose letter is in
@@ -80,9 +80,9 @@ static const struct {
   const char *name;
   unsigned bit;
 } action_names[] = {
-    {"insert", SQLQ_ON_INSERT},
-    {"update", SQLQ_ON_UPDATE},
-    {"delete", SQLQ_ON_DELETE},
+  {"insert", SQLQ_ON_INSERT},
+  {"update", SQLQ_ON_UPDATE},
+  {"delete", SQLQ_ON_DELETE},
 };
 #define N_ACTION_NAMES (sizeof action_names / sizeof action_names[0])
 
@@ -135,8 +135,8 @@ static const char *const status_names[] = {"active", "no-table", "no-trigger", "
 
 static const char *status_name(int status) {
   return status >= 0 && (size_t)status < sizeof status_names / sizeof status_names[0]
-             ? status_names[status]
-             : "unknown";
+           ? status_names[status]
+           : "unknown";
 }
 
 /* "insert,update" for the bits acts, into out (32 bytes). */
@@ -154,7 +154,8 @@ static json_t *subscription_json(const sqlq_subscription *s) {
   char created[CLI_TIME_SIZE];
   json_t *o = json_object(), *on = json_array();
   for (size_t i = 0; on && i < N_ACTION_NAMES; i++)
-    if (s->actions & action_names[i].bit) json_array_append_new(on, json_string(action_names[i].name));
+    if (s->actions & action_names[i].bit)
+      json_array_append_new(on, json_string(action_names[i].name));
   cli_format_time(s->created_us, 1, created);
   json_object_set_new(o, "table", cli_json_text(s->table));
   json_object_set_new(o, "tag", cli_json_text(s->tag));

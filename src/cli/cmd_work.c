@@ -46,35 +46,35 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: sqlq [--url URL] work [OPTIONS] QUEUE -- CMD [ARGS...]\n"
-    "\n"
-    "Run CMD once per job of QUEUE, with the payload on stdin and SQLQ_JOB_ID,\n"
-    "SQLQ_QUEUE, SQLQ_ATTEMPT (counted from 1) and SQLQ_JOB_TOKEN (the claim's\n"
-    "token) in its environment, but not SQLQ_URL, which may hold a password.\n"
-    "CMD exits 0: the job is done.  CMD exits 75: the job is given back, to run\n"
-    "again after the backoff base, without counting the attempt.  Anything else\n"
-    "(or a signal): the attempt failed; the job runs again after an exponential\n"
-    "backoff, or is dead after its last attempt.  A lost lease (the job was\n"
-    "taken back, or no extension reached the database before the lease ran\n"
-    "out): CMD gets SIGTERM, then SIGKILL after --kill-after, and its result\n"
-    "is recorded as a failed attempt only if the job is still held.  SIGTERM\n"
-    "or SIGINT: claim nothing more, wait for the running commands, exit 0.  A\n"
-    "database that goes away once the worker has connected is waited for, not\n"
-    "fatal.\n"
-    "\n"
-    "  -c, --concurrency N    commands run at once (default 1)\n"
-    "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
-    "                         (default 30; at most 3.2e9)\n"
-    "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
-    "                         at once; at most 86400)\n"
-    "      --kill-after SECONDS\n"
-    "                         after a lost lease, SIGKILL a command this long\n"
-    "                         after its SIGTERM (default 10)\n"
-    "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
-    "                         the database (password included)\n"
-    "      --drain            exit 0 once the queue has no ready, scheduled or\n"
-    "                         running job\n"
-    "  -h, --help             print this help\n";
+  "usage: sqlq [--url URL] work [OPTIONS] QUEUE -- CMD [ARGS...]\n"
+  "\n"
+  "Run CMD once per job of QUEUE, with the payload on stdin and SQLQ_JOB_ID,\n"
+  "SQLQ_QUEUE, SQLQ_ATTEMPT (counted from 1) and SQLQ_JOB_TOKEN (the claim's\n"
+  "token) in its environment, but not SQLQ_URL, which may hold a password.\n"
+  "CMD exits 0: the job is done.  CMD exits 75: the job is given back, to run\n"
+  "again after the backoff base, without counting the attempt.  Anything else\n"
+  "(or a signal): the attempt failed; the job runs again after an exponential\n"
+  "backoff, or is dead after its last attempt.  A lost lease (the job was\n"
+  "taken back, or no extension reached the database before the lease ran\n"
+  "out): CMD gets SIGTERM, then SIGKILL after --kill-after, and its result\n"
+  "is recorded as a failed attempt only if the job is still held.  SIGTERM\n"
+  "or SIGINT: claim nothing more, wait for the running commands, exit 0.  A\n"
+  "database that goes away once the worker has connected is waited for, not\n"
+  "fatal.\n"
+  "\n"
+  "  -c, --concurrency N    commands run at once (default 1)\n"
+  "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
+  "                         (default 30; at most 3.2e9)\n"
+  "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
+  "                         at once; at most 86400)\n"
+  "      --kill-after SECONDS\n"
+  "                         after a lost lease, SIGKILL a command this long\n"
+  "                         after its SIGTERM (default 10)\n"
+  "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
+  "                         the database (password included)\n"
+  "      --drain            exit 0 once the queue has no ready, scheduled or\n"
+  "                         running job\n"
+  "  -h, --help             print this help\n";
 
 /* The exit code with which a command asks for its job back. */
 #define EXIT_RELEASE 75
@@ -101,14 +101,14 @@ static const char usage[] =
 /* One running command and the job it works on.  Times are monotonic
 ** seconds. */
 typedef struct slot {
-  pid_t pid;          /* the command's guardian; 0 when the slot is free */
+  pid_t pid; /* the command's guardian; 0 when the slot is free */
   int64_t id;
   int64_t token;
-  int lost;           /* the lease was lost: no more touches, SIGTERM sent */
-  int killed;         /* lost, and SIGKILL sent */
-  double next_touch;  /* when to extend the lease */
-  double lease_end;   /* the lease lasts at least until then */
-  double kill_at;     /* lost: when to send SIGKILL */
+  int lost;          /* the lease was lost: no more touches, SIGTERM sent */
+  int killed;        /* lost, and SIGKILL sent */
+  double next_touch; /* when to extend the lease */
+  double lease_end;  /* the lease lasts at least until then */
+  double kill_at;    /* lost: when to send SIGKILL */
 } slot;
 
 /* The variables that describe a job to its command, in the order of
@@ -135,15 +135,15 @@ typedef struct worker {
   double kill_after;
   int drain;
   int pass_url;
-  char **env;        /* the commands' environment (cli_command_env) */
-  char **env_job;    /* its entries of the job's variables */
+  char **env;     /* the commands' environment (cli_command_env) */
+  char **env_job; /* its entries of the job's variables */
   job_vars vars;
   slot *slots;
   int running;
-  int code;          /* non-zero: stop on an error and exit with this */
-  int expect_job;    /* the last sqlq_wait() said a job was due */
-  int away;          /* the database is unreachable (said once) */
-  double idle;       /* current pause after a claim found nothing */
+  int code;       /* non-zero: stop on an error and exit with this */
+  int expect_job; /* the last sqlq_wait() said a job was due */
+  int away;       /* the database is unreachable (said once) */
+  double idle;    /* current pause after a claim found nothing */
 } worker;
 
 /* What one claim did. */
@@ -220,8 +220,7 @@ static void uninstall_signals(void) {
 
 static void drain_wake_pipe(void) {
   char buf[64];
-  while (read(wake_pipe[0], buf, sizeof buf) > 0) {
-  }
+  while (read(wake_pipe[0], buf, sizeof buf) > 0) {}
 }
 
 /* Block until a signal arrives or timeout seconds pass (negative: no
@@ -341,8 +340,8 @@ typedef int (*finish_call_fn)(worker *w, const slot *s, const char *why);
 /* Call finish_call(w, s, why) until the database answers, for at most one
 ** lease: after that the job's lease has run out, and the answer can only
 ** be SQLQ_STALE, which another try after reconnecting gives. */
-static int finish_retrying(worker *w, const slot *s, const char *action,
-                           finish_call_fn finish_call, const char *why) {
+static int finish_retrying(worker *w, const slot *s, const char *action, finish_call_fn finish_call,
+                           const char *why) {
   double give_up = now() + w->lease, pause = 0.05;
   int rc;
   while (database_away(w, rc = finish_call(w, s, why), action) && now() < give_up) {
@@ -374,7 +373,8 @@ static void report_finish(worker *w, const slot *s, int rc, const char *action) 
   } else if (rc == SQLQ_UNAVAILABLE) {
     /* The lease ran out meanwhile: the job runs again once it is reaped. */
     cli_error("work: job %" PRId64 ": %s failed: the database was away for a whole lease,"
-              " so the job may run again", s->id, action);
+              " so the job may run again",
+              s->id, action);
   } else if (rc != SQLQ_OK) {
     cli_fail(w->db, rc, action);
   }
@@ -404,10 +404,12 @@ static void finish_lost(worker *w, const slot *s, int status) {
   rc = finish_retrying(w, s, "fail", call_fail, why);
   if (rc == SQLQ_OK) {
     cli_error("work: job %" PRId64 ": %s after its lease was lost; the attempt is recorded "
-              "as failed", s->id, ended);
+              "as failed",
+              s->id, ended);
   } else if (rc == SQLQ_STALE) {
     cli_error("work: job %" PRId64 ": %s after its lease was lost; the job was taken back, "
-              "so no result is recorded", s->id, ended);
+              "so no result is recorded",
+              s->id, ended);
   } else {
     report_finish(w, s, rc, "fail");
   }
@@ -450,7 +452,8 @@ static void reap(worker *w) {
 ** s->kill_at (kill_due). */
 static void lease_lost(worker *w, slot *s, const char *why) {
   cli_error("work: job %" PRId64 ": lease lost (%s); its command gets SIGTERM, and SIGKILL "
-            "in %g s if it still runs", s->id, why, w->kill_after);
+            "in %g s if it still runs",
+            s->id, why, w->kill_after);
   s->lost = 1;
   s->kill_at = now() + w->kill_after;
   kill(s->pid, SIGTERM);
@@ -656,14 +659,14 @@ static int work_loop(worker *w) {
 /* Parse the flags and arguments into w.  Returns 0, or the exit code. */
 static int parse(worker *w, int argc, char **argv, int *help) {
   static const struct option options[] = {
-      {"concurrency", required_argument, NULL, 'c'},
-      {"lease", required_argument, NULL, 'L'},
-      {"backoff", required_argument, NULL, 'B'},
-      {"kill-after", required_argument, NULL, 'K'},
-      {"drain", no_argument, NULL, 'D'},
-      {"pass-url", no_argument, NULL, 'U'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
+    {"concurrency", required_argument, NULL, 'c'},
+    {"lease", required_argument, NULL, 'L'},
+    {"backoff", required_argument, NULL, 'B'},
+    {"kill-after", required_argument, NULL, 'K'},
+    {"drain", no_argument, NULL, 'D'},
+    {"pass-url", no_argument, NULL, 'U'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
   };
   long long n;
   int c;
@@ -671,21 +674,21 @@ static int parse(worker *w, int argc, char **argv, int *help) {
     switch (c) {
     case 'c':
       if (cli_parse_int(optarg, 1, MAX_CONCURRENCY, &n) != 0) {
-        return cli_usage_error("work", "concurrency '%s' is not a whole number in 1..%d",
-                               optarg, MAX_CONCURRENCY);
+        return cli_usage_error("work", "concurrency '%s' is not a whole number in 1..%d", optarg,
+                               MAX_CONCURRENCY);
       }
       w->concurrency = (int)n;
       break;
     case 'L':
       if (cli_parse_seconds(optarg, &w->lease) != 0 || w->lease <= 0 || w->lease > MAX_LEASE) {
-        return cli_usage_error("work", "lease '%s' is not a number of seconds in (0, %g]",
-                               optarg, MAX_LEASE);
+        return cli_usage_error("work", "lease '%s' is not a number of seconds in (0, %g]", optarg,
+                               MAX_LEASE);
       }
       break;
     case 'B':
       if (cli_parse_seconds(optarg, &w->backoff) != 0 || w->backoff > MAX_BACKOFF) {
-        return cli_usage_error("work", "backoff '%s' is not a number of seconds in [0, %g]",
-                               optarg, MAX_BACKOFF);
+        return cli_usage_error("work", "backoff '%s' is not a number of seconds in [0, %g]", optarg,
+                               MAX_BACKOFF);
       }
       break;
     case 'K':

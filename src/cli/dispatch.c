@@ -22,22 +22,22 @@ typedef struct cli_command {
 } cli_command;
 
 static const cli_command commands[] = {
-    {"init", cmd_init, "create or upgrade the schema"},
-    {"push", cmd_push, "enqueue a job (payload from an argument or stdin)"},
-    {"work", cmd_work, "run a command once per job of a queue"},
-    {"stats", cmd_stats, "count the jobs of each queue by state"},
-    {"jobs", cmd_jobs, "list the jobs of a queue"},
-    {"retry", cmd_retry, "make dead or scheduled jobs ready again"},
-    {"pause", cmd_pause, "stop handing out the jobs of a queue"},
-    {"resume", cmd_resume, "hand out the jobs of a paused queue again"},
-    {"purge", cmd_purge, "delete every job of a queue"},
-    {"lock", cmd_lock, "run a command while holding a named lock"},
-    {"ring", cmd_ring, "create, push into, read and drop capped FIFO logs"},
-    {"pool", cmd_pool, "hand out the items of a pool in fair rotation"},
-    {"subscribe", cmd_subscribe, "turn the row changes of a table into jobs"},
-    {"unsubscribe", cmd_unsubscribe, "end a table subscription"},
-    {"subscriptions", cmd_subscriptions, "list the table subscriptions"},
-    {"bench", cmd_bench, "measure throughput and latency"},
+  {"init", cmd_init, "create or upgrade the schema"},
+  {"push", cmd_push, "enqueue a job (payload from an argument or stdin)"},
+  {"work", cmd_work, "run a command once per job of a queue"},
+  {"stats", cmd_stats, "count the jobs of each queue by state"},
+  {"jobs", cmd_jobs, "list the jobs of a queue"},
+  {"retry", cmd_retry, "make dead or scheduled jobs ready again"},
+  {"pause", cmd_pause, "stop handing out the jobs of a queue"},
+  {"resume", cmd_resume, "hand out the jobs of a paused queue again"},
+  {"purge", cmd_purge, "delete every job of a queue"},
+  {"lock", cmd_lock, "run a command while holding a named lock"},
+  {"ring", cmd_ring, "create, push into, read and drop capped FIFO logs"},
+  {"pool", cmd_pool, "hand out the items of a pool in fair rotation"},
+  {"subscribe", cmd_subscribe, "turn the row changes of a table into jobs"},
+  {"unsubscribe", cmd_unsubscribe, "end a table subscription"},
+  {"subscriptions", cmd_subscriptions, "list the table subscriptions"},
+  {"bench", cmd_bench, "measure throughput and latency"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -104,10 +104,10 @@ static int help(const cli_global *g, int argc, char **argv) {
 
 int cli_main(int argc, char **argv) {
   static const struct option options[] = {
-      {"url", required_argument, NULL, 'u'},
-      {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},
-      {NULL, 0, NULL, 0},
+    {"url", required_argument, NULL, 'u'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
   };
   cli_global g;
   const cli_command *cmd;

@@ -98,8 +98,7 @@ json_t *cli_json_text(const char *s) {
 
 /* A JSON string of the standard base64 encoding of len bytes of p. */
 json_t *cli_json_base64(const unsigned char *p, size_t len) {
-  const char digits[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   size_t i, o = 0;
   char *out = malloc((len + 2) / 3 * 4 + 1);
   json_t *j;

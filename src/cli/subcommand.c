@@ -8,8 +8,8 @@
 
 #include "cli.h"
 
-int cli_subcommand(const cli_global *g, const char *cmd, const char *usage,
-                   const cli_sub *subs, size_t n, int argc, char **argv) {
+int cli_subcommand(const cli_global *g, const char *cmd, const char *usage, const cli_sub *subs,
+                   size_t n, int argc, char **argv) {
   size_t i;
   if (argc < 2) {
     cli_error("%s: expected a subcommand (see 'sqlq %s --help')", cmd, cmd);

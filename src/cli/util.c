@@ -269,7 +269,7 @@ static void guard_set(sigset_t *set) {
 ** process's environment).  When the program cannot be run, prints one line
 ** and exits 127 (not found) or 126. */
 static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *envp)
-    __attribute__((noreturn));
+  __attribute__((noreturn));
 static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *envp) {
   sigset_t none;
   sigemptyset(&none);
@@ -333,13 +333,11 @@ static void kill_tree(pid_t c) {
   for (;;) {
     pid_t got;
     kill_children();
-    while ((got = waitpid(-1, NULL, 0)) < 0 && errno == EINTR) {
-    }
+    while ((got = waitpid(-1, NULL, 0)) < 0 && errno == EINTR) {}
     if (got < 0) {
       return;
     }
-    while (waitpid(-1, NULL, WNOHANG) > 0) {
-    }
+    while (waitpid(-1, NULL, WNOHANG) > 0) {}
   }
 }
 
@@ -367,7 +365,7 @@ static void exit_like(int status) {
 ** it, the lifeline and the signals.  Never returns.  Entered with
 ** guard_signals blocked. */
 static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp)
-    __attribute__((noreturn));
+  __attribute__((noreturn));
 static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp) {
   pid_t self = getpid(), c;
   struct pollfd fds[2];
@@ -470,8 +468,7 @@ static int env_is_any(const char *entry, const char *const *names) {
   return 0;
 }
 
-char **cli_command_env(const cli_global *g, int pass_url, const char *const *names,
-                       char ***slots) {
+char **cli_command_env(const cli_global *g, int pass_url, const char *const *names, char ***slots) {
   static const char url_name[] = "SQLQ_URL=";
   size_t inherited = 0, n_names = 0, url_size = pass_url ? sizeof url_name + strlen(g->url) : 0;
   size_t i, n = 0;

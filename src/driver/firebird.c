@@ -45,8 +45,10 @@ int sqlq__fb_has(const ISC_STATUS *status, ISC_STATUS gdscode) {
   for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
     ISC_STATUS arg = *s++;
     if (arg == isc_arg_gds && *s == gdscode) return 1;
-    if (arg == isc_arg_cstring) s += 2;
-    else s++;
+    if (arg == isc_arg_cstring)
+      s += 2;
+    else
+      s++;
   }
   return 0;
 }
@@ -62,8 +64,10 @@ static int erased_meanwhile(const ISC_STATUS *status) {
     if (arg == isc_arg_gds && *s == isc_random && s[1] == isc_arg_string &&
         strcmp((const char *)s[2], "cannot update erased record") == 0)
       return 1;
-    if (arg == isc_arg_cstring) s += 2;
-    else s++;
+    if (arg == isc_arg_cstring)
+      s += 2;
+    else
+      s++;
   }
   return 0;
 }
@@ -87,8 +91,10 @@ static int no_such_file(const ISC_STATUS *status) {
     if (arg == isc_arg_unix && *s == ENOENT) return 1;
     if (arg == isc_arg_interpreted && strcmp((const char *)*s, "No such file or directory") == 0)
       return 1;
-    if (arg == isc_arg_cstring) s += 2;
-    else s++;
+    if (arg == isc_arg_cstring)
+      s += 2;
+    else
+      s++;
   }
   return 0;
 }
@@ -104,9 +110,20 @@ static int no_such_file(const ISC_STATUS *status) {
 ** too: on the first attach they fail sqlq_open() all the same, and later
 ** they are a server that came back not quite as it was, which may mend. */
 static const ISC_STATUS lost_codes[] = {
-  isc_network_error, isc_net_read_err, isc_net_write_err, isc_lost_db_connection,
-  isc_conn_lost, isc_connect_reject, isc_bad_db_handle, isc_shutdown, isc_shutinprog,
-  isc_att_shutdown, isc_net_server_shutdown, isc_unavailable, isc_login, isc_login_error,
+  isc_network_error,
+  isc_net_read_err,
+  isc_net_write_err,
+  isc_lost_db_connection,
+  isc_conn_lost,
+  isc_connect_reject,
+  isc_bad_db_handle,
+  isc_shutdown,
+  isc_shutinprog,
+  isc_att_shutdown,
+  isc_net_server_shutdown,
+  isc_unavailable,
+  isc_login,
+  isc_login_error,
   isc_io_error,
 };
 
@@ -126,7 +143,8 @@ int sqlq__fb_error(sqlq_db *db, const ISC_STATUS *status, const char *doing) {
   if (len == 0) snprintf(msg, sizeof msg, "error %ld", (long)status[1]);
   if (sqlq__fb_conflict(status)) {
     db->tx_retryable = 1;
-    return sqlq__error(db, SQLQ_BUSY, "%s: a row is locked by another transaction (%s)", doing, msg);
+    return sqlq__error(db, SQLQ_BUSY, "%s: a row is locked by another transaction (%s)", doing,
+                       msg);
   }
   if (sqlq__fb_has(status, isc_dsql_relation_err) && strstr(msg, "SQLQ_"))
     return sqlq__error(db, SQLQ_SCHEMA,
@@ -283,7 +301,8 @@ static int build_dpb(sqlq_db *db, const sqlq__url *url, unsigned connect_timeout
     len = dpb_add(dpb, len, cap, isc_dpb_password, url->password, strlen(url->password));
   if (len > 0) len = dpb_add(dpb, len, cap, isc_dpb_lc_ctype, "UTF8", 4);
   if (len > 0) len = dpb_add_int(dpb, len, cap, isc_dpb_sql_dialect, 3);
-  if (len > 0 && !f->embedded) len = dpb_add_int(dpb, len, cap, isc_dpb_connect_timeout, connect_timeout);
+  if (len > 0 && !f->embedded)
+    len = dpb_add_int(dpb, len, cap, isc_dpb_connect_timeout, connect_timeout);
   if (len < 0) {
     free(dpb);
     return sqlq__error(db, SQLQ_MISUSE, "firebird URL: user or password longer than 255 bytes");
@@ -341,21 +360,26 @@ static int read_options(sqlq_db *db, fb_db *f, const sqlq__url *url, unsigned *c
 static int make_dsn(sqlq_db *db, fb_db *f, const sqlq__url *url) {
   const char *path = url->path;
   if (f->embedded) {
-    if (path == NULL || *path == '\0') return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no database file");
+    if (path == NULL || *path == '\0')
+      return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no database file");
     f->dsn = strdup(path);
   } else {
     if (url->host == NULL || *url->host == '\0')
-      return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no host (firebird://user:pass@host:port/database)");
+      return sqlq__error(db, SQLQ_MISUSE,
+                         "firebird URL: no host (firebird://user:pass@host:port/database)");
     if (path == NULL || *path == '\0' || strcmp(path, "/") == 0)
-      return sqlq__error(db, SQLQ_MISUSE, "firebird URL: no database (an alias, or //absolute/path)");
+      return sqlq__error(db, SQLQ_MISUSE,
+                         "firebird URL: no database (an alias, or //absolute/path)");
     /* url.c keeps the slash after the authority: "/ALIAS" or "//abs/path". */
     const char *dbname = path[0] == '/' ? path + 1 : path;
     if (strpbrk(url->host, ":/") || strchr(dbname, '\n'))
       return sqlq__error(db, SQLQ_MISUSE, "firebird URL: bad host or database name");
     size_t n = strlen(url->host) + strlen(dbname) + 16;
     if ((f->dsn = malloc(n)) != NULL) {
-      if (url->port) snprintf(f->dsn, n, "%s/%d:%s", url->host, url->port, dbname);
-      else snprintf(f->dsn, n, "%s:%s", url->host, dbname);
+      if (url->port)
+        snprintf(f->dsn, n, "%s/%d:%s", url->host, url->port, dbname);
+      else
+        snprintf(f->dsn, n, "%s:%s", url->host, dbname);
     }
   }
   return f->dsn ? SQLQ_OK : sqlq__error(db, SQLQ_NOMEM, "out of memory");

@@ -51,17 +51,17 @@ enum {
 typedef struct fb_value {
   enum { FB_UNSET, FB_NULL, FB_INT, FB_BYTES } kind;
   int64_t i;
-  const char *p;  /* the core's, valid until reset, or owned */
+  const char *p; /* the core's, valid until reset, or owned */
   size_t n;
-  char *owned;    /* p when the driver made it; freed at reset */
+  char *owned; /* p when the driver made it; freed at reset */
 } fb_value;
 
 /* A result column of the current row.  A BLOB column NAME may come with a
 ** column NAME_INLINE of the same bytes as a VARCHAR when they are short,
 ** NULL otherwise: reading it saves the round trips of a blob. */
 typedef struct fb_col {
-  int inline_col;  /* the column NAME_INLINE, or -1 */
-  char *blob;      /* a BLOB column's bytes, read on first access */
+  int inline_col; /* the column NAME_INLINE, or -1 */
+  char *blob;     /* a BLOB column's bytes, read on first access */
   size_t blob_len;
   int blob_read;
 } fb_col;
@@ -76,37 +76,37 @@ typedef struct fb_col {
 struct sqlq__stmt {
   int id;
   struct fb_db *fb;
-  isc_stmt_handle h;     /* 0 until prepared */
-  int type;              /* isc_info_sql_stmt_* */
+  isc_stmt_handle h;                 /* 0 until prepared */
+  int type;                          /* isc_info_sql_stmt_* */
   unsigned char marks[FB_MAX_MARKS]; /* parameter (0-based) of each `?` */
   int n_marks;
-  XSQLDA *in;            /* one variable per mark */
-  char *in_buf;          /* their data, rebuilt at each execution */
+  XSQLDA *in;   /* one variable per mark */
+  char *in_buf; /* their data, rebuilt at each execution */
   size_t in_cap;
-  XSQLDA *out;           /* result columns, or NULL */
+  XSQLDA *out; /* result columns, or NULL */
   char *out_buf;
   short *out_ind;
   fb_col *cols;
   fb_value vals[FB_MAX_PARAMS];
-  int executed;          /* rows (if any) are being fetched */
+  int executed; /* rows (if any) are being fetched */
   int cursor_open;
-  int singleton_row;     /* a non-cursor statement's row is there to show */
+  int singleton_row; /* a non-cursor statement's row is there to show */
   int done;
-  int64_t changes;       /* -1: not asked yet */
+  int64_t changes;              /* -1: not asked yet */
   short in_types[FB_MAX_MARKS]; /* each mark's type as described */
   short in_subtypes[FB_MAX_MARKS];
 };
 
 typedef struct fb_db {
-  isc_db_handle att;     /* 0 when detached */
-  isc_tr_handle tr;      /* the open transaction, 0 when none */
+  isc_db_handle att; /* 0 when detached */
+  isc_tr_handle tr;  /* the open transaction, 0 when none */
   /* What it takes to attach again (and to attach the lock connection):
   ** the connection string and the DPB with user, password and charset. */
   char *dsn;
   char *dpb;
   short dpb_len;
   int embedded;
-  int lost;              /* att broke: attach again before the next use */
+  int lost;               /* att broke: attach again before the next use */
   sqlq__backoff reattach; /* pacing of those attempts */
   sqlq__stmt stmts[FB_SQL_COUNT];
   /* Named locks (firebird_lock.c): the attachment that holds them, 0
@@ -120,8 +120,8 @@ typedef struct fb_db {
   unsigned lock_session;
   /* Wake-ups (firebird_wait.c). */
   struct fb_events *events; /* NULL until the first wait */
-  int events_off;        /* URL option events=off: waiters poll */
-  double poll_interval;  /* seconds between looks when events cannot be had */
+  int events_off;           /* URL option events=off: waiters poll */
+  double poll_interval;     /* seconds between looks when events cannot be had */
 } fb_db;
 
 #define FB(db) ((fb_db *)(db)->drv)

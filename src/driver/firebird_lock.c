@@ -87,10 +87,10 @@ static ISC_STATUS run_key(fb_db *f, isc_tr_handle *tr, const char *sql, int64_t 
   int64_t got = 0;
   in.da.version = out.da.version = SQLDA_VERSION1;
   in.da.sqln = in.da.sqld = out.da.sqln = out.da.sqld = 1;
-  in.da.sqlvar[0] = (XSQLVAR){.sqltype = SQL_INT64 | 1, .sqllen = 8, .sqldata = (char *)&key,
-                              .sqlind = &in_ind};
-  out.da.sqlvar[0] = (XSQLVAR){.sqltype = SQL_INT64 | 1, .sqllen = 8, .sqldata = (char *)&got,
-                               .sqlind = &out_ind};
+  in.da.sqlvar[0] =
+    (XSQLVAR){.sqltype = SQL_INT64 | 1, .sqllen = 8, .sqldata = (char *)&key, .sqlind = &in_ind};
+  out.da.sqlvar[0] =
+    (XSQLVAR){.sqltype = SQL_INT64 | 1, .sqllen = 8, .sqldata = (char *)&got, .sqlind = &out_ind};
   if (isc_dsql_exec_immed2(st, &f->lock_att, tr, 0, sql, 3, &in.da, found ? &out.da : NULL))
     return st[1];
   if (found) *found = out_ind == 0;
@@ -147,8 +147,7 @@ static int take_row(sqlq_db *db, isc_tr_handle *tr, double wait_s, int64_t key) 
 /* Sleep ns nanoseconds. */
 static void nap(int64_t ns) {
   struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
+  while (nanosleep(&ts, &ts) != 0) {}
 }
 
 /* Take the row of key in *tr (started here), waiting as the file's header

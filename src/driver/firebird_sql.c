@@ -112,20 +112,17 @@
 #define ACK_ARRAY(copy) \
   "EXECUTE BLOCK (ids " PACKED " = $1, toks " PACKED " = $2) RETURNS (id BIGINT) AS" \
   " DECLARE s " UNPACKED "; DECLARE u " UNPACKED ";" \
-  " DECLARE sp INTEGER = 1; DECLARE up INTEGER = 1; DECLARE vi BIGINT; DECLARE vt BIGINT;" \
-  TAKE_VARS \
+  " DECLARE sp INTEGER = 1; DECLARE up INTEGER = 1; DECLARE vi BIGINT; DECLARE vt BIGINT;" TAKE_VARS \
   " BEGIN" \
   "  s = ids; u = toks;" \
   "  WHILE (sp <= CHAR_LENGTH(s)) DO" \
-  "  BEGIN" \
-  TAKE_INT("s", "sp", "vi") TAKE_INT("u", "up", "vt") \
-  copy \
-  "   id = NULL;" \
-  "   DELETE FROM sqlq_jobs WHERE id = :vi AND token = :vt AND state = 'running'" \
-  "    RETURNING id INTO :id;" \
-  "   IF (id IS NOT NULL) THEN SUSPEND;" \
-  "  END" \
-  " END"
+  "  BEGIN" TAKE_INT("s", "sp", "vi") TAKE_INT("u", "up", "vt") copy \
+    "   id = NULL;" \
+    "   DELETE FROM sqlq_jobs WHERE id = :vi AND token = :vt AND state = 'running'" \
+    "    RETURNING id INTO :id;" \
+    "   IF (id IS NOT NULL) THEN SUSPEND;" \
+    "  END" \
+    " END"
 
 /* The lock conflicts a claim steps over: a job that another claimer is
 ** taking.  That claimer takes its jobs in claim order too, so the next
@@ -194,11 +191,13 @@
 #define RELATION_OF(n) \
   "COALESCE((SELECT r.RDB$RELATION_NAME FROM RDB$RELATIONS r WHERE r.RDB$RELATION_NAME = " n \
   "  AND OCTET_LENGTH(TRIM(TRAILING FROM r.RDB$RELATION_NAME)) = OCTET_LENGTH(" n ")" \
-  "  AND " USER_TABLE("r") ")," \
-  " (SELECT r.RDB$RELATION_NAME FROM RDB$RELATIONS r WHERE r.RDB$RELATION_NAME = UPPER(" n ")" \
-  "  AND " n " SIMILAR TO '[A-Za-z][A-Za-z0-9_$]*'" \
-  "  AND OCTET_LENGTH(TRIM(TRAILING FROM r.RDB$RELATION_NAME)) = OCTET_LENGTH(" n ")" \
-  "  AND " USER_TABLE("r") "))"
+  "  AND " USER_TABLE( \
+    "r") ")," \
+         " (SELECT r.RDB$RELATION_NAME FROM RDB$RELATIONS r WHERE r.RDB$RELATION_NAME = UPPER(" n \
+         ")" \
+         "  AND " n " SIMILAR TO '[A-Za-z][A-Za-z0-9_$]*'" \
+         "  AND OCTET_LENGTH(TRIM(TRAILING FROM r.RDB$RELATION_NAME)) = OCTET_LENGTH(" n ")" \
+         "  AND " USER_TABLE("r") "))"
 
 /* Whether the column type t (RDB$FIELDS) holds bytes: a BLOB other than
 ** text, or text in CHARACTER SET OCTETS. */
@@ -219,80 +218,75 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     " applied_at BIGINT NOT NULL)' WITH AUTONOMOUS TRANSACTION;"
     "  WHEN ANY DO BEGIN END"
     " END"
-    " END" FB_SEP
-    "EXECUTE BLOCK AS BEGIN"
+    " END" FB_SEP "EXECUTE BLOCK AS BEGIN"
     " EXECUTE STATEMENT 'INSERT INTO sqlq_schema (version, applied_at) VALUES (0, 0)'"
     " WITH AUTONOMOUS TRANSACTION;"
     " WHEN ANY DO BEGIN END"
-    " END" FB_SEP
-    "UPDATE sqlq_schema SET applied_at = applied_at WHERE version = 0",
+    " END" FB_SEP "UPDATE sqlq_schema SET applied_at = applied_at WHERE version = 0",
   [SQLQ__SQL_SCHEMA_VERSION] = "SELECT max(version) FROM sqlq_schema",
-  [SQLQ__SQL_SCHEMA_RECORD] =
-    "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, " NOW ")",
+  [SQLQ__SQL_SCHEMA_RECORD] = "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, " NOW ")",
 
-  [SQLQ__SQL_ENQUEUE] =
-    "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
-    " group_key, payload, created_at)"
-    " VALUES ($1, $2, " NOW " + $3, $4, $5, $6, $7, " NOW ") RETURNING id",
-  [SQLQ__SQL_DEDUPE_LOOKUP] =
-    "SELECT id FROM sqlq_jobs WHERE " DEDUPE_EXPR " = " QUEUE_PARAM("$1")
-    " || x'01' || CAST($2 AS " TEXT(255) ")",
+  [SQLQ__SQL_ENQUEUE] = "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
+                        " group_key, payload, created_at)"
+                        " VALUES ($1, $2, " NOW " + $3, $4, $5, $6, $7, " NOW ") RETURNING id",
+  [SQLQ__SQL_DEDUPE_LOOKUP] = "SELECT id FROM sqlq_jobs WHERE " DEDUPE_EXPR
+                              " = " QUEUE_PARAM("$1") " || x'01' || CAST($2 AS " TEXT(255) ")",
   [SQLQ__SQL_QUEUE_REGISTER] =
-    "MERGE INTO sqlq_queues q USING RDB$DATABASE ON q.queue = " QUEUE_PARAM("$1")
-    " WHEN NOT MATCHED THEN INSERT (queue) VALUES (" QUEUE_PARAM("$1") ")",
+    "MERGE INTO sqlq_queues q USING RDB$DATABASE ON q.queue = " QUEUE_PARAM(
+      "$1") " WHEN NOT MATCHED THEN INSERT (queue) VALUES (" QUEUE_PARAM("$1") ")",
   [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_CLAIM] =
-    "EXECUTE BLOCK (q " TEXT(128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4)"
-    " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER,"
-    "  max_attempts INTEGER, created_at BIGINT, lease_until BIGINT,"
-    "  group_key " TEXT(255) ", dedupe_key " TEXT(255) ", payload BLOB SUB_TYPE BINARY,"
-    "  payload_inline VARCHAR(" INLINE_MAX ") CHARACTER SET OCTETS)"
-    " AS"
-    " DECLARE now BIGINT;"
-    " DECLARE n INTEGER = 0;"
-    " DECLARE cand BIGINT;"
-    " DECLARE skip INTEGER = 0;"
-    " BEGIN"
-    "  now = " NOW ";"
-    "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND paused <> 0)) THEN EXIT;"
-    "  FOR SELECT id FROM sqlq_jobs WHERE queue = :q AND state = 'running'"
-    "   AND lease_until <= :now PLAN (SQLQ_JOBS INDEX (SQLQ_JOBS_LEASE)) INTO :cand DO"
-    "  BEGIN"
-    "   UPDATE sqlq_jobs SET"
-    "    state = IIF(attempts >= max_attempts, " STATE("dead") ", " STATE("ready") "),"
-    "    last_error = 'lease expired during attempt ' || attempts,"
-    "    token = NULL, lease_until = NULL"
-    "    WHERE id = :cand AND state = 'running' AND lease_until <= :now;"
-    "   " CONFLICTS
-    "  END"
-    "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'"
-    "   AND j.run_at <= :now AND " GROUP_HEAD
-    "   PLAN (J ORDER SQLQ_JOBS_CLAIM)"
-    "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO"
-    "  IF (skip > 0) THEN skip = skip - 1; ELSE"
-    "  BEGIN"
-    "   UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
-    "    token = :tok, lease_until = :now + :lease"
-    "    WHERE id = :cand AND state = 'ready'"
-    "    RETURNING id, priority, run_at, attempts, max_attempts, created_at,"
-    "     lease_until, group_key, dedupe_key, payload"
-    "    INTO :id, :priority, :run_at, :attempts, :max_attempts, :created_at,"
-    "     :lease_until, :group_key, :dedupe_key, :payload;"
-    "   IF (ROW_COUNT > 0) THEN"
-    "   BEGIN"
-    "    payload_inline = NULL;"
-    "    IF (octet_length(payload) <= " INLINE_MAX ") THEN"
-    "    BEGIN"
-    "     payload_inline = payload;"
-    "     payload = NULL;"
-    "    END"
-    "    n = n + 1;"
-    "    SUSPEND;"
-    "    IF (n >= lim) THEN LEAVE;"
-    "   END"
-    "   " CONFLICT_SKIPS
-    "  END"
-    " END",
+  [SQLQ__SQL_CLAIM] = "EXECUTE BLOCK (q " TEXT(
+    128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4)"
+         " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER,"
+         "  max_attempts INTEGER, created_at BIGINT, lease_until BIGINT,"
+         "  group_key " TEXT(255) ", dedupe_key " TEXT(
+           255) ", payload BLOB SUB_TYPE BINARY,"
+                "  payload_inline VARCHAR(" INLINE_MAX ") CHARACTER SET OCTETS)"
+                " AS"
+                " DECLARE now BIGINT;"
+                " DECLARE n INTEGER = 0;"
+                " DECLARE cand BIGINT;"
+                " DECLARE skip INTEGER = 0;"
+                " BEGIN"
+                "  now = " NOW ";"
+                "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND paused <> 0)) THEN EXIT;"
+                "  FOR SELECT id FROM sqlq_jobs WHERE queue = :q AND state = 'running'"
+                "   AND lease_until <= :now PLAN (SQLQ_JOBS INDEX (SQLQ_JOBS_LEASE)) INTO :cand DO"
+                "  BEGIN"
+                "   UPDATE sqlq_jobs SET"
+                "    state = IIF(attempts >= max_attempts, " STATE("dead") ", " STATE(
+                  "ready") "),"
+                           "    last_error = 'lease expired during attempt ' || attempts,"
+                           "    token = NULL, lease_until = NULL"
+                           "    WHERE id = :cand AND state = 'running' AND lease_until <= :now;"
+                           "   " CONFLICTS "  END"
+                           "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'"
+                           "   AND j.run_at <= :now AND " GROUP_HEAD
+                           "   PLAN (J ORDER SQLQ_JOBS_CLAIM)"
+                           "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO"
+                           "  IF (skip > 0) THEN skip = skip - 1; ELSE"
+                           "  BEGIN"
+                           "   UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
+                           "    token = :tok, lease_until = :now + :lease"
+                           "    WHERE id = :cand AND state = 'ready'"
+                           "    RETURNING id, priority, run_at, attempts, max_attempts, created_at,"
+                           "     lease_until, group_key, dedupe_key, payload"
+                           "    INTO :id, :priority, :run_at, :attempts, :max_attempts, :created_at,"
+                           "     :lease_until, :group_key, :dedupe_key, :payload;"
+                           "   IF (ROW_COUNT > 0) THEN"
+                           "   BEGIN"
+                           "    payload_inline = NULL;"
+                           "    IF (octet_length(payload) <= " INLINE_MAX ") THEN"
+                           "    BEGIN"
+                           "     payload_inline = payload;"
+                           "     payload = NULL;"
+                           "    END"
+                           "    n = n + 1;"
+                           "    SUSPEND;"
+                           "    IF (n >= lim) THEN LEAVE;"
+                           "   END"
+                           "   " CONFLICT_SKIPS "  END"
+                           " END",
 
   [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD " RETURNING id",
   [SQLQ__SQL_HISTORY_COPY] =
@@ -300,28 +294,27 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     " dedupe_key, group_key, payload, created_at, finished_at)"
     " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
     " payload, created_at, " NOW " FROM sqlq_jobs WHERE " HELD,
-  [SQLQ__SQL_FAIL_PEEK] =
-    "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIL_PEEK] = "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
   [SQLQ__SQL_FAIL] =
     "UPDATE sqlq_jobs SET"
     " run_at = IIF(CAST($3 AS INTEGER) <> 0, run_at, " NOW " + $4),"
-    " state = IIF(CAST($3 AS INTEGER) <> 0, " STATE("dead") ", " STATE("ready") "),"
-    " last_error = $5, token = NULL, lease_until = NULL WHERE " HELD " RETURNING id",
+    " state = IIF(CAST($3 AS INTEGER) <> 0, " STATE("dead") ", " STATE(
+      "ready") "),"
+               " last_error = $5, token = NULL, lease_until = NULL WHERE " HELD " RETURNING id",
   [SQLQ__SQL_RELEASE] =
     "UPDATE sqlq_jobs SET state = 'ready', attempts = maxvalue(attempts - 1, 0),"
-    " run_at = " NOW " + $3, token = NULL, lease_until = NULL WHERE " HELD
-    " RETURNING queue",
+    " run_at = " NOW " + $3, token = NULL, lease_until = NULL WHERE " HELD " RETURNING queue",
   [SQLQ__SQL_TOUCH] =
     "UPDATE sqlq_jobs SET lease_until = " NOW " + $3 WHERE " HELD " RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] =
-    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = " QUEUE_PARAM("$1") "),"
-    " (SELECT FIRST 1 j.run_at FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM("$1")
-    "  AND j.state = 'ready' AND " GROUP_HEAD " PLAN (J ORDER SQLQ_JOBS_DUE)"
-    "  ORDER BY j.queue, j.state, j.run_at) - " NOW ","
-    " (SELECT min(lease_until) FROM sqlq_jobs"
-    "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW
-    " FROM RDB$DATABASE",
+  [SQLQ__SQL_NEXT_DUE] = "SELECT (SELECT paused FROM sqlq_queues WHERE queue = " QUEUE_PARAM(
+    "$1") "),"
+          " (SELECT FIRST 1 j.run_at FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM(
+            "$1") "  AND j.state = 'ready' AND " GROUP_HEAD " PLAN (J ORDER SQLQ_JOBS_DUE)"
+                  "  ORDER BY j.queue, j.state, j.run_at) - " NOW ","
+                  " (SELECT min(lease_until) FROM sqlq_jobs"
+                  "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW
+                                                       " FROM RDB$DATABASE",
   [SQLQ__SQL_PAUSE_SET] =
     "UPDATE OR INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2) MATCHING (queue)",
   [SQLQ__SQL_STATS] =
@@ -330,61 +323,61 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "  IIF(state = 'ready' AND run_at > c.now, 1, 0) AS scheduled,"
     "  IIF(state = 'running', 1, 0) AS running, IIF(state = 'dead', 1, 0) AS dead,"
     "  0 AS paused FROM sqlq_jobs, (SELECT " NOW " AS now FROM RDB$DATABASE) c"
-    "  WHERE " QUEUE_PARAM("$1") " IS NULL OR queue = " QUEUE_PARAM("$1")
-    "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
-    "  WHERE " QUEUE_PARAM("$1") " IS NULL OR queue = " QUEUE_PARAM("$1") ")"
-    " GROUP BY queue ORDER BY queue",
+    "  WHERE " QUEUE_PARAM("$1") " IS NULL OR queue = " QUEUE_PARAM(
+      "$1") "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
+            "  WHERE " QUEUE_PARAM("$1") " IS NULL OR queue = " QUEUE_PARAM(
+              "$1") ")"
+                    " GROUP BY queue ORDER BY queue",
   [SQLQ__SQL_LIST] =
     "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
     "  ELSE IIF(run_at > " NOW ", 4, 1) END AS st,"
     " priority, attempts, max_attempts, run_at, created_at, lease_until,"
     " dedupe_key, group_key, last_error, payload"
-    " FROM sqlq_jobs WHERE queue = " QUEUE_PARAM("$1") ") AS jobs"
-    " WHERE CAST($2 AS INTEGER) = 0 OR st = CAST($2 AS INTEGER)"
-    " ORDER BY priority DESC, run_at, id"
-    " ROWS IIF(CAST($3 AS BIGINT) < 0, 9223372036854775807, CAST($3 AS BIGINT))",
-  [SQLQ__SQL_RETRY_ID] =
-    RETRY_SET " WHERE j.queue = $1 AND j.id = $2"
-    " AND j.state IN ('dead','ready') AND " DEDUPE_FREE,
+    " FROM sqlq_jobs WHERE queue = " QUEUE_PARAM(
+      "$1") ") AS jobs"
+            " WHERE CAST($2 AS INTEGER) = 0 OR st = CAST($2 AS INTEGER)"
+            " ORDER BY priority DESC, run_at, id"
+            " ROWS IIF(CAST($3 AS BIGINT) < 0, 9223372036854775807, CAST($3 AS BIGINT))",
+  [SQLQ__SQL_RETRY_ID] = RETRY_SET " WHERE j.queue = $1 AND j.id = $2"
+                                   " AND j.state IN ('dead','ready') AND " DEDUPE_FREE,
   [SQLQ__SQL_RETRY_DEAD] =
     RETRY_SET " WHERE j.queue = $1 AND j.state = 'dead' AND " DEDUPE_FREE
-    " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
-    "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
+              " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
+              "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
 
   /* Batches: each array comes packed in one parameter and is taken apart
   ** by the block, one INSERT or DELETE per job, in one round trip. */
-  [SQLQ__SQL_ENQUEUE_ARRAY] =
-    "EXECUTE BLOCK (q " TEXT(128) " = $1, pr " PACKED " = $2, dl " PACKED " = $3,"
-    " ma " PACKED " = $4, gk " PACKED " = $5, pl " PACKED " = $6) RETURNS (id BIGINT) AS"
-    " DECLARE prs " UNPACKED "; DECLARE dls " UNPACKED "; DECLARE mas " UNPACKED ";"
-    " DECLARE gks " UNPACKED "; DECLARE pls " UNPACKED ";"
-    " DECLARE pp INTEGER = 1; DECLARE dp INTEGER = 1; DECLARE mp INTEGER = 1;"
-    " DECLARE gh INTEGER = 1; DECLARE gd INTEGER; DECLARE ph INTEGER = 1; DECLARE pd INTEGER;"
-    " DECLARE vp BIGINT; DECLARE vd BIGINT; DECLARE vm BIGINT;"
-    " DECLARE vg " TEXT(255) "; DECLARE vl " UNPACKED ";"
-    " DECLARE now BIGINT;"
-    TAKE_VARS
-    " BEGIN"
-    "  now = " NOW ";"
-    "  prs = pr; dls = dl; mas = ma; gks = gk; pls = pl;"
-    "  gd = POSITION(';', gks) + 1; pd = POSITION(';', pls) + 1;"
-    "  WHILE (pp <= CHAR_LENGTH(prs)) DO"
-    "  BEGIN"
-    TAKE_INT("prs", "pp", "vp") TAKE_INT("dls", "dp", "vd") TAKE_INT("mas", "mp", "vm")
-    TAKE_BYTES("gks", "gh", "gd", "vg") TAKE_BYTES("pls", "ph", "pd", "vl")
-    "   INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key, payload,"
-    "    created_at) VALUES (:q, :vp, :now + :vd, :vm, :vg, :vl, :now) RETURNING id INTO :id;"
-    "   SUSPEND;"
-    "  END"
-    " END",
+  [SQLQ__SQL_ENQUEUE_ARRAY] = "EXECUTE BLOCK (q " TEXT(
+    128) " = $1, pr " PACKED " = $2, dl " PACKED " = $3,"
+         " ma " PACKED " = $4, gk " PACKED " = $5, pl " PACKED " = $6) RETURNS (id BIGINT) AS"
+         " DECLARE prs " UNPACKED "; DECLARE dls " UNPACKED "; DECLARE mas " UNPACKED ";"
+         " DECLARE gks " UNPACKED "; DECLARE pls " UNPACKED ";"
+         " DECLARE pp INTEGER = 1; DECLARE dp INTEGER = 1; DECLARE mp INTEGER = 1;"
+         " DECLARE gh INTEGER = 1; DECLARE gd INTEGER; DECLARE ph INTEGER = 1; DECLARE pd INTEGER;"
+         " DECLARE vp BIGINT; DECLARE vd BIGINT; DECLARE vm BIGINT;"
+         " DECLARE vg " TEXT(
+           255) "; DECLARE vl " UNPACKED ";"
+                " DECLARE now BIGINT;" TAKE_VARS " BEGIN"
+                "  now = " NOW ";"
+                "  prs = pr; dls = dl; mas = ma; gks = gk; pls = pl;"
+                "  gd = POSITION(';', gks) + 1; pd = POSITION(';', pls) + 1;"
+                "  WHILE (pp <= CHAR_LENGTH(prs)) DO"
+                "  BEGIN" TAKE_INT("prs", "pp", "vp") TAKE_INT("dls", "dp", "vd")
+                  TAKE_INT("mas", "mp", "vm") TAKE_BYTES("gks", "gh", "gd", "vg") TAKE_BYTES(
+                    "pls", "ph", "pd",
+                    "vl") "   INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key, payload,"
+                          "    created_at) VALUES (:q, :vp, :now + :vd, :vm, :vg, :vl, :now) RETURNING id INTO :id;"
+                          "   SUSPEND;"
+                          "  END"
+                          " END",
   [SQLQ__SQL_ACK_ARRAY] = ACK_ARRAY(""),
-  [SQLQ__SQL_ACK_HISTORY_ARRAY] = ACK_ARRAY(
-    "   INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
-    "    dedupe_key, group_key, payload, created_at, finished_at)"
-    "    SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
-    "    payload, created_at, " NOW " FROM sqlq_jobs"
-    "    WHERE id = :vi AND token = :vt AND state = 'running';"),
+  [SQLQ__SQL_ACK_HISTORY_ARRAY] =
+    ACK_ARRAY("   INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
+              "    dedupe_key, group_key, payload, created_at, finished_at)"
+              "    SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
+              "    payload, created_at, " NOW " FROM sqlq_jobs"
+              "    WHERE id = :vi AND token = :vt AND state = 'running';"),
 
   /* Rings (schema version 2).  ADVANCE takes the next numbers with an
   ** UPDATE that keeps the ring's row locked until the transaction ends, so
@@ -392,27 +385,24 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   ** stores it.  Both are blocks (RING_TURN) that show their one row only
   ** when the ring is there.  STORE writes the slot over what was there
   ** (UPDATE OR INSERT MATCHING the primary key). */
-  [SQLQ__SQL_RING_CREATE] =
-    "MERGE INTO sqlq_rings r USING RDB$DATABASE ON r.name = " QUEUE_PARAM("$1")
-    " WHEN NOT MATCHED THEN INSERT (name, capacity, created_at)"
-    " VALUES (" QUEUE_PARAM("$1") ", CAST($2 AS BIGINT), " NOW ")",
+  [SQLQ__SQL_RING_CREATE] = "MERGE INTO sqlq_rings r USING RDB$DATABASE ON r.name = " QUEUE_PARAM(
+    "$1") " WHEN NOT MATCHED THEN INSERT (name, capacity, created_at)"
+          " VALUES (" QUEUE_PARAM("$1") ", CAST($2 AS BIGINT), " NOW ")",
   [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1",
-  [SQLQ__SQL_RING_ADVANCE] =
-    "EXECUTE BLOCK (r " TEXT(128) " = $1, n BIGINT = $2)"
-    " RETURNS (seq BIGINT, cap BIGINT) AS"
-    RING_TURN(":n", "SUSPEND;"),
+  [SQLQ__SQL_RING_ADVANCE] = "EXECUTE BLOCK (r " TEXT(
+    128) " = $1, n BIGINT = $2)"
+         " RETURNS (seq BIGINT, cap BIGINT) AS" RING_TURN(":n", "SUSPEND;"),
   [SQLQ__SQL_RING_STORE] =
     "UPDATE OR INSERT INTO sqlq_ring_entries (ring, slot, seq, \"AT\", payload)"
     " VALUES ($1, MOD(CAST($2 AS BIGINT), CAST($3 AS BIGINT)), $2, " NOW ", $4)"
     " MATCHING (ring, slot)",
-  [SQLQ__SQL_RING_PUSH] =
-    "EXECUTE BLOCK (r " TEXT(128) " = $1, p BLOB SUB_TYPE BINARY = $2)"
-    " RETURNS (seq BIGINT) AS"
-    " DECLARE cap BIGINT;"
-    RING_TURN("1",
-      "UPDATE OR INSERT INTO sqlq_ring_entries (ring, slot, seq, \"AT\", payload)"
-      " VALUES (:r, MOD(:seq, :cap), :seq, " NOW ", :p) MATCHING (ring, slot);"
-      " SUSPEND;"),
+  [SQLQ__SQL_RING_PUSH] = "EXECUTE BLOCK (r " TEXT(
+    128) " = $1, p BLOB SUB_TYPE BINARY = $2)"
+         " RETURNS (seq BIGINT) AS"
+         " DECLARE cap BIGINT;" RING_TURN(
+           "1", "UPDATE OR INSERT INTO sqlq_ring_entries (ring, slot, seq, \"AT\", payload)"
+                " VALUES (:r, MOD(:seq, :cap), :seq, " NOW ", :p) MATCHING (ring, slot);"
+                " SUSPEND;"),
   [SQLQ__SQL_RING_READ] =
     "SELECT seq, \"AT\", payload FROM sqlq_ring_entries WHERE ring = $1 AND seq > $2"
     " ORDER BY ring, seq"
@@ -440,63 +430,61 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   ** so that concurrent callers in one millisecond get different stamps in
   ** the order of their calls instead of ties that always favour the
   ** lowest id. */
-  [SQLQ__SQL_POOL_ADD] =
-    "MERGE INTO sqlq_pool_items i USING RDB$DATABASE"
-    " ON i.pool = " QUEUE_PARAM("$1") " AND i.item = " ITEM_PARAM("$2")
-    " WHEN NOT MATCHED THEN INSERT (pool, item)"
-    " VALUES (" QUEUE_PARAM("$1") ", " ITEM_PARAM("$2") ")",
+  [SQLQ__SQL_POOL_ADD] = "MERGE INTO sqlq_pool_items i USING RDB$DATABASE"
+                         " ON i.pool = " QUEUE_PARAM("$1") " AND i.item = " ITEM_PARAM(
+                           "$2") " WHEN NOT MATCHED THEN INSERT (pool, item)"
+                                 " VALUES (" QUEUE_PARAM("$1") ", " ITEM_PARAM("$2") ")",
   [SQLQ__SQL_POOL_REMOVE] = "DELETE FROM sqlq_pool_items WHERE pool = $1 AND item = $2",
   [SQLQ__SQL_POOL_LIST] =
     "SELECT id, item, last_used, uses, IIF(held_until > " NOW ", held_until, NULL)"
     " FROM sqlq_pool_items WHERE pool = $1 ORDER BY pool, last_used, id",
-  [SQLQ__SQL_POOL_NEXT] =
-    "EXECUTE BLOCK (p " TEXT(128) " = $1, hold BIGINT = $2, tok BIGINT = $3)"
-    " RETURNS (id BIGINT, item " TEXT(1024) ", last_used BIGINT, uses BIGINT,"
-    "  held_until BIGINT)"
-    " AS"
-    " DECLARE now BIGINT;"
-    " DECLARE cand BIGINT;"
-    " DECLARE seen BIGINT;"
-    " DECLARE started TIMESTAMP;"
-    " DECLARE changed SMALLINT = 1;"
-    " BEGIN"
-    "  now = " NOW " + MOD(NEXT VALUE FOR sqlq_pool_ticks, 1000);"
-    "  started = CAST('NOW' AS TIMESTAMP);"
-    "  WHILE (changed = 1 AND DATEDIFF(MILLISECOND FROM started"
-    "   TO CAST('NOW' AS TIMESTAMP)) < 1000) DO"
-    "  BEGIN"
-    "   changed = 0;"
-    "   FOR SELECT id, last_used FROM sqlq_pool_items WHERE pool = :p"
-    "    AND (held_until IS NULL OR held_until <= :now)"
-    "    ORDER BY last_used + 0, id INTO :cand, :seen DO"
-    "   BEGIN"
-    "    UPDATE sqlq_pool_items SET"
-    "     last_used = maxvalue(:now, (SELECT max(m.last_used) + 1 FROM sqlq_pool_items m"
-    "      WHERE m.pool = :p)),"
-    "     uses = uses + 1,"
-    "     held_until = IIF(:hold > 0, :now + :hold, NULL),"
-    "     token = IIF(:hold > 0, :tok, NULL)"
-    "     WHERE id = :cand AND last_used = :seen"
-    "     AND (held_until IS NULL OR held_until <= :now)"
-    "     RETURNING id, item, last_used, uses, held_until"
-    "     INTO :id, :item, :last_used, :uses, :held_until;"
-    "    IF (ROW_COUNT > 0) THEN"
-    "    BEGIN"
-    "     SUSPEND;"
-    "     EXIT;"
-    "    END"
-    "    changed = 1;"
-    "    LEAVE;"
-    "    " CONFLICT_GDSCODES ", GDSCODE no_cur_rec DO changed = 1;"
-    "   END"
-    "  END"
-    " END",
-  [SQLQ__SQL_POOL_COUNT] =
-    "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1"
-    " AND (" ITEM_PARAM("$2") " IS NULL OR item = $2)",
-  [SQLQ__SQL_POOL_RELEASE] =
-    "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
-    " WHERE pool = $1 AND item = $2 AND token = $3",
+  [SQLQ__SQL_POOL_NEXT] = "EXECUTE BLOCK (p " TEXT(
+    128) " = $1, hold BIGINT = $2, tok BIGINT = $3)"
+         " RETURNS (id BIGINT, item " TEXT(
+           1024) ", last_used BIGINT, uses BIGINT,"
+                 "  held_until BIGINT)"
+                 " AS"
+                 " DECLARE now BIGINT;"
+                 " DECLARE cand BIGINT;"
+                 " DECLARE seen BIGINT;"
+                 " DECLARE started TIMESTAMP;"
+                 " DECLARE changed SMALLINT = 1;"
+                 " BEGIN"
+                 "  now = " NOW " + MOD(NEXT VALUE FOR sqlq_pool_ticks, 1000);"
+                 "  started = CAST('NOW' AS TIMESTAMP);"
+                 "  WHILE (changed = 1 AND DATEDIFF(MILLISECOND FROM started"
+                 "   TO CAST('NOW' AS TIMESTAMP)) < 1000) DO"
+                 "  BEGIN"
+                 "   changed = 0;"
+                 "   FOR SELECT id, last_used FROM sqlq_pool_items WHERE pool = :p"
+                 "    AND (held_until IS NULL OR held_until <= :now)"
+                 "    ORDER BY last_used + 0, id INTO :cand, :seen DO"
+                 "   BEGIN"
+                 "    UPDATE sqlq_pool_items SET"
+                 "     last_used = maxvalue(:now, (SELECT max(m.last_used) + 1 FROM sqlq_pool_items m"
+                 "      WHERE m.pool = :p)),"
+                 "     uses = uses + 1,"
+                 "     held_until = IIF(:hold > 0, :now + :hold, NULL),"
+                 "     token = IIF(:hold > 0, :tok, NULL)"
+                 "     WHERE id = :cand AND last_used = :seen"
+                 "     AND (held_until IS NULL OR held_until <= :now)"
+                 "     RETURNING id, item, last_used, uses, held_until"
+                 "     INTO :id, :item, :last_used, :uses, :held_until;"
+                 "    IF (ROW_COUNT > 0) THEN"
+                 "    BEGIN"
+                 "     SUSPEND;"
+                 "     EXIT;"
+                 "    END"
+                 "    changed = 1;"
+                 "    LEAVE;"
+                 "    " CONFLICT_GDSCODES ", GDSCODE no_cur_rec DO changed = 1;"
+                 "   END"
+                 "  END"
+                 " END",
+  [SQLQ__SQL_POOL_COUNT] = "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1"
+                           " AND (" ITEM_PARAM("$2") " IS NULL OR item = $2)",
+  [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
+                             " WHERE pool = $1 AND item = $2 AND token = $3",
   /* Subscriptions (firebird_sub.c makes the triggers).  A table name is
   ** looked up as RELATION_OF says; names come out of the RDB$ tables
   ** without their CHAR padding.  SUB_COLUMNS gives firebird_sub.c two more
@@ -509,41 +497,46 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "  JOIN RDB$INDEX_SEGMENTS s ON s.RDB$INDEX_NAME = c.RDB$INDEX_NAME"
     "  WHERE c.RDB$RELATION_NAME = f.RDB$RELATION_NAME AND c.RDB$CONSTRAINT_TYPE = 'PRIMARY KEY'"
     "  AND s.RDB$FIELD_NAME = f.RDB$FIELD_NAME), 0),"
-    " IIF(" BYTES_TYPE("t") ", 1, 0),"
-    " CASE WHEN " BYTES_TYPE("t") " THEN 'x'"
-    "  WHEN t.RDB$FIELD_TYPE IN (7, 8, 10, 11, 16, 27) THEN 'n'"
-    "  WHEN t.RDB$FIELD_TYPE = 23 THEN 'b'"
-    "  WHEN t.RDB$FIELD_TYPE IN (14, 37, 261) THEN 's' ELSE 't' END,"
-    " TRIM(TRAILING FROM f.RDB$RELATION_NAME)"
-    " FROM RDB$RELATION_FIELDS f JOIN RDB$FIELDS t ON t.RDB$FIELD_NAME = f.RDB$FIELD_SOURCE"
-    " WHERE f.RDB$RELATION_NAME = " RELATION_OF(NAME_PARAM("$1"))
-    " ORDER BY f.RDB$FIELD_POSITION",
+    " IIF(" BYTES_TYPE(
+      "t") ", 1, 0),"
+           " CASE WHEN " BYTES_TYPE(
+             "t") " THEN 'x'"
+                  "  WHEN t.RDB$FIELD_TYPE IN (7, 8, 10, 11, 16, 27) THEN 'n'"
+                  "  WHEN t.RDB$FIELD_TYPE = 23 THEN 'b'"
+                  "  WHEN t.RDB$FIELD_TYPE IN (14, 37, 261) THEN 's' ELSE 't' END,"
+                  " TRIM(TRAILING FROM f.RDB$RELATION_NAME)"
+                  " FROM RDB$RELATION_FIELDS f JOIN RDB$FIELDS t ON t.RDB$FIELD_NAME = f.RDB$FIELD_SOURCE"
+                  " WHERE f.RDB$RELATION_NAME = " RELATION_OF(
+                    NAME_PARAM("$1")) " ORDER BY f.RDB$FIELD_POSITION",
   [SQLQ__SQL_SUB_ADD] =
     "MERGE INTO sqlq_subscriptions s USING RDB$DATABASE"
-    " ON s.table_name = " TABLE_PARAM("$1") " AND s.action = CAST($2 AS " TEXT(8) ")"
-    " AND s.tag = " QUEUE_PARAM("$3")
-    " WHEN MATCHED THEN UPDATE SET with_rows = CAST($4 AS SMALLINT)"
-    " WHEN NOT MATCHED THEN INSERT (table_name, action, tag, with_rows, created_at)"
-    " VALUES (" TABLE_PARAM("$1") ", CAST($2 AS " TEXT(8) "), " QUEUE_PARAM("$3") ","
-    " CAST($4 AS SMALLINT), " NOW ")",
+    " ON s.table_name = " TABLE_PARAM("$1") " AND s.action = CAST($2 AS " TEXT(
+      8) ")"
+         " AND s.tag = " QUEUE_PARAM(
+           "$3") " WHEN MATCHED THEN UPDATE SET with_rows = CAST($4 AS SMALLINT)"
+                 " WHEN NOT MATCHED THEN INSERT (table_name, action, tag, with_rows, created_at)"
+                 " VALUES (" TABLE_PARAM("$1") ", CAST($2 AS " TEXT(8) "), " QUEUE_PARAM(
+                   "$3") ","
+                         " CAST($4 AS SMALLINT), " NOW ")",
   /* The table's row of sqlq_sub_locks is made (and committed at once, by
   ** a statement of its own, whose insert changes() does not count) when
   ** missing, then locked until the transaction ends: the changes of one
   ** table's subscriptions take turns from here on (see sub_triggers in
   ** sqlq_int.h).  A sub-block's WHEN undoes nothing of the transaction. */
-  [SQLQ__SQL_SUB_REMOVE] =
-    "EXECUTE BLOCK (t " TEXT(63) " = $1, g " TEXT(128) " = $2) AS"
-    " DECLARE k " TEXT(63) ";"
-    " BEGIN"
-    "  IF (NOT EXISTS (SELECT 1 FROM sqlq_sub_locks WHERE table_name = :t)) THEN"
-    "  BEGIN"
-    "   EXECUTE STATEMENT ('INSERT INTO sqlq_sub_locks (table_name) VALUES (?)') (:t)"
-    "    WITH AUTONOMOUS TRANSACTION;"
-    "   WHEN GDSCODE unique_key_violation, GDSCODE no_dup DO BEGIN END"
-    "  END"
-    "  SELECT table_name FROM sqlq_sub_locks WHERE table_name = :t WITH LOCK INTO :k;"
-    "  DELETE FROM sqlq_subscriptions WHERE table_name = :t AND tag = :g;"
-    " END",
+  [SQLQ__SQL_SUB_REMOVE] = "EXECUTE BLOCK (t " TEXT(63) " = $1, g " TEXT(
+    128) " = $2) AS"
+         " DECLARE k " TEXT(
+           63) ";"
+               " BEGIN"
+               "  IF (NOT EXISTS (SELECT 1 FROM sqlq_sub_locks WHERE table_name = :t)) THEN"
+               "  BEGIN"
+               "   EXECUTE STATEMENT ('INSERT INTO sqlq_sub_locks (table_name) VALUES (?)') (:t)"
+               "    WITH AUTONOMOUS TRANSACTION;"
+               "   WHEN GDSCODE unique_key_violation, GDSCODE no_dup DO BEGIN END"
+               "  END"
+               "  SELECT table_name FROM sqlq_sub_locks WHERE table_name = :t WITH LOCK INTO :k;"
+               "  DELETE FROM sqlq_subscriptions WHERE table_name = :t AND tag = :g;"
+               " END",
   [SQLQ__SQL_SUB_ACTIONS] =
     "SELECT action, with_rows FROM sqlq_subscriptions WHERE table_name = " TABLE_PARAM("$1"),
   [SQLQ__SQL_SUB_LIST] =
@@ -554,15 +547,15 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   ** the name still means that table. */
   [SQLQ__SQL_SUB_TRIGGERS] =
     "SELECT TRIM(TRAILING FROM t.RDB$TRIGGER_NAME),"
-    " IIF(" RELATION_OF("t.d") " = t.RDB$RELATION_NAME, t.d, TRIM(TRAILING FROM t.RDB$RELATION_NAME))"
-    " FROM (SELECT RDB$TRIGGER_NAME, RDB$RELATION_NAME,"
-    "  CAST(SUBSTRING(RDB$DESCRIPTION FROM 1 FOR 63) AS VARCHAR(63) CHARACTER SET UTF8) AS d"
-    "  FROM RDB$TRIGGERS WHERE RDB$TRIGGER_NAME STARTING WITH CAST($1 AS VARCHAR(31) CHARACTER SET UTF8)) t",
+    " IIF(" RELATION_OF(
+      "t.d") " = t.RDB$RELATION_NAME, t.d, TRIM(TRAILING FROM t.RDB$RELATION_NAME))"
+             " FROM (SELECT RDB$TRIGGER_NAME, RDB$RELATION_NAME,"
+             "  CAST(SUBSTRING(RDB$DESCRIPTION FROM 1 FOR 63) AS VARCHAR(63) CHARACTER SET UTF8) AS d"
+             "  FROM RDB$TRIGGERS WHERE RDB$TRIGGER_NAME STARTING WITH CAST($1 AS VARCHAR(31) CHARACTER SET UTF8)) t",
 
   /* The driver's own statements. */
   [FB_SQL_EVENT_NAME] = "SELECT " EVENT("CAST($1 AS " TEXT(200) ")") " FROM RDB$DATABASE",
-  [FB_SQL_POST] =
-    "EXECUTE BLOCK (c " TEXT(200) " = $1) AS BEGIN POST_EVENT " EVENT(":c") "; END",
+  [FB_SQL_POST] = "EXECUTE BLOCK (c " TEXT(200) " = $1) AS BEGIN POST_EVENT " EVENT(":c") "; END",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -571,106 +564,121 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
 static const char migration_1[] =
   "CREATE TABLE sqlq_jobs ("
   " id           BIGINT GENERATED BY DEFAULT AS IDENTITY NOT NULL PRIMARY KEY,"
-  " queue        " TEXT(128) " NOT NULL,"
-  " state        " TEXT(8) " DEFAULT 'ready' NOT NULL,"
-  " priority     INTEGER DEFAULT 0 NOT NULL,"
-  " run_at       BIGINT NOT NULL,"
-  " attempts     INTEGER DEFAULT 0 NOT NULL,"
-  " max_attempts INTEGER DEFAULT 25 NOT NULL,"
-  " lease_until  BIGINT,"
-  " token        BIGINT,"
-  " dedupe_key   " TEXT(255) ","
-  " group_key    " TEXT(255) ","
-  " payload      BLOB SUB_TYPE BINARY DEFAULT '' NOT NULL,"
-  " last_error   BLOB SUB_TYPE BINARY,"
-  " created_at   BIGINT NOT NULL,"
-  " claim_rank   BIGINT NOT NULL,"
-  " CONSTRAINT sqlq_jobs_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
-  " CONSTRAINT sqlq_jobs_state CHECK (state IN ('ready','running','dead')),"
-  " CONSTRAINT sqlq_jobs_attempts CHECK (max_attempts >= 0))" FB_SEP
-  "CREATE INDEX sqlq_jobs_claim ON sqlq_jobs (queue, state, claim_rank, run_at, id)" FB_SEP
-  "CREATE INDEX sqlq_jobs_due ON sqlq_jobs (queue, state, run_at)" FB_SEP
-  "CREATE INDEX sqlq_jobs_lease ON sqlq_jobs (queue, state, lease_until)" FB_SEP
-  "CREATE INDEX sqlq_jobs_group ON sqlq_jobs (queue, group_key, id)" FB_SEP
-  "CREATE UNIQUE INDEX sqlq_jobs_dedupe ON sqlq_jobs COMPUTED BY " DEDUPE_EXPR FB_SEP
-  "CREATE TRIGGER sqlq_jobs_set FOR sqlq_jobs ACTIVE BEFORE INSERT OR UPDATE POSITION 0 AS"
-  " DECLARE now BIGINT;"
-  " BEGIN"
-  "  IF (NEW.run_at IS NULL OR NEW.created_at IS NULL) THEN"
-  "  BEGIN"
-  "   now = " NOW ";"
-  "   IF (NEW.run_at IS NULL) THEN NEW.run_at = now;"
-  "   IF (NEW.created_at IS NULL) THEN NEW.created_at = now;"
-  "  END"
-  "  NEW.claim_rank = -NEW.priority;"
-  " END" FB_SEP
-  /* A job became ready, or the head of its FIFO group finished. */
-  "CREATE TRIGGER sqlq_jobs_wake FOR sqlq_jobs ACTIVE AFTER INSERT OR UPDATE OR DELETE"
-  " POSITION 0 AS"
-  " BEGIN"
-  "  IF (NOT DELETING AND NEW.state = 'ready'"
-  "   AND (INSERTING OR OLD.state <> 'ready' OR OLD.run_at <> NEW.run_at))"
-  "  THEN POST_EVENT " EVENT("NEW.queue") ";"
-  "  ELSE IF (NOT INSERTING AND OLD.group_key IS NOT NULL"
-  "   AND (DELETING OR (NEW.state = 'dead' AND OLD.state <> 'dead')))"
-  "  THEN POST_EVENT " EVENT("OLD.queue") ";"
-  " END" FB_SEP
-  "CREATE TABLE sqlq_queues ("
-  " queue  " TEXT(128) " NOT NULL PRIMARY KEY,"
-  " paused SMALLINT DEFAULT 0 NOT NULL)" FB_SEP
-  /* A resumed queue's jobs may run again. */
-  "CREATE TRIGGER sqlq_queues_wake FOR sqlq_queues ACTIVE AFTER UPDATE POSITION 0 AS"
-  " BEGIN"
-  "  IF (OLD.paused <> 0 AND NEW.paused = 0) THEN POST_EVENT " EVENT("NEW.queue") ";"
-  " END" FB_SEP
-  "CREATE TABLE sqlq_jobs_history ("
-  " id           BIGINT NOT NULL PRIMARY KEY,"
-  " queue        " TEXT(128) " NOT NULL,"
-  " priority     INTEGER NOT NULL,"
-  " attempts     INTEGER NOT NULL,"
-  " max_attempts INTEGER NOT NULL,"
-  " dedupe_key   " TEXT(255) ","
-  " group_key    " TEXT(255) ","
-  " payload      BLOB SUB_TYPE BINARY NOT NULL,"
-  " created_at   BIGINT NOT NULL,"
-  " finished_at  BIGINT NOT NULL)" FB_SEP
-  /* Named locks: one row per lock ever taken, keyed by the name's hash;
+  " queue        " TEXT(
+    128) " NOT NULL,"
+         " state        " TEXT(
+           8) " DEFAULT 'ready' NOT NULL,"
+              " priority     INTEGER DEFAULT 0 NOT NULL,"
+              " run_at       BIGINT NOT NULL,"
+              " attempts     INTEGER DEFAULT 0 NOT NULL,"
+              " max_attempts INTEGER DEFAULT 25 NOT NULL,"
+              " lease_until  BIGINT,"
+              " token        BIGINT,"
+              " dedupe_key   " TEXT(
+                255) ","
+                     " group_key    " TEXT(
+                       255) ","
+                            " payload      BLOB SUB_TYPE BINARY DEFAULT '' NOT NULL,"
+                            " last_error   BLOB SUB_TYPE BINARY,"
+                            " created_at   BIGINT NOT NULL,"
+                            " claim_rank   BIGINT NOT NULL,"
+                            " CONSTRAINT sqlq_jobs_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+                            " CONSTRAINT sqlq_jobs_state CHECK (state IN ('ready','running','dead')),"
+                            " CONSTRAINT sqlq_jobs_attempts CHECK (max_attempts >= 0))" FB_SEP
+                            "CREATE INDEX sqlq_jobs_claim ON sqlq_jobs (queue, state, claim_rank, run_at, id)" FB_SEP
+                            "CREATE INDEX sqlq_jobs_due ON sqlq_jobs (queue, state, run_at)" FB_SEP
+                            "CREATE INDEX sqlq_jobs_lease ON sqlq_jobs (queue, state, lease_until)" FB_SEP
+                            "CREATE INDEX sqlq_jobs_group ON sqlq_jobs (queue, group_key, id)" FB_SEP
+                            "CREATE UNIQUE INDEX sqlq_jobs_dedupe ON sqlq_jobs COMPUTED BY " DEDUPE_EXPR
+                              FB_SEP
+                            "CREATE TRIGGER sqlq_jobs_set FOR sqlq_jobs ACTIVE BEFORE INSERT OR UPDATE POSITION 0 AS"
+                            " DECLARE now BIGINT;"
+                            " BEGIN"
+                            "  IF (NEW.run_at IS NULL OR NEW.created_at IS NULL) THEN"
+                            "  BEGIN"
+                            "   now = " NOW ";"
+                            "   IF (NEW.run_at IS NULL) THEN NEW.run_at = now;"
+                            "   IF (NEW.created_at IS NULL) THEN NEW.created_at = now;"
+                            "  END"
+                            "  NEW.claim_rank = -NEW.priority;"
+                            " END" FB_SEP
+                            /* A job became ready, or the head of its FIFO group finished. */
+                            "CREATE TRIGGER sqlq_jobs_wake FOR sqlq_jobs ACTIVE AFTER INSERT OR UPDATE OR DELETE"
+                            " POSITION 0 AS"
+                            " BEGIN"
+                            "  IF (NOT DELETING AND NEW.state = 'ready'"
+                            "   AND (INSERTING OR OLD.state <> 'ready' OR OLD.run_at <> NEW.run_at))"
+                            "  THEN POST_EVENT " EVENT(
+                              "NEW.queue") ";"
+                                           "  ELSE IF (NOT INSERTING AND OLD.group_key IS NOT NULL"
+                                           "   AND (DELETING OR (NEW.state = 'dead' AND OLD.state <> 'dead')))"
+                                           "  THEN POST_EVENT " EVENT(
+                                             "OLD.queue") ";"
+                                                          " END" FB_SEP "CREATE TABLE sqlq_queues ("
+                                                          " queue  " TEXT(
+                                                            128) " NOT NULL PRIMARY KEY,"
+                                                                 " paused SMALLINT DEFAULT 0 NOT NULL)" FB_SEP
+                                                                 /* A resumed queue's jobs may run again. */
+                                                                 "CREATE TRIGGER sqlq_queues_wake FOR sqlq_queues ACTIVE AFTER UPDATE POSITION 0 AS"
+                                                                 " BEGIN"
+                                                                 "  IF (OLD.paused <> 0 AND NEW.paused = 0) THEN POST_EVENT " EVENT(
+                                                                   "NEW.queue") ";"
+                                                                                " END" FB_SEP
+                                                                                "CREATE TABLE sqlq_jobs_history ("
+                                                                                " id           BIGINT NOT NULL PRIMARY KEY,"
+                                                                                " queue        " TEXT(
+                                                                                  128) " NOT NULL,"
+                                                                                       " priority     INTEGER NOT NULL,"
+                                                                                       " attempts     INTEGER NOT NULL,"
+                                                                                       " max_attempts INTEGER NOT NULL,"
+                                                                                       " dedupe_key   " TEXT(
+                                                                                         255) ","
+                                                                                              " group_key    " TEXT(
+                                                                                                255) ","
+                                                                                                     " payload      BLOB SUB_TYPE BINARY NOT NULL,"
+                                                                                                     " created_at   BIGINT NOT NULL,"
+                                                                                                     " finished_at  BIGINT NOT NULL)" FB_SEP
+                                                                                                     /* Named locks: one row per lock ever taken, keyed by the name's hash;
   ** a holder keeps its row locked (firebird_lock.c). */
-  "CREATE TABLE sqlq_locks ("
-  " lock_key BIGINT NOT NULL PRIMARY KEY)";
+                                                                                                     "CREATE TABLE sqlq_locks ("
+                                                                                                     " lock_key BIGINT NOT NULL PRIMARY KEY)";
 
 /* Version 2: rings and pools (docs/schema.md).  The capacity and a ring's
 ** created_at have no computed default: RING_CREATE gives them. */
 static const char migration_2[] =
   "CREATE TABLE sqlq_rings ("
-  " name       " TEXT(128) " NOT NULL PRIMARY KEY,"
-  " capacity   BIGINT NOT NULL,"
-  " next_seq   BIGINT DEFAULT 1 NOT NULL,"
-  " created_at BIGINT NOT NULL,"
-  " CONSTRAINT sqlq_rings_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
-  " CONSTRAINT sqlq_rings_capacity CHECK (capacity BETWEEN 1 AND 1000000000))" FB_SEP
-  "CREATE TABLE sqlq_ring_entries ("
-  " ring    " TEXT(128) " NOT NULL,"
-  " slot    BIGINT NOT NULL,"
-  " seq     BIGINT NOT NULL,"
-  " \"AT\"    BIGINT NOT NULL,"
-  " payload BLOB SUB_TYPE BINARY NOT NULL,"
-  " CONSTRAINT sqlq_ring_entries_pk PRIMARY KEY (ring, slot))" FB_SEP
-  "CREATE UNIQUE INDEX sqlq_ring_entries_seq ON sqlq_ring_entries (ring, seq)" FB_SEP
-  "CREATE TABLE sqlq_pool_items ("
-  " id         BIGINT GENERATED BY DEFAULT AS IDENTITY NOT NULL PRIMARY KEY,"
-  " pool       " TEXT(128) " NOT NULL,"
-  " item       " TEXT(1024) " NOT NULL,"
-  " last_used  BIGINT DEFAULT 0 NOT NULL,"
-  " uses       BIGINT DEFAULT 0 NOT NULL,"
-  " held_until BIGINT,"
-  " token      BIGINT,"
-  " CONSTRAINT sqlq_pool_items_pool CHECK (octet_length(pool) BETWEEN 1 AND 128),"
-  " CONSTRAINT sqlq_pool_items_item CHECK (octet_length(item) BETWEEN 1 AND 1024),"
-  " CONSTRAINT sqlq_pool_items_unique UNIQUE (pool, item))" FB_SEP
-  "CREATE INDEX sqlq_pool_items_lru ON sqlq_pool_items (pool, last_used, id)" FB_SEP
-  /* The microseconds of POOL_NEXT's clock (see there). */
-  "CREATE SEQUENCE sqlq_pool_ticks";
+  " name       " TEXT(
+    128) " NOT NULL PRIMARY KEY,"
+         " capacity   BIGINT NOT NULL,"
+         " next_seq   BIGINT DEFAULT 1 NOT NULL,"
+         " created_at BIGINT NOT NULL,"
+         " CONSTRAINT sqlq_rings_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
+         " CONSTRAINT sqlq_rings_capacity CHECK (capacity BETWEEN 1 AND 1000000000))" FB_SEP
+         "CREATE TABLE sqlq_ring_entries ("
+         " ring    " TEXT(
+           128) " NOT NULL,"
+                " slot    BIGINT NOT NULL,"
+                " seq     BIGINT NOT NULL,"
+                " \"AT\"    BIGINT NOT NULL,"
+                " payload BLOB SUB_TYPE BINARY NOT NULL,"
+                " CONSTRAINT sqlq_ring_entries_pk PRIMARY KEY (ring, slot))" FB_SEP
+                "CREATE UNIQUE INDEX sqlq_ring_entries_seq ON sqlq_ring_entries (ring, seq)" FB_SEP
+                "CREATE TABLE sqlq_pool_items ("
+                " id         BIGINT GENERATED BY DEFAULT AS IDENTITY NOT NULL PRIMARY KEY,"
+                " pool       " TEXT(
+                  128) " NOT NULL,"
+                       " item       " TEXT(
+                         1024) " NOT NULL,"
+                               " last_used  BIGINT DEFAULT 0 NOT NULL,"
+                               " uses       BIGINT DEFAULT 0 NOT NULL,"
+                               " held_until BIGINT,"
+                               " token      BIGINT,"
+                               " CONSTRAINT sqlq_pool_items_pool CHECK (octet_length(pool) BETWEEN 1 AND 128),"
+                               " CONSTRAINT sqlq_pool_items_item CHECK (octet_length(item) BETWEEN 1 AND 1024),"
+                               " CONSTRAINT sqlq_pool_items_unique UNIQUE (pool, item))" FB_SEP
+                               "CREATE INDEX sqlq_pool_items_lru ON sqlq_pool_items (pool, last_used, id)" FB_SEP
+                               /* The microseconds of POOL_NEXT's clock (see there). */
+                               "CREATE SEQUENCE sqlq_pool_ticks";
 
 /* Version 3: table subscriptions (docs/schema.md), the rows that make one
 ** table's subscription changes take turns (SUB_REMOVE), and the functions
@@ -683,78 +691,83 @@ static const char migration_2[] =
 **   never inside a character. */
 static const char migration_3[] =
   "CREATE TABLE sqlq_subscriptions ("
-  " table_name " TEXT(63) " NOT NULL,"
-  " action     " TEXT(8) " NOT NULL,"
-  " tag        " TEXT(128) " NOT NULL,"
-  " with_rows  SMALLINT DEFAULT 0 NOT NULL,"
-  " created_at BIGINT NOT NULL,"
-  " CONSTRAINT sqlq_subscriptions_pk PRIMARY KEY (table_name, action, tag),"
-  " CONSTRAINT sqlq_subscriptions_table CHECK (octet_length(table_name) BETWEEN 1 AND 63),"
-  " CONSTRAINT sqlq_subscriptions_action CHECK (action IN ('insert','update','delete')),"
-  " CONSTRAINT sqlq_subscriptions_tag CHECK (octet_length(tag) BETWEEN 1 AND 128))" FB_SEP
-  "CREATE TRIGGER sqlq_subscriptions_set FOR sqlq_subscriptions ACTIVE BEFORE INSERT POSITION 0 AS"
-  " BEGIN"
-  "  IF (NEW.created_at IS NULL) THEN NEW.created_at = " NOW ";"
-  " END" FB_SEP
-  "CREATE TABLE sqlq_sub_locks ("
-  " table_name " TEXT(63) " NOT NULL PRIMARY KEY)" FB_SEP
-  "CREATE FUNCTION sqlq_json_text (s BLOB SUB_TYPE TEXT CHARACTER SET UTF8)"
-  " RETURNS BLOB SUB_TYPE TEXT CHARACTER SET UTF8 AS"
-  " DECLARE c INTEGER = 0;"
-  " BEGIN"
-  "  IF (s IS NULL) THEN RETURN 'null';"
-  "  s = REPLACE(REPLACE(s, '\\', '\\\\'), '\"', '\\\"');"
-  "  WHILE (c < 32) DO"
-  "  BEGIN"
-  "   IF (POSITION(ASCII_CHAR(c) IN s) > 0) THEN"
-  "    s = REPLACE(s, ASCII_CHAR(c), DECODE(c, 8, CAST('\\b' AS VARCHAR(6)),"
-  "     9, CAST('\\t' AS VARCHAR(6)), 10, CAST('\\n' AS VARCHAR(6)),"
-  "     12, CAST('\\f' AS VARCHAR(6)), 13, CAST('\\r' AS VARCHAR(6)),"
-  "     '\\u00' || SUBSTRING('0123456789abcdef' FROM BIN_SHR(c, 4) + 1 FOR 1)"
-  "     || SUBSTRING('0123456789abcdef' FROM BIN_AND(c, 15) + 1 FOR 1)));"
-  "   c = c + 1;"
-  "  END"
-  "  RETURN '\"' || s || '\"';"
-  " END" FB_SEP
-  "CREATE FUNCTION sqlq_json_bytes (b BLOB SUB_TYPE BINARY)"
-  " RETURNS BLOB SUB_TYPE TEXT CHARACTER SET UTF8 AS"
-  " DECLARE n INTEGER;"
-  " DECLARE i INTEGER = 1;"
-  " DECLARE j INTEGER;"
-  " DECLARE v INTEGER;"
-  " DECLARE chunk " TEXT(1024) ";"
-  " DECLARE hex VARCHAR(2048) CHARACTER SET UTF8;"
-  " DECLARE r BLOB SUB_TYPE TEXT CHARACTER SET UTF8 = '\"\\\\x';"
-  " BEGIN"
-  "  IF (b IS NULL) THEN RETURN 'null';"
-  "  n = OCTET_LENGTH(b);"
-  "  WHILE (i <= n) DO"
-  "  BEGIN"
-  "   chunk = SUBSTRING(b FROM i FOR 1024);"
-  "   hex = '';"
-  "   j = 1;"
-  "   WHILE (j <= OCTET_LENGTH(chunk)) DO"
-  "   BEGIN"
-  "    v = ASCII_VAL(SUBSTRING(chunk FROM j FOR 1));"
-  "    hex = hex || SUBSTRING('0123456789abcdef' FROM BIN_SHR(v, 4) + 1 FOR 1)"
-  "     || SUBSTRING('0123456789abcdef' FROM BIN_AND(v, 15) + 1 FOR 1);"
-  "    j = j + 1;"
-  "   END"
-  "   r = r || hex;"
-  "   i = i + 1024;"
-  "  END"
-  "  RETURN r || '\"';"
-  " END" FB_SEP
-  "CREATE FUNCTION sqlq_json_key (s BLOB SUB_TYPE TEXT CHARACTER SET UTF8)"
-  " RETURNS " TEXT(255) " AS"
-  " DECLARE b " TEXT(1020) ";"
-  " DECLARE n INTEGER = 255;"
-  " BEGIN"
-  "  b = CAST(SUBSTRING(s FROM 1 FOR 255) AS VARCHAR(255) CHARACTER SET UTF8);"
-  "  IF (OCTET_LENGTH(b) <= n) THEN RETURN b;"
-  "  WHILE (n > 0 AND BIN_AND(ASCII_VAL(SUBSTRING(b FROM n + 1 FOR 1)), 192) = 128) DO n = n - 1;"
-  "  RETURN SUBSTRING(b FROM 1 FOR n);"
-  " END";
+  " table_name " TEXT(
+    63) " NOT NULL,"
+        " action     " TEXT(
+          8) " NOT NULL,"
+             " tag        " TEXT(
+               128) " NOT NULL,"
+                    " with_rows  SMALLINT DEFAULT 0 NOT NULL,"
+                    " created_at BIGINT NOT NULL,"
+                    " CONSTRAINT sqlq_subscriptions_pk PRIMARY KEY (table_name, action, tag),"
+                    " CONSTRAINT sqlq_subscriptions_table CHECK (octet_length(table_name) BETWEEN 1 AND 63),"
+                    " CONSTRAINT sqlq_subscriptions_action CHECK (action IN ('insert','update','delete')),"
+                    " CONSTRAINT sqlq_subscriptions_tag CHECK (octet_length(tag) BETWEEN 1 AND 128))" FB_SEP
+                    "CREATE TRIGGER sqlq_subscriptions_set FOR sqlq_subscriptions ACTIVE BEFORE INSERT POSITION 0 AS"
+                    " BEGIN"
+                    "  IF (NEW.created_at IS NULL) THEN NEW.created_at = " NOW ";"
+                    " END" FB_SEP "CREATE TABLE sqlq_sub_locks ("
+                    " table_name " TEXT(
+                      63) " NOT NULL PRIMARY KEY)" FB_SEP
+                          "CREATE FUNCTION sqlq_json_text (s BLOB SUB_TYPE TEXT CHARACTER SET UTF8)"
+                          " RETURNS BLOB SUB_TYPE TEXT CHARACTER SET UTF8 AS"
+                          " DECLARE c INTEGER = 0;"
+                          " BEGIN"
+                          "  IF (s IS NULL) THEN RETURN 'null';"
+                          "  s = REPLACE(REPLACE(s, '\\', '\\\\'), '\"', '\\\"');"
+                          "  WHILE (c < 32) DO"
+                          "  BEGIN"
+                          "   IF (POSITION(ASCII_CHAR(c) IN s) > 0) THEN"
+                          "    s = REPLACE(s, ASCII_CHAR(c), DECODE(c, 8, CAST('\\b' AS VARCHAR(6)),"
+                          "     9, CAST('\\t' AS VARCHAR(6)), 10, CAST('\\n' AS VARCHAR(6)),"
+                          "     12, CAST('\\f' AS VARCHAR(6)), 13, CAST('\\r' AS VARCHAR(6)),"
+                          "     '\\u00' || SUBSTRING('0123456789abcdef' FROM BIN_SHR(c, 4) + 1 FOR 1)"
+                          "     || SUBSTRING('0123456789abcdef' FROM BIN_AND(c, 15) + 1 FOR 1)));"
+                          "   c = c + 1;"
+                          "  END"
+                          "  RETURN '\"' || s || '\"';"
+                          " END" FB_SEP "CREATE FUNCTION sqlq_json_bytes (b BLOB SUB_TYPE BINARY)"
+                          " RETURNS BLOB SUB_TYPE TEXT CHARACTER SET UTF8 AS"
+                          " DECLARE n INTEGER;"
+                          " DECLARE i INTEGER = 1;"
+                          " DECLARE j INTEGER;"
+                          " DECLARE v INTEGER;"
+                          " DECLARE chunk " TEXT(
+                            1024) ";"
+                                  " DECLARE hex VARCHAR(2048) CHARACTER SET UTF8;"
+                                  " DECLARE r BLOB SUB_TYPE TEXT CHARACTER SET UTF8 = '\"\\\\x';"
+                                  " BEGIN"
+                                  "  IF (b IS NULL) THEN RETURN 'null';"
+                                  "  n = OCTET_LENGTH(b);"
+                                  "  WHILE (i <= n) DO"
+                                  "  BEGIN"
+                                  "   chunk = SUBSTRING(b FROM i FOR 1024);"
+                                  "   hex = '';"
+                                  "   j = 1;"
+                                  "   WHILE (j <= OCTET_LENGTH(chunk)) DO"
+                                  "   BEGIN"
+                                  "    v = ASCII_VAL(SUBSTRING(chunk FROM j FOR 1));"
+                                  "    hex = hex || SUBSTRING('0123456789abcdef' FROM BIN_SHR(v, 4) + 1 FOR 1)"
+                                  "     || SUBSTRING('0123456789abcdef' FROM BIN_AND(v, 15) + 1 FOR 1);"
+                                  "    j = j + 1;"
+                                  "   END"
+                                  "   r = r || hex;"
+                                  "   i = i + 1024;"
+                                  "  END"
+                                  "  RETURN r || '\"';"
+                                  " END" FB_SEP
+                                  "CREATE FUNCTION sqlq_json_key (s BLOB SUB_TYPE TEXT CHARACTER SET UTF8)"
+                                  " RETURNS " TEXT(
+                                    255) " AS"
+                                         " DECLARE b " TEXT(
+                                           1020) ";"
+                                                 " DECLARE n INTEGER = 255;"
+                                                 " BEGIN"
+                                                 "  b = CAST(SUBSTRING(s FROM 1 FOR 255) AS VARCHAR(255) CHARACTER SET UTF8);"
+                                                 "  IF (OCTET_LENGTH(b) <= n) THEN RETURN b;"
+                                                 "  WHILE (n > 0 AND BIN_AND(ASCII_VAL(SUBSTRING(b FROM n + 1 FOR 1)), 192) = 128) DO n = n - 1;"
+                                                 "  RETURN SUBSTRING(b FROM 1 FOR n);"
+                                                 " END";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,

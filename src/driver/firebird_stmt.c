@@ -30,8 +30,8 @@
 ** changes() 0, the transaction going on (the failed statement undid
 ** itself). */
 static int dupe_is_no_row(int id) {
-  return id == SQLQ__SQL_ENQUEUE || id == SQLQ__SQL_QUEUE_REGISTER ||
-         id == SQLQ__SQL_RING_CREATE || id == SQLQ__SQL_POOL_ADD;
+  return id == SQLQ__SQL_ENQUEUE || id == SQLQ__SQL_QUEUE_REGISTER || id == SQLQ__SQL_RING_CREATE ||
+         id == SQLQ__SQL_POOL_ADD;
 }
 
 /* Rewrite $N to ?, outside quotes, recording N-1 for each mark. */
@@ -85,8 +85,13 @@ static int setup_output(sqlq_db *db, sqlq__stmt *st) {
   for (int i = 0; i < da->sqld; i++) {
     XSQLVAR *v = &da->sqlvar[i];
     switch (v->sqltype & ~1) {
-    case SQL_SHORT: case SQL_LONG: case SQL_INT64: case SQL_DOUBLE: case SQL_FLOAT:
-    case SQL_D_FLOAT: case SQL_BOOLEAN:
+    case SQL_SHORT:
+    case SQL_LONG:
+    case SQL_INT64:
+    case SQL_DOUBLE:
+    case SQL_FLOAT:
+    case SQL_D_FLOAT:
+    case SQL_BOOLEAN:
       v->sqltype = SQL_INT64 | 1;
       v->sqlscale = 0;
       v->sqllen = 8;
@@ -95,7 +100,8 @@ static int setup_output(sqlq_db *db, sqlq__stmt *st) {
       v->sqltype = SQL_BLOB | 1;
       v->sqllen = sizeof(ISC_QUAD);
       break;
-    case SQL_TEXT: case SQL_VARYING:
+    case SQL_TEXT:
+    case SQL_VARYING:
       v->sqltype = SQL_VARYING | 1;
       break;
     default: /* dates and the like: as text */
@@ -109,7 +115,8 @@ static int setup_output(sqlq_db *db, sqlq__stmt *st) {
   st->out_buf = malloc(size ? size : 1);
   st->out_ind = calloc((size_t)da->sqld + 1, sizeof *st->out_ind);
   st->cols = calloc((size_t)da->sqld + 1, sizeof *st->cols);
-  if (!st->out_buf || !st->out_ind || !st->cols) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  if (!st->out_buf || !st->out_ind || !st->cols)
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   size_t at = 0;
   for (int i = 0; i < da->sqld; i++) {
     XSQLVAR *v = &da->sqlvar[i];
@@ -149,14 +156,16 @@ static int prepare_now(sqlq_db *db, sqlq__stmt *st) {
     return rc;
   }
   char item = isc_info_sql_stmt_type, buf[16];
-  if (isc_dsql_sql_info(s, &st->h, 1, &item, sizeof buf, buf)) return sqlq__fb_error(db, s, "prepare");
+  if (isc_dsql_sql_info(s, &st->h, 1, &item, sizeof buf, buf))
+    return sqlq__fb_error(db, s, "prepare");
   short len = (short)isc_vax_integer(buf + 1, 2);
   st->type = (int)isc_vax_integer(buf + 3, len);
-  if ((st->in = new_sqlda(FB_MAX_MARKS)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  if ((st->in = new_sqlda(FB_MAX_MARKS)) == NULL)
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   if (isc_dsql_describe_bind(s, &st->h, 1, st->in)) return sqlq__fb_error(db, s, "prepare");
   if (st->in->sqld != st->n_marks)
-    return sqlq__error(db, SQLQ_ERROR, "firebird: statement %d has %d marks, %d parameters",
-                       st->id, st->n_marks, st->in->sqld);
+    return sqlq__error(db, SQLQ_ERROR, "firebird: statement %d has %d marks, %d parameters", st->id,
+                       st->n_marks, st->in->sqld);
   for (int k = 0; k < st->n_marks; k++) {
     st->in_types[k] = (short)(st->in->sqlvar[k].sqltype & ~1);
     st->in_subtypes[k] = st->in->sqlvar[k].sqlsubtype;
@@ -242,8 +251,10 @@ int sqlq__fb_bind_blob_array(sqlq__stmt *st, int i, const void *const *p, const 
   sqlq__buf b = {0};
   sqlq__buf_add(&b, "");
   for (size_t k = 0; k < n; k++) {
-    if (p[k]) sqlq__buf_addf(&b, "%zu,", len[k]);
-    else sqlq__buf_add(&b, "-,");
+    if (p[k])
+      sqlq__buf_addf(&b, "%zu,", len[k]);
+    else
+      sqlq__buf_add(&b, "-,");
   }
   sqlq__buf_add(&b, ";");
   for (size_t k = 0; k < n; k++)
@@ -323,7 +334,8 @@ static int bind_inputs(sqlq_db *db, sqlq__stmt *st) {
     }
     if (v->n > VARYING_MAX) {
       if (st->in_types[k] != SQL_BLOB)
-        return sqlq__error(db, SQLQ_TOOBIG, "firebird: a value of %zu bytes is too long here", v->n);
+        return sqlq__error(db, SQLQ_TOOBIG, "firebird: a value of %zu bytes is too long here",
+                           v->n);
       ISC_QUAD id;
       int rc = write_blob(db, v->p, v->n, &id);
       if (rc != SQLQ_OK) return rc;
@@ -384,8 +396,10 @@ static int execute(sqlq_db *db, sqlq__stmt *st) {
     }
     return sqlq__fb_error(db, s, "statement");
   }
-  if (st->out && !all_null(st)) st->singleton_row = 1;
-  else st->done = 1;
+  if (st->out && !all_null(st))
+    st->singleton_row = 1;
+  else
+    st->done = 1;
   return SQLQ_OK;
 }
 

@@ -55,20 +55,20 @@ static const struct {
   const char *event;  /* the trigger's event */
   char suffix;
 } kinds[] = {
-    {SQLQ_ON_INSERT, "insert", "INSERT", 'i'},
-    {SQLQ_ON_UPDATE, "update", "UPDATE", 'u'},
-    {SQLQ_ON_DELETE, "delete", "DELETE", 'd'},
+  {SQLQ_ON_INSERT, "insert", "INSERT", 'i'},
+  {SQLQ_ON_UPDATE, "update", "UPDATE", 'u'},
+  {SQLQ_ON_DELETE, "delete", "DELETE", 'd'},
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 
 /* What a trigger may do whoever writes its table: the writer needs no
 ** right on sqlq's tables. */
 static const char *const grants[] = {
-    "INSERT ON sqlq_jobs",
-    "SELECT ON sqlq_subscriptions",
-    "EXECUTE ON FUNCTION sqlq_json_text",
-    "EXECUTE ON FUNCTION sqlq_json_bytes",
-    "EXECUTE ON FUNCTION sqlq_json_key",
+  "INSERT ON sqlq_jobs",
+  "SELECT ON sqlq_subscriptions",
+  "EXECUTE ON FUNCTION sqlq_json_text",
+  "EXECUTE ON FUNCTION sqlq_json_bytes",
+  "EXECUTE ON FUNCTION sqlq_json_key",
 };
 #define N_GRANTS (sizeof grants / sizeof grants[0])
 
@@ -90,12 +90,16 @@ static void add_json_literal(sqlq__buf *b, const char *s) {
   sqlq__buf_add(&j, "\"");
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     if (*p == '"' || *p == '\\') sqlq__buf_add(&j, "\\");
-    if (*p < 0x20) sqlq__buf_addf(&j, "\\u%04x", *p);
-    else sqlq__buf_addn(&j, (const char *)p, 1);
+    if (*p < 0x20)
+      sqlq__buf_addf(&j, "\\u%04x", *p);
+    else
+      sqlq__buf_addn(&j, (const char *)p, 1);
   }
   sqlq__buf_add(&j, "\"");
-  if (j.oom) b->oom = 1;
-  else add_literal(b, j.p);
+  if (j.oom)
+    b->oom = 1;
+  else
+    add_literal(b, j.p);
   sqlq__buf_free(&j);
 }
 
@@ -127,8 +131,10 @@ static void add_member(sqlq__buf *b, const char *row, const column *c) {
     sqlq__buf_addf(b, "COALESCE(CAST(%s AS VARCHAR(64)), 'null')", v);
     break;
   case 'b':
-    sqlq__buf_addf(b, "CASE WHEN %s IS NULL THEN CAST('null' AS VARCHAR(5)) WHEN %s THEN"
-                      " CAST('true' AS VARCHAR(5)) ELSE CAST('false' AS VARCHAR(5)) END", v, v);
+    sqlq__buf_addf(b,
+                   "CASE WHEN %s IS NULL THEN CAST('null' AS VARCHAR(5)) WHEN %s THEN"
+                   " CAST('true' AS VARCHAR(5)) ELSE CAST('false' AS VARCHAR(5)) END",
+                   v, v);
     break;
   case 'x':
     sqlq__buf_addf(b, "sqlq_json_bytes(%s)", v);
@@ -166,31 +172,36 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, const char *re
   const char *key_row = kinds[k].bit == SQLQ_ON_DELETE ? "OLD" : "NEW";
   sqlq__buf_addf(b, "RECREATE TRIGGER \"%s_%c\" FOR ", plan->base, kinds[k].suffix);
   sqlq__buf_quote(b, relation, '"');
-  sqlq__buf_addf(b, " ACTIVE AFTER %s POSITION 32000 AS"
-                    " DECLARE tag VARCHAR(128) CHARACTER SET OCTETS;"
-                    " DECLARE with_rows SMALLINT;"
-                    " DECLARE pk BLOB SUB_TYPE TEXT CHARACTER SET UTF8;"
-                    " DECLARE head BLOB SUB_TYPE TEXT CHARACTER SET UTF8;"
-                    " DECLARE img BLOB SUB_TYPE TEXT CHARACTER SET UTF8;"
-                    " DECLARE gk VARCHAR(255) CHARACTER SET OCTETS;"
-                    " DECLARE ts VARCHAR(24);"
-                    " BEGIN"
-                    " FOR SELECT tag, with_rows FROM sqlq_subscriptions WHERE table_name = x'",
+  sqlq__buf_addf(b,
+                 " ACTIVE AFTER %s POSITION 32000 AS"
+                 " DECLARE tag VARCHAR(128) CHARACTER SET OCTETS;"
+                 " DECLARE with_rows SMALLINT;"
+                 " DECLARE pk BLOB SUB_TYPE TEXT CHARACTER SET UTF8;"
+                 " DECLARE head BLOB SUB_TYPE TEXT CHARACTER SET UTF8;"
+                 " DECLARE img BLOB SUB_TYPE TEXT CHARACTER SET UTF8;"
+                 " DECLARE gk VARCHAR(255) CHARACTER SET OCTETS;"
+                 " DECLARE ts VARCHAR(24);"
+                 " BEGIN"
+                 " FOR SELECT tag, with_rows FROM sqlq_subscriptions WHERE table_name = x'",
                  kinds[k].event);
   for (const unsigned char *p = (const unsigned char *)plan->table; *p; p++)
     sqlq__buf_addf(b, "%02x", *p);
-  sqlq__buf_addf(b, "' AND action = '%s' ORDER BY tag INTO :tag, :with_rows DO"
-                    " BEGIN"
-                    " IF (head IS NULL) THEN"
-                    " BEGIN"
-                    " pk = ", kinds[k].action);
+  sqlq__buf_addf(b,
+                 "' AND action = '%s' ORDER BY tag INTO :tag, :with_rows DO"
+                 " BEGIN"
+                 " IF (head IS NULL) THEN"
+                 " BEGIN"
+                 " pk = ",
+                 kinds[k].action);
   add_object(b, cols, plan->n_cols, key_row, 1);
   sqlq__buf_add(b, "; ts = CAST(CURRENT_TIMESTAMP AS VARCHAR(24));"
                    " head = '{\"table\":' || ");
   add_json_literal(b, plan->table);
-  sqlq__buf_addf(b, " || ',\"action\":\"%s\",\"pk\":' || pk || ',\"at\":\"'"
-                    " || SUBSTRING(ts FROM 1 FOR 10) || 'T' || SUBSTRING(ts FROM 12 FOR 13)"
-                    " || '00Z\"'; gk = sqlq_json_key(", kinds[k].action);
+  sqlq__buf_addf(b,
+                 " || ',\"action\":\"%s\",\"pk\":' || pk || ',\"at\":\"'"
+                 " || SUBSTRING(ts FROM 1 FOR 10) || 'T' || SUBSTRING(ts FROM 12 FOR 13)"
+                 " || '00Z\"'; gk = sqlq_json_key(",
+                 kinds[k].action);
   add_literal(b, plan->table);
   sqlq__buf_add(b, " || ' ' || pk); END");
   if (plan->rows) {

@@ -81,9 +81,9 @@ struct fb_events {
   int efd;                /* eventfd written by each callback */
   struct fb_events *next; /* the process's list */
   /* shared: */
-  uintptr_t req;          /* number of the queued request; 0: none */
-  int fired;              /* that request called back */
-  int fired_empty;        /* ... without counts (cancelled or lost) */
+  uintptr_t req;   /* number of the queued request; 0: none */
+  int fired;       /* that request called back */
+  int fired_empty; /* ... without counts (cancelled or lost) */
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -109,7 +109,8 @@ int sqlq__my_error(sqlq_db *db, MYSQL *conn, MYSQL_STMT *st, const char *what) {
   /* InnoDB rolled the whole transaction back: it may be run again. */
   if (err == ER_LOCK_DEADLOCK && conn == m->conn) db->tx_retryable = 1;
   if (status == SQLQ_SCHEMA)
-    return sqlq__error(db, status, "the database has no sqlq schema: run `sqlq init` (mysql: %s)", msg);
+    return sqlq__error(db, status, "the database has no sqlq schema: run `sqlq init` (mysql: %s)",
+                       msg);
   return sqlq__error(db, status, "mysql: %s failed: %s (error %u)", what, msg, err);
 }
 
@@ -150,10 +151,10 @@ static int copy(const char *s, char **out) {
 static int keep_params(sqlq_db *db, mysql_db *m, const sqlq__url *url) {
   const char *dbname = url->path && url->path[0] == '/' ? url->path + 1 : url->path;
   if (dbname == NULL || *dbname == '\0')
-    return sqlq__error(db, SQLQ_MISUSE, "a mysql URL names its database: mysql://USER@HOST/DATABASE");
-  if (copy(url->host, &m->host) || copy(url->user, &m->user) ||
-      copy(url->password, &m->password) || copy(dbname, &m->dbname) ||
-      copy(sqlq__url_option(url, "socket"), &m->socket))
+    return sqlq__error(db, SQLQ_MISUSE,
+                       "a mysql URL names its database: mysql://USER@HOST/DATABASE");
+  if (copy(url->host, &m->host) || copy(url->user, &m->user) || copy(url->password, &m->password) ||
+      copy(dbname, &m->dbname) || copy(sqlq__url_option(url, "socket"), &m->socket))
     return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   m->port = (unsigned)url->port;
   return SQLQ_OK;
@@ -267,7 +268,10 @@ static int my_open(sqlq_db *db, const sqlq__url *url) {
   if ((m->conn = sqlq__my_connect(db)) == NULL) return db->errcode;
   /* Handles on one database of one server wake each other locally. */
   char ident[1024];
-  snprintf(ident, sizeof ident, "mysql:%s:%u:%s:%s", m->socket ? m->socket : m->host ? m->host : "",
+  snprintf(ident, sizeof ident, "mysql:%s:%u:%s:%s",
+           m->socket ? m->socket
+           : m->host ? m->host
+                     : "",
            m->port, m->dbname, m->user ? m->user : "");
   if ((db->ident = strdup(ident)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   return SQLQ_OK;
@@ -362,7 +366,7 @@ static int bind_columns(sqlq_db *db, sqlq__stmt *st) {
     return rc;
   }
   return mysql_stmt_bind_result(st->ms, st->col_binds) ? sqlq__my_error(db, NULL, st->ms, "bind")
-                                                        : SQLQ_OK;
+                                                       : SQLQ_OK;
 }
 
 /* Prepare sql[st->id] on the session for `rows` array elements, once. */
@@ -374,7 +378,8 @@ static int prepare_once(sqlq_db *db, sqlq__stmt *st, size_t rows) {
   char *sql = sqlq__my_statement_text(db, st, rows);
   if (sql == NULL) return db->errcode;
   int rc = SQLQ_OK;
-  if ((st->ms = mysql_stmt_init(m->conn)) == NULL) rc = sqlq__my_error(db, m->conn, NULL, "prepare");
+  if ((st->ms = mysql_stmt_init(m->conn)) == NULL)
+    rc = sqlq__my_error(db, m->conn, NULL, "prepare");
   if (rc == SQLQ_OK && mysql_stmt_prepare(st->ms, sql, (unsigned long)strlen(sql)) != 0)
     rc = sqlq__my_error(db, m->conn, st->ms, "prepare");
   if (rc == SQLQ_OK) rc = bind_columns(db, st);
@@ -406,7 +411,8 @@ int sqlq__my_execute(sqlq_db *db, sqlq__stmt *st) {
   st->changes = (long long)mysql_stmt_affected_rows(st->ms);
   st->insert_id = (long long)mysql_stmt_insert_id(st->ms);
   /* The columns of a RETURNING clause are known only once it ran. */
-  if (st->n_cols == 0 && mysql_stmt_field_count(st->ms) > 0 && (rc = bind_columns(db, st)) != SQLQ_OK)
+  if (st->n_cols == 0 && mysql_stmt_field_count(st->ms) > 0 &&
+      (rc = bind_columns(db, st)) != SQLQ_OK)
     return rc;
   if (st->n_cols && mysql_stmt_store_result(st->ms) != 0)
     return sqlq__my_error(db, MY(db)->conn, st->ms, "query");
@@ -447,8 +453,10 @@ static int run_follow_up(sqlq_db *db, sqlq__stmt *st) {
   memcpy(f->ints, st->ints, sizeof f->ints);
   memcpy(f->lens, st->lens, sizeof f->lens);
   for (int k = 0; k < st->n_params; k++)
-    if (st->params[k].buffer == &st->ints[k]) f->params[k].buffer = &f->ints[k];
-    else if (st->params[k].length == &st->lens[k]) f->params[k].length = &f->lens[k];
+    if (st->params[k].buffer == &st->ints[k])
+      f->params[k].buffer = &f->ints[k];
+    else if (st->params[k].length == &st->lens[k])
+      f->params[k].length = &f->lens[k];
   f->n_params = st->n_params;
   int rc = sqlq__my_execute(db, f);
   if (rc == SQLQ_OK) st->view = f;
@@ -551,8 +559,10 @@ int sqlq__my_run(sqlq_db *db, int id, int n, const char *const *params, const lo
   sqlq__stmt *st = &MY(db)->stmts[id];
   clear(st);
   for (int k = 0; k < n; k++)
-    if (params[k]) sqlq__my_bind_text(st, k + 1, params[k]);
-    else sqlq__my_bind_int64(st, k + 1, ints[k]);
+    if (params[k])
+      sqlq__my_bind_text(st, k + 1, params[k]);
+    else
+      sqlq__my_bind_int64(st, k + 1, ints[k]);
   *out = st;
   int rc = sqlq__my_ready(db);
   return rc == SQLQ_OK ? sqlq__my_execute(db, st) : rc;
@@ -634,9 +644,10 @@ static int my_begin(sqlq_db *db, unsigned kind) {
 static int my_commit(sqlq_db *db) {
   mysql_db *m = MY(db);
   if (!m->in_tx) return SQLQ_OK;
-  int rc = m->lost ? sqlq__error(db, SQLQ_UNAVAILABLE, "mysql: lost the connection to %s in a transaction",
-                                 db->url_redacted)
-                   : sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
+  int rc = m->lost
+             ? sqlq__error(db, SQLQ_UNAVAILABLE,
+                           "mysql: lost the connection to %s in a transaction", db->url_redacted)
+             : sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
   end_tx(db);
   return rc;
 }

@@ -154,8 +154,8 @@ int sqlq__my_bind_int64_array(sqlq__stmt *st, int i, const int64_t *v, size_t n)
 
 /* Text and blob elements: the pointers and lengths are copied; the bytes
 ** stay the caller's until reset, as for bind_text. */
-static int bind_bytes_array(sqlq__stmt *st, int i, enum enum_field_types type,
-                            const void *const *p, const size_t *len, size_t n) {
+static int bind_bytes_array(sqlq__stmt *st, int i, enum enum_field_types type, const void *const *p,
+                            const size_t *len, size_t n) {
   my_array *a = array(st, i, type, n);
   if (n && ((a->ptrs = malloc(n * sizeof *a->ptrs)) == NULL ||
             (a->lens = malloc(n * sizeof *a->lens)) == NULL))
@@ -214,5 +214,5 @@ int sqlq__my_bind_marks(sqlq_db *db, sqlq__stmt *st) {
   }
   for (size_t k = 0; k < st->n_marks; k++) bind_mark(st, &st->marks[k], &st->binds[k]);
   return mysql_stmt_bind_param(st->ms, st->binds) ? sqlq__my_error(db, MY(db)->conn, st->ms, "bind")
-                                                   : SQLQ_OK;
+                                                  : SQLQ_OK;
 }

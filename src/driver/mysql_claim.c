@@ -67,7 +67,8 @@ static int expired_exist(sqlq_db *db, sqlq__stmt *pick, int n_rows, int *exist) 
   if (n_rows > 0) {
     mysql_stmt_data_seek(pick->ms, 0);
     int rc = sqlq__my_fetch(db, pick);
-    if (rc != SQLQ__ROW) return rc == SQLQ__DONE ? sqlq__error(db, SQLQ_ERROR, "mysql: the pick lost a row") : rc;
+    if (rc != SQLQ__ROW)
+      return rc == SQLQ__DONE ? sqlq__error(db, SQLQ_ERROR, "mysql: the pick lost a row") : rc;
     *exist = col_int(pick, COL_EXPIRED_EXIST) != 0;
     return SQLQ_OK;
   }
@@ -93,8 +94,10 @@ static int take_back_expired(sqlq_db *db, const char *queue) {
   /* The dead fill ids from the front, the others from the back. */
   if (rc == SQLQ_OK) {
     while ((rc = sqlq__my_fetch(db, st)) == SQLQ__ROW && n_dead + n_ready < n) {
-      if (col_int(st, 1)) ids[n_dead++] = col_int(st, 0);
-      else ids[n - ++n_ready] = col_int(st, 0);
+      if (col_int(st, 1))
+        ids[n_dead++] = col_int(st, 0);
+      else
+        ids[n - ++n_ready] = col_int(st, 0);
     }
   }
   db->drv_methods->reset(st);
@@ -135,8 +138,10 @@ static int pick_and_mark(sqlq_db *db, sqlq__stmt *st, int commit, int *committed
   mysql_stmt_data_seek(st->ms, 0);
   for (int r = 0; rc == SQLQ_OK && r < n; r++) {
     rc = sqlq__my_fetch(db, st);
-    if (rc == SQLQ__ROW) rc = SQLQ_OK;
-    else if (rc == SQLQ__DONE) rc = sqlq__error(db, SQLQ_ERROR, "mysql: the pick lost a row");
+    if (rc == SQLQ__ROW)
+      rc = SQLQ_OK;
+    else if (rc == SQLQ__DONE)
+      rc = sqlq__error(db, SQLQ_ERROR, "mysql: the pick lost a row");
     ids[r] = col_int(st, COL_ID);
     st->rows[r] = (unsigned long long)r;
     st->lease_until = col_int(st, COL_LEASE_UNTIL);
@@ -154,8 +159,8 @@ static int pick_and_mark(sqlq_db *db, sqlq__stmt *st, int commit, int *committed
 
 int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st) {
   const char *start = MY(db)->rc_claims
-                          ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION"
-                          : "START TRANSACTION";
+                        ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION"
+                        : "START TRANSACTION";
   int rc = sqlq__my_in_own_tx(db, st, start, pick_and_mark);
   /* With no row taken, step shows none. */
   if (rc == SQLQ_OK && st->rows == NULL) st->rows = calloc(1, sizeof *st->rows);

@@ -24,22 +24,22 @@ enum {
   MY_SQL_EXPIRED_EXIST,                    /* $1 queue -> has expired leases (no locks) */
   MY_SQL_EXPIRED,                          /* $1 queue -> id, dead: expired leases, locked */
   MY_SQL_TOUCHED,                          /* $1 id $2 token -> lease_until (after TOUCH) */
-  MY_SQL_WAIT_QUEUE,                       /* $1 queue $2 block lock: what the wait statement reads */
-  MY_SQL_WAIT_TAG,                         /* $1 queue -> the tag of its waiters */
-  MY_SQL_WAKE,                             /* $1 queue $2 n: interrupt n waiters */
+  MY_SQL_WAIT_QUEUE, /* $1 queue $2 block lock: what the wait statement reads */
+  MY_SQL_WAIT_TAG,   /* $1 queue -> the tag of its waiters */
+  MY_SQL_WAKE,       /* $1 queue $2 n: interrupt n waiters */
   /* Rings and pools (schema version 2). */
-  MY_SQL_RING_ADVANCED,                    /* $1 ring $2 count -> first seq, capacity
+  MY_SQL_RING_ADVANCED, /* $1 ring $2 count -> first seq, capacity
                                               (after RING_ADVANCE) */
-  MY_SQL_WAIT_MARK,                        /* the counter of the ring waited for
+  MY_SQL_WAIT_MARK,     /* the counter of the ring waited for
                                               (@sqlq_wait_queue) into @sqlq_wait_mark */
-  MY_SQL_POOL_TURN,                        /* $1 pool: locks its first item by name */
-  MY_SQL_POOL_NEWEST,                      /* $1 pool -> its newest stamp, locked */
-  MY_SQL_POOL_STAMP,                       /* $1 newest stamp $2 hold_us $3 token $4 id */
-  MY_SQL_POOL_PICKED,                      /* $1 id -> POOL_NEXT's columns */
+  MY_SQL_POOL_TURN,     /* $1 pool: locks its first item by name */
+  MY_SQL_POOL_NEWEST,   /* $1 pool -> its newest stamp, locked */
+  MY_SQL_POOL_STAMP,    /* $1 newest stamp $2 hold_us $3 token $4 id */
+  MY_SQL_POOL_PICKED,   /* $1 id -> POOL_NEXT's columns */
   /* Subscriptions (schema version 3). */
-  MY_SQL_SUB_TAGS,                         /* $1 table -> action, tag, with_rows of
+  MY_SQL_SUB_TAGS, /* $1 table -> action, tag, with_rows of
                                               its subscriptions, locked */
-  MY_SQL_TAKE_IDS,                         /* $1 n: takes the next n job ids; the
+  MY_SQL_TAKE_IDS, /* $1 n: takes the next n job ids; the
                                               last is the insert id */
   MY_SQL_COUNT
 };
@@ -89,21 +89,21 @@ typedef struct my_col {
 */
 struct sqlq__stmt {
   int id;
-  MYSQL_STMT *ms;                    /* NULL until prepared on this connection */
-  size_t prepared_rows;              /* an array statement's rows as prepared */
-  my_mark *marks;                    /* placeholders in the prepared text */
+  MYSQL_STMT *ms;       /* NULL until prepared on this connection */
+  size_t prepared_rows; /* an array statement's rows as prepared */
+  my_mark *marks;       /* placeholders in the prepared text */
   size_t n_marks, cap_marks;
-  MYSQL_BIND *binds;                 /* one per mark, at execution */
+  MYSQL_BIND *binds; /* one per mark, at execution */
   size_t n_binds;
-  MYSQL_BIND params[MY_MAX_PARAMS];  /* bound values, by parameter */
+  MYSQL_BIND params[MY_MAX_PARAMS]; /* bound values, by parameter */
   long long ints[MY_MAX_PARAMS];
   unsigned long lens[MY_MAX_PARAMS];
   my_array arrays[MY_MAX_PARAMS];
-  int n_params;                      /* highest parameter bound */
+  int n_params; /* highest parameter bound */
   unsigned n_cols;
   my_col *cols;
   MYSQL_BIND *col_binds;
-  int executed;                      /* rows (if any) are stored */
+  int executed; /* rows (if any) are stored */
   long long changes;
   long long insert_id;
   /* The claim: the rows of its pick shown (their indexes, in order), the
@@ -116,26 +116,26 @@ struct sqlq__stmt {
 };
 
 typedef struct mysql_db {
-  MYSQL *conn;                       /* NULL while disconnected */
-  int lost;                          /* the connection broke: open it again */
+  MYSQL *conn; /* NULL while disconnected */
+  int lost;    /* the connection broke: open it again */
   /* What it takes to connect again (and to open the lock connection). */
   char *host, *user, *password, *dbname, *socket;
   unsigned port;
   unsigned connect_timeout;
   sqlq__stmt stmts[MY_SQL_COUNT];
-  int in_tx;                         /* a transaction is open */
+  int in_tx; /* a transaction is open */
   /* The claim's own transactions may read committed: no statement-based
   ** binary log (which refuses writes under READ COMMITTED). */
   int rc_claims;
-  int init_lock;                     /* sqlq init's lock is held until the transaction ends */
+  int init_lock; /* sqlq init's lock is held until the transaction ends */
   sqlq__backoff reconnect;
   /* Wake-ups (mysql_wait.c). */
-  int kill_wake;                     /* producers interrupt waits (URL option wake) */
-  double wake_interval;              /* the longest sleep of a wait, seconds */
-  char *wait_queue;                  /* the queue the session's wait statement is for */
-  char wait_tag[33];                 /* its tag: 32 hex digits */
-  char block[32];                    /* the lock the wait statement waits for */
-  int block_held;                    /* ... which aux holds */
+  int kill_wake;        /* producers interrupt waits (URL option wake) */
+  double wake_interval; /* the longest sleep of a wait, seconds */
+  char *wait_queue;     /* the queue the session's wait statement is for */
+  char wait_tag[33];    /* its tag: 32 hex digits */
+  char block[32];       /* the lock the wait statement waits for */
+  int block_held;       /* ... which aux holds */
   /* Named locks: a second connection, so that a lock is never taken or
   ** waited for inside the caller's transaction; it also interrupts this
   ** handle's own waits (KILL QUERY).  The number of second sessions opened
@@ -226,8 +226,8 @@ MYSQL *sqlq__my_aux(sqlq_db *db);
 /* Run sql on aux with the name and, when seconds is not NULL, a number of
 ** seconds as parameters; read its one integer answer into *v when v is not
 ** NULL (*v is -1 for NULL). */
-int sqlq__my_run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *name,
-                        double *seconds, long long *v);
+int sqlq__my_run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *name, double *seconds,
+                        long long *v);
 /* Drop the lock session when it broke; its locks are gone with it. */
 void sqlq__my_check_aux(mysql_db *m);
 int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,

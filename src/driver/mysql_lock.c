@@ -90,8 +90,8 @@ void sqlq__my_check_aux(mysql_db *m) {
   }
 }
 
-int sqlq__my_run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *name,
-                        double *seconds, long long *v) {
+int sqlq__my_run_on_aux(sqlq_db *db, MYSQL *aux, const char *sql, const char *name, double *seconds,
+                        long long *v) {
   MYSQL_BIND in[2], out;
   memset(in, 0, sizeof in);
   memset(&out, 0, sizeof out);
@@ -200,7 +200,8 @@ void sqlq__my_unlock(sqlq_db *db, sqlq__lockstate *ls) {
   if (m->aux && ls->session == m->aux_session) {
     sqlq__saved_error saved;
     sqlq__save_error(db, &saved);
-    if (sqlq__my_run_on_aux(db, m->aux, "DO RELEASE_LOCK(?)", ls->name, NULL, NULL) != SQLQ_OK) sqlq__my_check_aux(m);
+    if (sqlq__my_run_on_aux(db, m->aux, "DO RELEASE_LOCK(?)", ls->name, NULL, NULL) != SQLQ_OK)
+      sqlq__my_check_aux(m);
     sqlq__restore_error(db, &saved);
   }
   free(ls);

@@ -26,8 +26,8 @@
 
 /* Run driver statement id with n parameters (see sqlq__my_run) and read the
 ** integer of its first row into *out; SQLQ__DONE when it has no row. */
-static int run_for_int(sqlq_db *db, int id, int n, const char *const *params,
-                       const long long *ints, long long *out) {
+static int run_for_int(sqlq_db *db, int id, int n, const char *const *params, const long long *ints,
+                       long long *out) {
   sqlq__stmt *st;
   int rc = sqlq__my_run(db, id, n, params, ints, &st);
   if (rc == SQLQ_OK) rc = sqlq__my_fetch(db, st);

@@ -56,8 +56,7 @@
 ** given the choice, the optimizer read every job of the queue through
 ** another index that starts with the queue, 100 ms for 20,000 jobs, in
 ** every claim. */
-#define EXPIRED \
-  "queue = $1 AND state = 'running' AND lease_until <= " NOW_US
+#define EXPIRED "queue = $1 AND state = 'running' AND lease_until <= " NOW_US
 
 #define DEDUPE_FREE(j) \
   "(" j ".dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \
@@ -80,9 +79,8 @@
 const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   /* Concurrent `sqlq init`s take turns (the lock is the session's, freed
   ** when init's transaction ends: see mysql.c). */
-  [SQLQ__SQL_SCHEMA_TABLE] =
-    "CREATE TABLE IF NOT EXISTS sqlq_schema ("
-    " version INT PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB",
+  [SQLQ__SQL_SCHEMA_TABLE] = "CREATE TABLE IF NOT EXISTS sqlq_schema ("
+                             " version INT PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB",
   [SQLQ__SQL_SCHEMA_VERSION] = "SELECT max(version) FROM sqlq_schema",
   [SQLQ__SQL_SCHEMA_RECORD] =
     "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, " NOW_US ")",
@@ -91,8 +89,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
     " group_key, payload, created_at)"
     " VALUES ($1, $2, " NOW_US " + $3, $4, $5, $6, $7, " NOW_US ") RETURNING id",
-  [SQLQ__SQL_DEDUPE_LOOKUP] =
-    "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
+  [SQLQ__SQL_DEDUPE_LOOKUP] = "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
   [SQLQ__SQL_QUEUE_REGISTER] = "INSERT IGNORE INTO sqlq_queues (queue) VALUES ($1)",
   [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
   /* The claim's pick: the first $4 due jobs no other claimer holds.  The
@@ -105,9 +102,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " j.lease_until, j.group_key, j.dedupe_key, j.payload, " NOW_US " + $3,"
     " EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")"
     " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)"
-    " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US
-    " AND " GROUP_HEAD " AND " NOT_PAUSED
-    " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED",
+    " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " GROUP_HEAD
+    " AND " NOT_PAUSED " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED",
 
   [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD,
   [SQLQ__SQL_HISTORY_COPY] =
@@ -115,21 +111,18 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " dedupe_key, group_key, payload, created_at, finished_at)"
     " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
     " payload, created_at, " NOW_US " FROM sqlq_jobs WHERE " HELD,
-  [SQLQ__SQL_FAIL_PEEK] =
-    "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIL_PEEK] = "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
   /* Single-table UPDATEs assign from left to right: run_at reads the old
   ** state before state changes. */
-  [SQLQ__SQL_FAIL] =
-    "UPDATE sqlq_jobs SET"
-    " run_at = IF($3 <> 0, run_at, " NOW_US " + $4),"
-    " state = IF($3 <> 0, 'dead', 'ready'),"
-    " last_error = $5, token = NULL, lease_until = NULL WHERE " HELD,
+  [SQLQ__SQL_FAIL] = "UPDATE sqlq_jobs SET"
+                     " run_at = IF($3 <> 0, run_at, " NOW_US " + $4),"
+                     " state = IF($3 <> 0, 'dead', 'ready'),"
+                     " last_error = $5, token = NULL, lease_until = NULL WHERE " HELD,
   /* RELEASE returns the queue: a second statement reads it (mysql.c). */
   [SQLQ__SQL_RELEASE] =
     "UPDATE sqlq_jobs SET state = 'ready', attempts = GREATEST(attempts - 1, 0),"
     " run_at = " NOW_US " + $3, token = NULL, lease_until = NULL WHERE " HELD,
-  [SQLQ__SQL_TOUCH] =
-    "UPDATE sqlq_jobs SET lease_until = " NOW_US " + $3 WHERE " HELD,
+  [SQLQ__SQL_TOUCH] = "UPDATE sqlq_jobs SET lease_until = " NOW_US " + $3 WHERE " HELD,
 
   [SQLQ__SQL_NEXT_DUE] =
     "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1),"
@@ -137,38 +130,33 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - " NOW_US ","
     " (SELECT min(lease_until) FROM sqlq_jobs"
     "  WHERE queue = $1 AND state = 'running') - " NOW_US,
-  [SQLQ__SQL_PAUSE_SET] =
-    "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2 <> 0)"
-    " ON DUPLICATE KEY UPDATE paused = VALUES(paused)",
-  [SQLQ__SQL_STATS] =
-    "SELECT queue, CAST(sum(ready) AS SIGNED), CAST(sum(scheduled) AS SIGNED),"
-    " CAST(sum(running) AS SIGNED), CAST(sum(dead) AS SIGNED), max(paused)"
-    " FROM (SELECT queue, state = 'ready' AND run_at <= now AS ready,"
-    "  state = 'ready' AND run_at > now AS scheduled,"
-    "  state = 'running' AS running, state = 'dead' AS dead,"
-    "  0 AS paused FROM sqlq_jobs, (SELECT " NOW_US " AS now) AS clock"
-    "  WHERE $1 IS NULL OR queue = $1"
-    "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
-    "  WHERE $1 IS NULL OR queue = $1) AS counts"
-    " GROUP BY queue ORDER BY queue",
-  [SQLQ__SQL_LIST] =
-    "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
-    "  ELSE IF(run_at > " NOW_US ", 4, 1) END AS st,"
-    " priority, attempts, max_attempts, run_at, created_at, lease_until,"
-    " dedupe_key, group_key, last_error, payload"
-    " FROM sqlq_jobs WHERE queue = $1) AS jobs"
-    " WHERE $2 = 0 OR st = $2"
-    " ORDER BY priority DESC, run_at, id"
-    " LIMIT $3",
+  [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2 <> 0)"
+                          " ON DUPLICATE KEY UPDATE paused = VALUES(paused)",
+  [SQLQ__SQL_STATS] = "SELECT queue, CAST(sum(ready) AS SIGNED), CAST(sum(scheduled) AS SIGNED),"
+                      " CAST(sum(running) AS SIGNED), CAST(sum(dead) AS SIGNED), max(paused)"
+                      " FROM (SELECT queue, state = 'ready' AND run_at <= now AS ready,"
+                      "  state = 'ready' AND run_at > now AS scheduled,"
+                      "  state = 'running' AS running, state = 'dead' AS dead,"
+                      "  0 AS paused FROM sqlq_jobs, (SELECT " NOW_US " AS now) AS clock"
+                      "  WHERE $1 IS NULL OR queue = $1"
+                      "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
+                      "  WHERE $1 IS NULL OR queue = $1) AS counts"
+                      " GROUP BY queue ORDER BY queue",
+  [SQLQ__SQL_LIST] = "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
+                     "  ELSE IF(run_at > " NOW_US ", 4, 1) END AS st,"
+                     " priority, attempts, max_attempts, run_at, created_at, lease_until,"
+                     " dedupe_key, group_key, last_error, payload"
+                     " FROM sqlq_jobs WHERE queue = $1) AS jobs"
+                     " WHERE $2 = 0 OR st = $2"
+                     " ORDER BY priority DESC, run_at, id"
+                     " LIMIT $3",
   /* A job whose dedupe key an unfinished job holds stays where it is; of
   ** several dead jobs with one key, the oldest is retried. */
-  [SQLQ__SQL_RETRY_ID] =
-    RETRY_SET " WHERE j.queue = $1 AND j.id = $2"
-    " AND j.state IN ('dead','ready') AND " DEDUPE_FREE("j"),
-  [SQLQ__SQL_RETRY_DEAD] =
-    RETRY_SET " WHERE j.queue = $1 AND j.state = 'dead' AND " DEDUPE_FREE("j")
-    " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
-    "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
+  [SQLQ__SQL_RETRY_ID] = RETRY_SET " WHERE j.queue = $1 AND j.id = $2"
+                                   " AND j.state IN ('dead','ready') AND " DEDUPE_FREE("j"),
+  [SQLQ__SQL_RETRY_DEAD] = RETRY_SET " WHERE j.queue = $1 AND j.state = 'dead' AND " DEDUPE_FREE(
+    "j") " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
+         "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
 
   /* Batches (MariaDB's INSERT and DELETE ... RETURNING): a section
@@ -179,17 +167,15 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_ENQUEUE_ARRAY] =
     "INSERT INTO sqlq_jobs (id, queue, priority, run_at, max_attempts, group_key, payload,"
     " created_at) VALUES [[($7, $1, $2, " NOW_US " + $3, $4, $5, $6, " NOW_US ")]] RETURNING id",
-  [SQLQ__SQL_ACK_ARRAY] =
-    "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'"
-    " AND (id, token) IN ([[($1, $2)]]) RETURNING id",
+  [SQLQ__SQL_ACK_ARRAY] = "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'"
+                          " AND (id, token) IN ([[($1, $2)]]) RETURNING id",
 
   /* The driver's own statements. */
   [MY_SQL_EXPIRED_EXIST] =
     "SELECT EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")",
   [MY_SQL_EXPIRED] =
     "SELECT id, attempts >= max_attempts FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
-    " WHERE " EXPIRED
-    " ORDER BY id FOR UPDATE SKIP LOCKED",
+    " WHERE " EXPIRED " ORDER BY id FOR UPDATE SKIP LOCKED",
   [MY_SQL_RELEASED_QUEUE] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
   [MY_SQL_TOUCHED] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,
   [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1, @sqlq_wait_block = $2",
@@ -209,19 +195,17 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1",
   [SQLQ__SQL_RING_ADVANCE] = "UPDATE sqlq_rings SET next_seq = next_seq + $2 WHERE name = $1",
   [MY_SQL_RING_ADVANCED] = "SELECT next_seq - $2, capacity FROM sqlq_rings WHERE name = $1",
-  [SQLQ__SQL_RING_STORE] =
-    "INSERT INTO sqlq_ring_entries (ring, slot, seq, at, payload)"
-    " VALUES ($1, $2 % $3, $2, " NOW_US ", $4) ON DUPLICATE KEY UPDATE"
-    " seq = VALUES(seq), at = VALUES(at), payload = VALUES(payload)",
+  [SQLQ__SQL_RING_STORE] = "INSERT INTO sqlq_ring_entries (ring, slot, seq, at, payload)"
+                           " VALUES ($1, $2 % $3, $2, " NOW_US ", $4) ON DUPLICATE KEY UPDATE"
+                           " seq = VALUES(seq), at = VALUES(at), payload = VALUES(payload)",
   [SQLQ__SQL_RING_READ] =
     "SELECT seq, at, payload FROM sqlq_ring_entries WHERE ring = $1 AND seq > $2"
     " ORDER BY seq LIMIT $3",
   [SQLQ__SQL_RING_CLEAR] = "DELETE FROM sqlq_ring_entries WHERE ring = $1",
   [SQLQ__SQL_RING_DROP] = "DELETE FROM sqlq_rings WHERE name = $1",
   /* A ring follower's mark (see sqlq__mysql_ring_wait_sql). */
-  [MY_SQL_WAIT_MARK] =
-    "SET @sqlq_wait_mark = (SELECT next_seq FROM sqlq_rings"
-    " WHERE name = SUBSTRING(@sqlq_wait_queue, 7))",
+  [MY_SQL_WAIT_MARK] = "SET @sqlq_wait_mark = (SELECT next_seq FROM sqlq_rings"
+                       " WHERE name = SUBSTRING(@sqlq_wait_queue, 7))",
 
   /* Pools (schema version 2).  POOL_NEXT is the pick of mysql_pool.c, which
   ** first takes the pool's turn (MY_SQL_POOL_TURN), then reads the newest
@@ -254,9 +238,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "SELECT id, item, last_used, uses, held_until FROM sqlq_pool_items WHERE id = $1",
   [SQLQ__SQL_POOL_COUNT] =
     "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1 AND ($2 IS NULL OR item = $2)",
-  [SQLQ__SQL_POOL_RELEASE] =
-    "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
-    " WHERE pool = $1 AND item = $2 AND token = $3",
+  [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
+                             " WHERE pool = $1 AND item = $2 AND token = $3",
 
   /* Subscriptions (schema version 3).  Tables are those of the default
   ** database (DATABASE()); a name compares byte for byte (BINARY), since
@@ -282,16 +265,15 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " VALUES ($1, $2, $3, $4 <> 0, " NOW_US ")"
     " ON DUPLICATE KEY UPDATE with_rows = VALUES(with_rows)",
   [SQLQ__SQL_SUB_REMOVE] = "DELETE FROM sqlq_subscriptions WHERE table_name = $1 AND tag = $2",
-  [SQLQ__SQL_SUB_ACTIONS] =
-    "SELECT action, with_rows FROM sqlq_subscriptions WHERE table_name = $1"
-    " ORDER BY action, tag FOR UPDATE",
+  [SQLQ__SQL_SUB_ACTIONS] = "SELECT action, with_rows FROM sqlq_subscriptions WHERE table_name = $1"
+                            " ORDER BY action, tag FOR UPDATE",
   [SQLQ__SQL_SUB_LIST] =
     "SELECT table_name, tag, action, with_rows, created_at FROM sqlq_subscriptions"
     " ORDER BY table_name, tag, action",
-  [MY_SQL_TAKE_IDS] = "UPDATE sqlq_job_ids SET last_id = LAST_INSERT_ID(last_id + $1) WHERE one = 1",
-  [MY_SQL_SUB_TAGS] =
-    "SELECT action, tag, with_rows FROM sqlq_subscriptions WHERE table_name = $1"
-    " ORDER BY action, tag FOR UPDATE",
+  [MY_SQL_TAKE_IDS] =
+    "UPDATE sqlq_job_ids SET last_id = LAST_INSERT_ID(last_id + $1) WHERE one = 1",
+  [MY_SQL_SUB_TAGS] = "SELECT action, tag, with_rows FROM sqlq_subscriptions WHERE table_name = $1"
+                      " ORDER BY action, tag FOR UPDATE",
   [SQLQ__SQL_SUB_TRIGGERS] =
     "SELECT TRIGGER_NAME, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS"
     " WHERE TRIGGER_SCHEMA = DATABASE() AND LEFT(TRIGGER_NAME, CHAR_LENGTH($1)) = $1",
@@ -309,9 +291,9 @@ const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE);
 /* The same for a ring's followers: due now when the ring's counter is not
 ** the mark MY_SQL_WAIT_MARK took (the ring is named after the channel's
 ** 6 characters "\x1Ering:"), else only a push's KILL QUERY ends it. */
-const char sqlq__mysql_ring_wait_sql[] = WAIT_BODY(
-  "IF((SELECT next_seq FROM sqlq_rings WHERE name = SUBSTRING(@sqlq_wait_queue, 7))"
-  " <=> @sqlq_wait_mark, NULL, 0)");
+const char sqlq__mysql_ring_wait_sql[] =
+  WAIT_BODY("IF((SELECT next_seq FROM sqlq_rings WHERE name = SUBSTRING(@sqlq_wait_queue, 7))"
+            " <=> @sqlq_wait_mark, NULL, 0)");
 
 /* Interrupt up to n waiting waiters of channel wake_queue (mysql_wait.c):
 ** their statements start with the comment sqlq-wait and the channel's tag.
@@ -382,8 +364,7 @@ static const char migration_1[] =
   " payload      LONGBLOB     NOT NULL,"
   " created_at   BIGINT       NOT NULL,"
   " finished_at  BIGINT       NOT NULL"
-  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
-  WAKE_PROCEDURE("128");
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;" WAKE_PROCEDURE("128");
 
 /* Version 2: rings and pools.  docs/schema.md documents each column.
 ** Names and items are VARBINARY: compared byte for byte like the other
@@ -421,8 +402,7 @@ static const char migration_2[] =
   " KEY sqlq_pool_items_lru (pool, last_used, id)"
   ") ENGINE=InnoDB;"
   /* A ring's channel ("\x1Ering:NAME") is longer than a queue's name. */
-  "DROP PROCEDURE sqlq_wake;"
-  WAKE_PROCEDURE("134");
+  "DROP PROCEDURE sqlq_wake;" WAKE_PROCEDURE("134");
 
 /* Version 3: table subscriptions, and job ids without AUTO_INCREMENT.
 **

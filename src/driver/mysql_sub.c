@@ -118,8 +118,10 @@ static void set_payload(sqlq__buf *b, const sqlq__sub_plan *plan, size_t k, cons
 ** wait_s seconds for the table's metadata lock. */
 static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, size_t k,
                         const struct action_jobs *jobs, long wait_s) {
-  sqlq__buf_addf(b, "SET STATEMENT lock_wait_timeout = %ld FOR CREATE OR REPLACE TRIGGER"
-                    " `%s_%c` AFTER %s ON ", wait_s, plan->base, kinds[k].suffix, kinds[k].event);
+  sqlq__buf_addf(b,
+                 "SET STATEMENT lock_wait_timeout = %ld FOR CREATE OR REPLACE TRIGGER"
+                 " `%s_%c` AFTER %s ON ",
+                 wait_s, plan->base, kinds[k].suffix, kinds[k].event);
   sqlq__buf_quote(b, plan->on, '`');
   sqlq__buf_add(b, " FOR EACH ROW BEGIN"
                    " DECLARE sqlq_pk, sqlq_at, sqlq_bare, sqlq_images"
@@ -137,7 +139,8 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, size_t k,
 /* The kind whose action is the len bytes at name, or N_KINDS. */
 static size_t kind_of(const char *name, size_t len) {
   size_t k = 0;
-  while (k < N_KINDS && !(strlen(kinds[k].action) == len && memcmp(kinds[k].action, name, len) == 0))
+  while (k < N_KINDS &&
+         !(strlen(kinds[k].action) == len && memcmp(kinds[k].action, name, len) == 0))
     k++;
   return k;
 }

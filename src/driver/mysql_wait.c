@@ -84,7 +84,8 @@ static int hold_block(sqlq_db *db, mysql_db *m) {
     sqlq__my_check_aux(m);
     return rc;
   }
-  if (got != 1) return sqlq__error(db, SQLQ_ERROR, "mysql: the wait lock %s is held elsewhere", m->block);
+  if (got != 1)
+    return sqlq__error(db, SQLQ_ERROR, "mysql: the wait lock %s is held elsewhere", m->block);
   m->block_held = 1;
   return SQLQ_OK;
 }
@@ -185,13 +186,14 @@ static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
   mysql_db *m = MY(db);
   char limit[32], body[1024], sql[1100];
   snprintf(limit, sizeof limit, "%.3f", limit_s);
-  snprintf(body, sizeof body, is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : sqlq__mysql_wait_sql,
-           limit, limit);
+  snprintf(body, sizeof body,
+           is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : sqlq__mysql_wait_sql, limit, limit);
   int len = snprintf(sql, sizeof sql, "SELECT /*sqlq-wait:%s*/ %s", m->wait_tag, body);
   if (mysql_send_query(m->conn, sql, (unsigned long)len) != 0)
     return sqlq__my_error(db, m->conn, NULL, "wait");
   struct pollfd fds[2] = {{mysql_get_socket(m->conn), POLLIN, 0}, {wake_fd, POLLIN, 0}};
-  int64_t give_up = sqlq__monotonic_ns() + (int64_t)(limit_s * 1e9) + ANSWER_GRACE_MS * INT64_C(1000000);
+  int64_t give_up =
+    sqlq__monotonic_ns() + (int64_t)(limit_s * 1e9) + ANSWER_GRACE_MS * INT64_C(1000000);
   for (;;) {
     int r = poll(fds, 2, sqlq__poll_ms(give_up));
     if (r < 0 && errno == EINTR) continue;

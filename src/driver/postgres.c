@@ -32,11 +32,31 @@
 ** libpq as connection keywords. */
 #define OWN_OPTIONS 3
 static const char *const options[] = {
-  "notify", "poll_interval", "worker_synchronous_commit",
-  "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "connect_timeout",
-  "application_name", "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl",
-  "target_session_attrs", "keepalives", "keepalives_idle", "keepalives_interval",
-  "keepalives_count", "tcp_user_timeout", NULL,
+  "notify",
+  "poll_interval",
+  "worker_synchronous_commit",
+  "host",
+  "hostaddr",
+  "port",
+  "dbname",
+  "user",
+  "password",
+  "passfile",
+  "connect_timeout",
+  "application_name",
+  "options",
+  "sslmode",
+  "sslrootcert",
+  "sslcert",
+  "sslkey",
+  "sslcrl",
+  "target_session_attrs",
+  "keepalives",
+  "keepalives_idle",
+  "keepalives_interval",
+  "keepalives_count",
+  "tcp_user_timeout",
+  NULL,
 };
 
 static int is_libpq_option(const char *key) {
@@ -82,7 +102,9 @@ int sqlq__pg_error(sqlq_db *db, PGconn *conn, const PGresult *res, const char *w
   first_line(primary ? primary : PQerrorMessage(conn), line, sizeof line);
   int status = status_of(state);
   if (status == SQLQ_SCHEMA)
-    return sqlq__error(db, status, "the database lacks (part of) the sqlq schema: run `sqlq init` (postgres: %s)", line);
+    return sqlq__error(
+      db, status, "the database lacks (part of) the sqlq schema: run `sqlq init` (postgres: %s)",
+      line);
   return sqlq__error(db, status, "postgres: %s failed: %s%s%s%s", what, line,
                      state ? " (SQLSTATE " : "", state ? state : "", state ? ")" : "");
 }
@@ -101,13 +123,13 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   size_t k = 0;
   const char *dbname = url->path && url->path[0] == '/' ? url->path + 1 : url->path;
 /* Both strings are copied: the URL is freed once the handle is open. */
-#define ADD(key, val)                                                \
-  do {                                                               \
-    p->keys[k] = strdup(key);                                        \
-    p->values[k] = strdup(val);                                      \
-    if (p->keys[k] == NULL || p->values[k] == NULL)                  \
-      return sqlq__error(db, SQLQ_NOMEM, "out of memory");           \
-    k++;                                                             \
+#define ADD(key, val) \
+  do { \
+    p->keys[k] = strdup(key); \
+    p->values[k] = strdup(val); \
+    if (p->keys[k] == NULL || p->values[k] == NULL) \
+      return sqlq__error(db, SQLQ_NOMEM, "out of memory"); \
+    k++; \
   } while (0)
   ADD("fallback_application_name", "sqlq");
   ADD("connect_timeout", "10");
@@ -133,7 +155,8 @@ static int read_options(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   p->worker_sync = 0;
   int rc = sqlq__url_switch(db, url, "notify", &p->notify);
   if (rc == SQLQ_OK) rc = sqlq__url_switch(db, url, "worker_synchronous_commit", &p->worker_sync);
-  if (rc == SQLQ_OK) rc = sqlq__url_seconds(db, url, "poll_interval", 0.001, 3600, &p->poll_interval);
+  if (rc == SQLQ_OK)
+    rc = sqlq__url_seconds(db, url, "poll_interval", 0.001, 3600, &p->poll_interval);
   return rc;
 }
 
@@ -363,8 +386,10 @@ static int bind_bytes_array(sqlq__stmt *st, int i, const void *const *p, const s
   size_t payload = 0;
   int has_null = 0;
   for (size_t k = 0; k < n; k++) {
-    if (p[k] == NULL) has_null = 1;
-    else payload += lens ? lens[k] : strlen(p[k]);
+    if (p[k] == NULL)
+      has_null = 1;
+    else
+      payload += lens ? lens[k] : strlen(p[k]);
   }
   size_t len;
   char *buf = array_header(payload, n, has_null, oid, &len), *at = buf + 20;
@@ -483,7 +508,8 @@ static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
     st->res = PQexecPrepared(conn, stmt_name(st, name, sizeof name), st->n_params, st->values,
                              st->lengths, st->formats, 1);
     ExecStatusType s = PQresultStatus(st->res);
-    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) return sqlq__pg_error(db, conn, st->res, "query");
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
+      return sqlq__pg_error(db, conn, st->res, "query");
     return SQLQ_OK;
   }
   sqlq__stmt *lazy = p->lazy ? &p->stmts[PG_SQL_LAZY] : NULL;
@@ -498,7 +524,8 @@ static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
   int count = begin + (lazy != NULL) + 1;
   int sent = PQenterPipelineMode(conn) &&
              (!begin || PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0)) &&
-             (!lazy || send_prepared(conn, lazy)) && send_prepared(conn, st) && PQpipelineSync(conn);
+             (!lazy || send_prepared(conn, lazy)) && send_prepared(conn, st) &&
+             PQpipelineSync(conn);
   if (sent) {
     rc = pipeline_results(db, p, count, results, "query");
   } else {
@@ -533,10 +560,14 @@ static int64_t pg_column_int64(sqlq__stmt *st, int i) {
   uint64_t u = 0;
   for (int k = 0; k < len; k++) u = (u << 8) | v[k];
   switch (len) { /* sign-extend the narrower integer types */
-  case 1: return u != 0; /* boolean */
-  case 2: return (int16_t)u;
-  case 4: return (int32_t)u;
-  default: return (int64_t)u;
+  case 1:
+    return u != 0; /* boolean */
+  case 2:
+    return (int16_t)u;
+  case 4:
+    return (int32_t)u;
+  default:
+    return (int64_t)u;
   }
 }
 
@@ -588,7 +619,8 @@ static int simple(sqlq_db *db, const char *sql, const char *what) {
   PGconn *conn = sqlq__pg_conn(db);
   PGresult *r = PQexec(conn, sql);
   ExecStatusType s = PQresultStatus(r);
-  int rc = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, what);
+  int rc =
+    s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, what);
   PQclear(r);
   return rc;
 }
@@ -629,8 +661,8 @@ static void send_notices(sqlq_db *db, postgres_db *p) {
   sqlq__stmt *st = &p->stmts[PG_SQL_NOTIFY];
   /* Preparing needs the connection out of pipeline mode: pg_commit
   ** prepares the statement before it sends its COMMIT. */
-  if (!st->prepared && (PQpipelineStatus(p->conn) != PQ_PIPELINE_OFF ||
-                        prepare_once(db, p, st) != SQLQ_OK)) {
+  if (!st->prepared &&
+      (PQpipelineStatus(p->conn) != PQ_PIPELINE_OFF || prepare_once(db, p, st) != SQLQ_OK)) {
     free_notices(p);
     return;
   }
@@ -642,8 +674,10 @@ static void send_notices(sqlq_db *db, postgres_db *p) {
   }
   pg_reset(st);
   free_notices(p);
-  if (sent && PQpipelineSync(p->conn)) p->unread++;
-  else leave_pipeline(p);
+  if (sent && PQpipelineSync(p->conn))
+    p->unread++;
+  else
+    leave_pipeline(p);
 }
 
 static int pg_commit(sqlq_db *db) {
@@ -659,7 +693,8 @@ static int pg_commit(sqlq_db *db) {
   PGconn *conn = sqlq__pg_conn(db);
   if (p->notices && prepare_once(db, p, &p->stmts[PG_SQL_NOTIFY]) != SQLQ_OK) free_notices(p);
   int sent = PQenterPipelineMode(conn) &&
-             PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) && PQpipelineSync(conn);
+             PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) &&
+             PQpipelineSync(conn);
   if (!sent) {
     free_notices(p);
     leave_pipeline(p);
@@ -700,7 +735,8 @@ int sqlq__pg_notify(sqlq_db *db, const char *queue, int n) {
     snprintf(no->payload, sizeof no->payload, "all");
   } else {
     uint64_t token = 0;
-    if (getrandom(&token, sizeof token, 0) != (ssize_t)sizeof token) token = (uint64_t)sqlq__monotonic_ns();
+    if (getrandom(&token, sizeof token, 0) != (ssize_t)sizeof token)
+      token = (uint64_t)sqlq__monotonic_ns();
     char hex[20];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)token);
     snprintf(no->payload, sizeof no->payload, "%d %s", n, hex);

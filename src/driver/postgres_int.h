@@ -25,21 +25,21 @@ enum {
 ** bound, executed at its first step, its rows read from res. */
 struct sqlq__stmt {
   int id;
-  int prepared;                      /* on the current connection */
-  int n_params;                      /* highest parameter bound */
+  int prepared; /* on the current connection */
+  int n_params; /* highest parameter bound */
   const char *values[PG_MAX_PARAMS];
   int lengths[PG_MAX_PARAMS];
-  int formats[PG_MAX_PARAMS];        /* 0 text, 1 binary */
-  char ints[PG_MAX_PARAMS][24];      /* integers, as text */
-  char *owned[PG_MAX_PARAMS];        /* arrays built by bind_*_array */
+  int formats[PG_MAX_PARAMS];   /* 0 text, 1 binary */
+  char ints[PG_MAX_PARAMS][24]; /* integers, as text */
+  char *owned[PG_MAX_PARAMS];   /* arrays built by bind_*_array */
   PGresult *res;
-  int row;                           /* the current row; -1 before the first */
+  int row; /* the current row; -1 before the first */
 };
 
 /* A NOTIFY owed by the open transaction, sent once its COMMIT is. */
 typedef struct pg_notice {
   char *queue;
-  char payload[48];                  /* "N TOKEN" */
+  char payload[48]; /* "N TOKEN" */
   struct pg_notice *next;
 } pg_notice;
 
@@ -50,22 +50,22 @@ typedef struct postgres_db {
   const char **keys;
   const char **values;
   sqlq__stmt stmts[PG_SQL_COUNT];
-  const char *const *sql;            /* PG_SQL_COUNT statements */
-  int in_tx;                         /* a write transaction is open */
-  int begin_pending;                 /* BEGIN is sent with the next statement */
-  int single_pending;                /* the next statement is the transaction */
-  int lazy;                          /* its commit need not wait for the disk */
-  int worker_sync;                   /* never lazy (URL option worker_synchronous_commit) */
+  const char *const *sql; /* PG_SQL_COUNT statements */
+  int in_tx;              /* a write transaction is open */
+  int begin_pending;      /* BEGIN is sent with the next statement */
+  int single_pending;     /* the next statement is the transaction */
+  int lazy;               /* its commit need not wait for the disk */
+  int worker_sync;        /* never lazy (URL option worker_synchronous_commit) */
   pg_notice *notices;
   /* Pipelines sent without waiting for their results (notifications):
   ** the connection stays in pipeline mode until they are read. */
   int unread;
-  sqlq__backoff reconnect;           /* pacing of reconnections */
+  sqlq__backoff reconnect; /* pacing of reconnections */
   /* Wake-ups. */
-  int notify;                        /* LISTEN/NOTIFY on (URL option notify) */
-  double poll_interval;              /* seconds between looks when off */
-  char *listen_queue;                /* the queue listened for, or NULL */
-  char channel[64];                  /* its channel */
+  int notify;           /* LISTEN/NOTIFY on (URL option notify) */
+  double poll_interval; /* seconds between looks when off */
+  char *listen_queue;   /* the queue listened for, or NULL */
+  char channel[64];     /* its channel */
   /* Named locks: a second session, so that a lock's wait never runs in,
   ** or aborts, the caller's transaction; the number of lock sessions
   ** opened so far tells each lock whether it was taken on this one. */

@@ -42,10 +42,11 @@ struct sqlq__lockstate {
 ** that the URL's own settings win: the keepalives of sqlq__keepalive. */
 #define TEXT(n) #n
 #define NUMBER(n) TEXT(n)
-static const char *const session_keys[] = {"keepalives", "keepalives_idle",
-  "keepalives_interval", "keepalives_count", "tcp_user_timeout"};
+static const char *const session_keys[] = {"keepalives", "keepalives_idle", "keepalives_interval",
+                                           "keepalives_count", "tcp_user_timeout"};
 static const char *const session_values[] = {"1", NUMBER(SQLQ__KEEPIDLE_S),
-  NUMBER(SQLQ__KEEPINTVL_S), NUMBER(SQLQ__KEEPCNT), NUMBER(SQLQ__USER_TIMEOUT_MS)};
+                                             NUMBER(SQLQ__KEEPINTVL_S), NUMBER(SQLQ__KEEPCNT),
+                                             NUMBER(SQLQ__USER_TIMEOUT_MS)};
 #define N_SESSION_KEYS (sizeof session_keys / sizeof session_keys[0])
 
 /* Server settings that would end an idle lock session (with its locks) or
@@ -63,7 +64,8 @@ static int run(sqlq_db *db, PGconn *conn, const char *sql, const char *param, ch
                size_t out_size) {
   PGresult *r = PQexecParams(conn, sql, param ? 1 : 0, NULL, param ? &param : NULL, NULL, NULL, 0);
   ExecStatusType s = PQresultStatus(r);
-  int rc = s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
+  int rc =
+    s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK ? SQLQ_OK : sqlq__pg_error(db, conn, r, "lock");
   if (rc == SQLQ_OK && out)
     snprintf(out, out_size, "%s", PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "");
   PQclear(r);
@@ -86,8 +88,10 @@ static int run_lock(sqlq_db *db, PGconn *conn, const char *sql, int64_t key, int
 ** (24 days).  The range is checked before any conversion to an integer. */
 static void timeout_text(double timeout_s, char *out, size_t size) {
   double ms = timeout_s > 0 ? timeout_s * 1000 + 0.5 : 0;
-  if (ms > 2147483647.0) ms = 0;
-  else if (timeout_s > 0 && ms < 1) ms = 1;
+  if (ms > 2147483647.0)
+    ms = 0;
+  else if (timeout_s > 0 && ms < 1)
+    ms = 1;
   snprintf(out, size, "%lld", (long long)ms);
 }
 
@@ -239,7 +243,8 @@ int sqlq__pg_lock_xact(sqlq_db *db, uint64_t key, const void *name, size_t name_
     timeout_text(timeout_s, ms, sizeof ms);
     rc = run(db, conn, "SELECT current_setting('lock_timeout')", NULL, old, sizeof old);
     if (rc == SQLQ_OK) rc = run(db, conn, "SAVEPOINT sqlq_lock", NULL, NULL, 0);
-    if (rc == SQLQ_OK) rc = run(db, conn, "SELECT set_config('lock_timeout', $1, true)", ms, NULL, 0);
+    if (rc == SQLQ_OK)
+      rc = run(db, conn, "SELECT set_config('lock_timeout', $1, true)", ms, NULL, 0);
     if (rc == SQLQ_OK) rc = run_lock(db, conn, "SELECT pg_advisory_xact_lock($1::int8)", k, &got);
     /* Keep the lock, drop the setting: roll back to the savepoint only
     ** when the lock was not had, else put the setting back; then release

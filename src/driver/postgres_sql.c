@@ -80,21 +80,20 @@
 
 const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   /* Concurrent `sqlq init`s take turns: the first creates, the others see. */
-  [SQLQ__SQL_SCHEMA_TABLE] =
-    "SELECT pg_advisory_xact_lock(7451983142365528113);"
-    "CREATE TABLE IF NOT EXISTS sqlq_schema ("
-    " version integer PRIMARY KEY, applied_at bigint NOT NULL)",
+  [SQLQ__SQL_SCHEMA_TABLE] = "SELECT pg_advisory_xact_lock(7451983142365528113);"
+                             "CREATE TABLE IF NOT EXISTS sqlq_schema ("
+                             " version integer PRIMARY KEY, applied_at bigint NOT NULL)",
   [SQLQ__SQL_SCHEMA_VERSION] = "SELECT max(version) FROM sqlq_schema",
   [SQLQ__SQL_SCHEMA_RECORD] =
     "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1::int, sqlq_now())",
 
   [SQLQ__SQL_ENQUEUE] =
     REGISTER "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
-    " group_key, payload, created_at)"
-    " SELECT $1::text, $2::int, sqlq_now() + $3::int8, $4::int, $5::text, $6::text,"
-    " $7::bytea, sqlq_now() FROM " LIBRARY_TX
-    " ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
-    " AND state IN ('ready','running') DO NOTHING RETURNING id",
+             " group_key, payload, created_at)"
+             " SELECT $1::text, $2::int, sqlq_now() + $3::int8, $4::int, $5::text, $6::text,"
+             " $7::bytea, sqlq_now() FROM " LIBRARY_TX
+             " ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
+             " AND state IN ('ready','running') DO NOTHING RETURNING id",
   [SQLQ__SQL_DEDUPE_LOOKUP] =
     "SELECT id FROM sqlq_jobs WHERE queue = $1::text AND dedupe_key = $2::text"
     " AND state IN ('ready','running')",
@@ -141,20 +140,17 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " dedupe_key, group_key, payload, created_at, finished_at)"
     " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
     " payload, created_at, sqlq_now() FROM sqlq_jobs WHERE " HELD,
-  [SQLQ__SQL_FAIL_PEEK] =
-    "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
-  [SQLQ__SQL_FAIL] =
-    "UPDATE sqlq_jobs SET"
-    " state = CASE WHEN $3::int <> 0 THEN 'dead' ELSE 'ready' END,"
-    " run_at = CASE WHEN $3::int <> 0 THEN run_at ELSE sqlq_now() + $4::int8 END,"
-    " last_error = $5::text, token = NULL, lease_until = NULL WHERE " HELD,
+  [SQLQ__SQL_FAIL_PEEK] = "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIL] = "UPDATE sqlq_jobs SET"
+                     " state = CASE WHEN $3::int <> 0 THEN 'dead' ELSE 'ready' END,"
+                     " run_at = CASE WHEN $3::int <> 0 THEN run_at ELSE sqlq_now() + $4::int8 END,"
+                     " last_error = $5::text, token = NULL, lease_until = NULL WHERE " HELD,
   [SQLQ__SQL_RELEASE] =
     "UPDATE sqlq_jobs SET state = 'ready', attempts = greatest(attempts - 1, 0),"
     " run_at = sqlq_now() + $3::int8, token = NULL, lease_until = NULL"
     " WHERE " HELD " RETURNING queue",
   [SQLQ__SQL_TOUCH] =
-    "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3::int8 WHERE " HELD
-    " RETURNING lease_until",
+    "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3::int8 WHERE " HELD " RETURNING lease_until",
 
   [SQLQ__SQL_NEXT_DUE] =
     "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text),"
@@ -162,9 +158,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
     " (SELECT min(lease_until) FROM sqlq_jobs"
     "  WHERE queue = $1::text AND state = 'running') - sqlq_now()",
-  [SQLQ__SQL_PAUSE_SET] =
-    "INSERT INTO sqlq_queues (queue, paused) VALUES ($1::text, $2::int <> 0)"
-    " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
+  [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1::text, $2::int <> 0)"
+                          " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
   [SQLQ__SQL_STATS] =
     "WITH clock(now) AS (SELECT sqlq_now())"
     " SELECT queue, sum(ready), sum(scheduled), sum(running), sum(dead), bool_or(paused)"
@@ -176,32 +171,30 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
     "  WHERE $1::text IS NULL OR queue = $1::text) AS counts"
     " GROUP BY queue ORDER BY queue COLLATE \"C\"",
-  [SQLQ__SQL_LIST] =
-    "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
-    "  ELSE CASE WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
-    " priority, attempts, max_attempts, run_at, created_at, lease_until,"
-    " dedupe_key, group_key, last_error, payload"
-    " FROM sqlq_jobs WHERE queue = $1::text) AS jobs"
-    " WHERE $2::int = 0 OR st = $2::int"
-    " ORDER BY priority DESC, run_at, id LIMIT nullif($3::int8, -1)",
+  [SQLQ__SQL_LIST] = "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
+                     "  ELSE CASE WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
+                     " priority, attempts, max_attempts, run_at, created_at, lease_until,"
+                     " dedupe_key, group_key, last_error, payload"
+                     " FROM sqlq_jobs WHERE queue = $1::text) AS jobs"
+                     " WHERE $2::int = 0 OR st = $2::int"
+                     " ORDER BY priority DESC, run_at, id LIMIT nullif($3::int8, -1)",
   /* A job whose dedupe key an unfinished job holds stays where it is; of
   ** several dead jobs with one key, the oldest is retried. */
-  [SQLQ__SQL_RETRY_ID] =
-    RETRY_SET " WHERE j.queue = $1::text AND j.id = $2::int8"
-    " AND j.state IN ('dead','ready') AND " DEDUPE_FREE("j"),
+  [SQLQ__SQL_RETRY_ID] = RETRY_SET " WHERE j.queue = $1::text AND j.id = $2::int8"
+                                   " AND j.state IN ('dead','ready') AND " DEDUPE_FREE("j"),
   [SQLQ__SQL_RETRY_DEAD] =
-    RETRY_SET " WHERE j.queue = $1::text AND j.state = 'dead' AND " DEDUPE_FREE("j")
-    " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
-    "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
+    RETRY_SET " WHERE j.queue = $1::text AND j.state = 'dead' AND " DEDUPE_FREE(
+      "j") " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
+           "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1::text",
 
   [SQLQ__SQL_ENQUEUE_ARRAY] =
     REGISTER "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key,"
-    " payload, created_at)"
-    " SELECT $1::text, t.p, sqlq_now() + t.d, t.m, t.g, t.b, sqlq_now()"
-    " FROM " LIBRARY_TX ", unnest($2::int8[], $3::int8[], $4::int8[], $5::text[],"
-    " $6::bytea[]) WITH ORDINALITY AS t(p, d, m, g, b, ord)"
-    " ORDER BY t.ord RETURNING id",
+             " payload, created_at)"
+             " SELECT $1::text, t.p, sqlq_now() + t.d, t.m, t.g, t.b, sqlq_now()"
+             " FROM " LIBRARY_TX ", unnest($2::int8[], $3::int8[], $4::int8[], $5::text[],"
+             " $6::bytea[]) WITH ORDINALITY AS t(p, d, m, g, b, ord)"
+             " ORDER BY t.ord RETURNING id",
   [SQLQ__SQL_ACK_ARRAY] = ACK_ARRAY_DELETE " RETURNING id",
   [SQLQ__SQL_ACK_HISTORY_ARRAY] =
     "WITH done AS (" ACK_ARRAY_DELETE " RETURNING id, queue, priority, attempts,"
@@ -214,11 +207,9 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   /* Rings.  The UPDATE of the ring's row takes its next numbers and keeps
   ** the row locked until the transaction ends, so concurrent pushes take
   ** turns; a push that waited reads the row as its predecessor left it. */
-  [SQLQ__SQL_RING_CREATE] =
-    "INSERT INTO sqlq_rings (name, capacity) VALUES ($1::text, $2::int8)"
-    " ON CONFLICT (name) DO NOTHING",
-  [SQLQ__SQL_RING_INFO] =
-    "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1::text",
+  [SQLQ__SQL_RING_CREATE] = "INSERT INTO sqlq_rings (name, capacity) VALUES ($1::text, $2::int8)"
+                            " ON CONFLICT (name) DO NOTHING",
+  [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1::text",
   [SQLQ__SQL_RING_ADVANCE] =
     "UPDATE sqlq_rings SET next_seq = next_seq + $2::int8 WHERE name = $1::text"
     " RETURNING next_seq - $2::int8, capacity",
@@ -235,29 +226,23 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " ON CONFLICT (ring, slot) DO UPDATE"
     " SET seq = excluded.seq, at = excluded.at, payload = excluded.payload"
     " RETURNING seq",
-  [SQLQ__SQL_RING_READ] =
-    "SELECT seq, at, payload FROM sqlq_ring_entries WHERE ring = $1::text"
-    " AND seq > $2::int8 ORDER BY seq LIMIT nullif($3::int8, -1)",
+  [SQLQ__SQL_RING_READ] = "SELECT seq, at, payload FROM sqlq_ring_entries WHERE ring = $1::text"
+                          " AND seq > $2::int8 ORDER BY seq LIMIT nullif($3::int8, -1)",
   [SQLQ__SQL_RING_CLEAR] = "DELETE FROM sqlq_ring_entries WHERE ring = $1::text",
   [SQLQ__SQL_RING_DROP] = "DELETE FROM sqlq_rings WHERE name = $1::text",
 
   /* Pools: sqlq_pool_next() (below) picks and stamps. */
-  [SQLQ__SQL_POOL_ADD] =
-    "INSERT INTO sqlq_pool_items (pool, item) VALUES ($1::text, $2::text)"
-    " ON CONFLICT (pool, item) DO NOTHING",
-  [SQLQ__SQL_POOL_REMOVE] =
-    "DELETE FROM sqlq_pool_items WHERE pool = $1::text AND item = $2::text",
-  [SQLQ__SQL_POOL_LIST] =
-    "SELECT id, item, last_used, uses,"
-    " CASE WHEN held_until > sqlq_now() THEN held_until END"
-    " FROM sqlq_pool_items WHERE pool = $1::text ORDER BY last_used, id",
+  [SQLQ__SQL_POOL_ADD] = "INSERT INTO sqlq_pool_items (pool, item) VALUES ($1::text, $2::text)"
+                         " ON CONFLICT (pool, item) DO NOTHING",
+  [SQLQ__SQL_POOL_REMOVE] = "DELETE FROM sqlq_pool_items WHERE pool = $1::text AND item = $2::text",
+  [SQLQ__SQL_POOL_LIST] = "SELECT id, item, last_used, uses,"
+                          " CASE WHEN held_until > sqlq_now() THEN held_until END"
+                          " FROM sqlq_pool_items WHERE pool = $1::text ORDER BY last_used, id",
   [SQLQ__SQL_POOL_NEXT] = "SELECT * FROM sqlq_pool_next($1::text, $2::int8, $3::int8)",
-  [SQLQ__SQL_POOL_COUNT] =
-    "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1::text"
-    " AND ($2::text IS NULL OR item = $2::text)",
-  [SQLQ__SQL_POOL_RELEASE] =
-    "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
-    " WHERE pool = $1::text AND item = $2::text AND token = $3::int8",
+  [SQLQ__SQL_POOL_COUNT] = "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1::text"
+                           " AND ($2::text IS NULL OR item = $2::text)",
+  [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
+                             " WHERE pool = $1::text AND item = $2::text AND token = $3::int8",
 
   /* Subscriptions (postgres_sub.c makes the triggers).  Only ordinary
   ** and partitioned tables are subscribed to; a column's place in the
@@ -273,10 +258,10 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " WHERE c.relname = $1::text AND c.relnamespace = " DEFAULT_SCHEMA
     " AND c.relkind IN ('r', 'p') ORDER BY a.attnum",
   /* There is no QUEUE_REGISTER statement: this registers the tag. */
-  [SQLQ__SQL_SUB_ADD] =
-    REGISTER_AS("$3") "INSERT INTO sqlq_subscriptions (table_name, action, tag, with_rows,"
-    " created_at) VALUES ($1::text, $2::text, $3::text, $4::int <> 0, sqlq_now())"
-    " ON CONFLICT (table_name, action, tag) DO UPDATE SET with_rows = excluded.with_rows",
+  [SQLQ__SQL_SUB_ADD] = REGISTER_AS(
+    "$3") "INSERT INTO sqlq_subscriptions (table_name, action, tag, with_rows,"
+          " created_at) VALUES ($1::text, $2::text, $3::text, $4::int <> 0, sqlq_now())"
+          " ON CONFLICT (table_name, action, tag) DO UPDATE SET with_rows = excluded.with_rows",
   [SQLQ__SQL_SUB_REMOVE] =
     "DELETE FROM sqlq_subscriptions WHERE table_name = $1::text AND tag = $2::text"
     " AND " SUB_TABLE_LOCK,
@@ -288,15 +273,13 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_SUB_TRIGGERS] =
     "SELECT t.tgname::text, c.relname::text FROM pg_trigger t"
     " JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal"
-    " AND c.relnamespace = " DEFAULT_SCHEMA
-    " AND left(t.tgname, length($1::text)) = $1::text",
+    " AND c.relnamespace = " DEFAULT_SCHEMA " AND left(t.tgname, length($1::text)) = $1::text",
 
   /* A notification is its own transaction, sent after the COMMIT of the
   ** jobs it announces (see postgres.c): nothing is lost if a crash forgets
   ** it, so its commit does not wait for the disk. */
-  [PG_SQL_NOTIFY] =
-    "SELECT set_config('synchronous_commit', 'off', true),"
-    " pg_notify(sqlq_channel($1::text), $2::text)",
+  [PG_SQL_NOTIFY] = "SELECT set_config('synchronous_commit', 'off', true),"
+                    " pg_notify(sqlq_channel($1::text), $2::text)",
   [PG_SQL_LAZY] = "SELECT set_config('synchronous_commit', 'off', true)",
   [PG_SQL_CHANNEL] = "SELECT sqlq_channel($1::text)",
 };

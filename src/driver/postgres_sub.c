@@ -46,9 +46,9 @@ static const struct {
   const char *event;  /* the trigger's event */
   const char *row;    /* the row whose key the event carries */
 } kinds[] = {
-    {SQLQ_ON_INSERT, "insert", "INSERT", "NEW"},
-    {SQLQ_ON_UPDATE, "update", "UPDATE", "NEW"},
-    {SQLQ_ON_DELETE, "delete", "DELETE", "OLD"},
+  {SQLQ_ON_INSERT, "insert", "INSERT", "NEW"},
+  {SQLQ_ON_UPDATE, "update", "UPDATE", "NEW"},
+  {SQLQ_ON_DELETE, "delete", "DELETE", "OLD"},
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 
@@ -69,16 +69,32 @@ static void add_json_string(sqlq__buf *b, const char *s) {
   sqlq__buf_add(b, "\"");
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     switch (*p) {
-    case '"': sqlq__buf_add(b, "\\\""); break;
-    case '\\': sqlq__buf_add(b, "\\\\"); break;
-    case '\b': sqlq__buf_add(b, "\\b"); break;
-    case '\f': sqlq__buf_add(b, "\\f"); break;
-    case '\n': sqlq__buf_add(b, "\\n"); break;
-    case '\r': sqlq__buf_add(b, "\\r"); break;
-    case '\t': sqlq__buf_add(b, "\\t"); break;
+    case '"':
+      sqlq__buf_add(b, "\\\"");
+      break;
+    case '\\':
+      sqlq__buf_add(b, "\\\\");
+      break;
+    case '\b':
+      sqlq__buf_add(b, "\\b");
+      break;
+    case '\f':
+      sqlq__buf_add(b, "\\f");
+      break;
+    case '\n':
+      sqlq__buf_add(b, "\\n");
+      break;
+    case '\r':
+      sqlq__buf_add(b, "\\r");
+      break;
+    case '\t':
+      sqlq__buf_add(b, "\\t");
+      break;
     default:
-      if (*p < 0x20) sqlq__buf_addf(b, "\\u%04x", *p);
-      else sqlq__buf_addn(b, (const char *)p, 1);
+      if (*p < 0x20)
+        sqlq__buf_addf(b, "\\u%04x", *p);
+      else
+        sqlq__buf_addn(b, (const char *)p, 1);
     }
   }
   sqlq__buf_add(b, "\"");
@@ -88,8 +104,10 @@ static void add_json_string(sqlq__buf *b, const char *s) {
 static void add_json_literal(sqlq__buf *b, const char *s) {
   sqlq__buf j = {NULL, 0, 0, 0};
   add_json_string(&j, s);
-  if (j.oom) b->oom = 1;
-  else add_literal(b, j.p);
+  if (j.oom)
+    b->oom = 1;
+  else
+    add_literal(b, j.p);
   sqlq__buf_free(&j);
 }
 
@@ -194,7 +212,8 @@ static int default_schema(sqlq_db *db, char *out, size_t size) {
   if (rc != SQLQ_OK) return rc;
   PGconn *conn = sqlq__pg_conn(db);
   PGresult *r = PQexec(conn, "SELECT current_schema()");
-  if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = sqlq__pg_error(db, conn, r, "current_schema()");
+  if (PQresultStatus(r) != PGRES_TUPLES_OK)
+    rc = sqlq__pg_error(db, conn, r, "current_schema()");
   else if (PQntuples(r) != 1 || PQgetisnull(r, 0, 0))
     rc = sqlq__error(db, SQLQ_SCHEMA, "postgres: no schema of the search_path exists");
   else

@@ -45,8 +45,10 @@ static int listen_to(sqlq_db *db, postgres_db *p, const char *queue) {
   if (strspn(channel, "sqlq_0123456789abcdef") != strlen(channel) || strlen(channel) != 37)
     return sqlq__error(db, SQLQ_SCHEMA, "postgres: sqlq_channel() gave an unexpected name");
   char sql[128];
-  if (p->channel[0]) snprintf(sql, sizeof sql, "UNLISTEN %s; LISTEN %s", p->channel, channel);
-  else snprintf(sql, sizeof sql, "LISTEN %s", channel);
+  if (p->channel[0])
+    snprintf(sql, sizeof sql, "UNLISTEN %s; LISTEN %s", p->channel, channel);
+  else
+    snprintf(sql, sizeof sql, "LISTEN %s", channel);
   r = PQexec(p->conn, sql);
   int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
   int rc = ok ? SQLQ_OK : sqlq__pg_error(db, p->conn, r, "LISTEN");

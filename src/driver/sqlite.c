@@ -46,7 +46,8 @@ int sqlq__sqlite_error(sqlq_db *db, int rc, const char *doing) {
     return sqlq__error(db, SQLQ_UNAVAILABLE, "%s: %s", doing, msg);
   case SQLITE_ERROR:
     if (strncmp(msg, "no such table: sqlq_", 20) == 0)
-      return sqlq__error(db, SQLQ_SCHEMA, "the database lacks (part of) the sqlq schema: run `sqlq init` (%s)", msg);
+      return sqlq__error(db, SQLQ_SCHEMA,
+                         "the database lacks (part of) the sqlq schema: run `sqlq init` (%s)", msg);
     /* fall through */
   default:
     return sqlq__error(db, SQLQ_ERROR, "%s: %s", doing, msg);
@@ -112,9 +113,12 @@ static int sync_pragma(sqlq_db *db, const sqlq__url *url, const char **pragma) {
   const char *sync = sqlq__url_option(url, "sync");
   *pragma = "PRAGMA synchronous=NORMAL";
   if (sync == NULL || strcmp(sync, "normal") == 0) return SQLQ_OK;
-  if (strcmp(sync, "full") == 0) *pragma = "PRAGMA synchronous=FULL";
-  else if (strcmp(sync, "off") == 0) *pragma = "PRAGMA synchronous=OFF";
-  else return sqlq__error(db, SQLQ_MISUSE, "URL option sync must be off, normal or full");
+  if (strcmp(sync, "full") == 0)
+    *pragma = "PRAGMA synchronous=FULL";
+  else if (strcmp(sync, "off") == 0)
+    *pragma = "PRAGMA synchronous=OFF";
+  else
+    return sqlq__error(db, SQLQ_MISUSE, "URL option sync must be off, normal or full");
   return SQLQ_OK;
 }
 
@@ -141,20 +145,23 @@ static int shared_open(sqlq_db *db, const char *path, const char *sync, sqlite_s
   sh->pid = getpid();
   sh->refs = 1;
   sh->busy_timeout = db->busy_timeout;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  int flags =
+    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
   int src = sqlite3_open_v2(path ? path : ":memory:", &sh->conn, flags, NULL);
   if (src == SQLITE_OK) {
     sqlite3_busy_handler(sh->conn, busy_handler, sh);
     src = sqlite3_create_function(sh->conn, "sqlq_now", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
                                   now_function, NULL, NULL);
   }
-  if (src == SQLITE_OK && path) src = sqlite3_exec(sh->conn, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+  if (src == SQLITE_OK && path)
+    src = sqlite3_exec(sh->conn, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
   if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, sync, NULL, NULL, NULL);
   if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, "PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
   if (src != SQLITE_OK) {
     const char *msg = sh->conn ? sqlite3_errmsg(sh->conn) : sqlite3_errstr(src);
     int status = (src & 0xff) == SQLITE_BUSY ? SQLQ_BUSY : SQLQ_UNAVAILABLE;
-    sqlq__error(db, status, "cannot open the SQLite database '%s': %s", path ? path : ":memory:", msg);
+    sqlq__error(db, status, "cannot open the SQLite database '%s': %s",
+                path ? path : ":memory:", msg);
     shared_free(sh);
     return status;
   }
@@ -209,9 +216,11 @@ static int sqlite_open(sqlq_db *db, const sqlq__url *url) {
   int rc = sync_pragma(db, url, &sync);
   if (rc != SQLQ_OK) return rc;
   if (url->host)
-    return sqlq__error(db, SQLQ_MISUSE, "sqlite URLs name a file: sqlite:PATH or sqlite:///ABSOLUTE/PATH");
+    return sqlq__error(db, SQLQ_MISUSE,
+                       "sqlite URLs name a file: sqlite:PATH or sqlite:///ABSOLUTE/PATH");
   if (url->path == NULL || url->path[0] == '\0')
-    return sqlq__error(db, SQLQ_MISUSE, "sqlite URL has no file path: expected sqlite:PATH or sqlite::memory:");
+    return sqlq__error(db, SQLQ_MISUSE,
+                       "sqlite URL has no file path: expected sqlite:PATH or sqlite::memory:");
   int memory = strcmp(url->path, ":memory:") == 0;
   if (!memory && (rc = set_paths(db, c, url->path)) != SQLQ_OK) return rc;
   if ((rc = shared_get(db, c->path, sync, &c->sh)) != SQLQ_OK) return rc;
@@ -242,10 +251,12 @@ static int take_turn(sqlq_db *db) {
   until.tv_nsec = ns % 1000000000;
   int r = pthread_mutex_clocklock(&c->sh->turn, CLOCK_MONOTONIC, &until);
   if (r == ETIMEDOUT)
-    return sqlq__error(db, SQLQ_BUSY,
-                       "the database is busy: another handle of this process kept a transaction open for %g s",
-                       c->busy_timeout);
-  if (r != 0) return sqlq__error(db, SQLQ_ERROR, "cannot take the connection's mutex: %s", strerror(r));
+    return sqlq__error(
+      db, SQLQ_BUSY,
+      "the database is busy: another handle of this process kept a transaction open for %g s",
+      c->busy_timeout);
+  if (r != 0)
+    return sqlq__error(db, SQLQ_ERROR, "cannot take the connection's mutex: %s", strerror(r));
   c->holds_turn = 1;
   c->sh->busy_timeout = c->busy_timeout;
   return SQLQ_OK;
@@ -281,10 +292,12 @@ static int get_stmt(sqlq_db *db, int id, sqlite3_stmt **out) {
   sqlite_shared *sh = SQLITE_CONN(db)->sh;
   *out = NULL;
   if (sh->cache[id] == NULL) {
-    const char *text = id < SQLQ__SQL_COUNT ? sqlq__sqlite_sql[id] : driver_sql[id - SQLQ__SQL_COUNT];
+    const char *text =
+      id < SQLQ__SQL_COUNT ? sqlq__sqlite_sql[id] : driver_sql[id - SQLQ__SQL_COUNT];
     char *sql = placeholders(text);
     if (sql == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    int src = sqlite3_prepare_v3(sh->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, &sh->cache[id], NULL);
+    int src =
+      sqlite3_prepare_v3(sh->conn, sql, -1, SQLITE_PREPARE_PERSISTENT, &sh->cache[id], NULL);
     free(sql);
     if (src != SQLITE_OK) return sqlq__sqlite_error(db, src, "cannot prepare a statement");
   }
@@ -308,7 +321,8 @@ static int run_simple(sqlq_db *db, int id, const char *doing) {
 static int sqlite_begin(sqlq_db *db, unsigned kind) {
   int rc = take_turn(db);
   if (rc != SQLQ_OK) return rc;
-  rc = run_simple(db, (kind & SQLQ__TX_WRITE) ? SQLITE_STMT_BEGIN_WRITE : SQLITE_STMT_BEGIN_READ, "cannot begin a transaction");
+  rc = run_simple(db, (kind & SQLQ__TX_WRITE) ? SQLITE_STMT_BEGIN_WRITE : SQLITE_STMT_BEGIN_READ,
+                  "cannot begin a transaction");
   if (rc != SQLQ_OK) give_turn(SQLITE_CONN(db));
   return rc;
 }

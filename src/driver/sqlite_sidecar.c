@@ -52,8 +52,9 @@ static int copy_ownership(int fd, const struct stat *st) {
 static int create(sqlq_db *db, const sqlite_conn *c, int *out) {
   struct stat st;
   if (stat(c->path, &st) < 0)
-    return sqlq__error(db, SQLQ_UNAVAILABLE, "cannot create the sidecar file '%s': database file: %s",
-                       c->sidecar, strerror(errno));
+    return sqlq__error(db, SQLQ_UNAVAILABLE,
+                       "cannot create the sidecar file '%s': database file: %s", c->sidecar,
+                       strerror(errno));
   size_t n = strlen(c->sidecar);
   char *tmp = malloc(n + sizeof ".XXXXXX");
   if (tmp == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
@@ -86,9 +87,10 @@ int sqlq__sqlite_sidecar_open(sqlq_db *db, int *out) {
     int fd = open(c->sidecar, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) return check_regular(db, c->sidecar, fd, out);
     if (errno == ELOOP)
-      return sqlq__error(db, SQLQ_UNAVAILABLE,
-                         "the sidecar file '%s' is a symbolic link, which sqlq does not follow: remove it",
-                         c->sidecar);
+      return sqlq__error(
+        db, SQLQ_UNAVAILABLE,
+        "the sidecar file '%s' is a symbolic link, which sqlq does not follow: remove it",
+        c->sidecar);
     if (errno != ENOENT)
       return sqlq__error(db, SQLQ_UNAVAILABLE, "cannot open the sidecar file '%s': %s", c->sidecar,
                          strerror(errno));
@@ -98,6 +100,6 @@ int sqlq__sqlite_sidecar_open(sqlq_db *db, int *out) {
       return rc;
     }
   }
-  return sqlq__error(db, SQLQ_UNAVAILABLE, "cannot open the sidecar file '%s': it keeps disappearing",
-                     c->sidecar);
+  return sqlq__error(db, SQLQ_UNAVAILABLE,
+                     "cannot open the sidecar file '%s': it keeps disappearing", c->sidecar);
 }

@@ -25,9 +25,8 @@
 #define NOW_DEFAULT "(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER))"
 
 const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
-  [SQLQ__SQL_SCHEMA_TABLE] =
-    "CREATE TABLE IF NOT EXISTS sqlq_schema ("
-    " version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+  [SQLQ__SQL_SCHEMA_TABLE] = "CREATE TABLE IF NOT EXISTS sqlq_schema ("
+                             " version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
   [SQLQ__SQL_SCHEMA_VERSION] = "SELECT max(version) FROM sqlq_schema",
   [SQLQ__SQL_SCHEMA_RECORD] =
     "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, sqlq_now())",
@@ -38,55 +37,47 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " SELECT $1, $2, now + $3, $4, $5, $6, $7, now FROM (SELECT sqlq_now() AS now)"
     " WHERE true ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
     " AND state IN ('ready','running') DO NOTHING",
-  [SQLQ__SQL_DEDUPE_LOOKUP] =
-    "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_key = $2"
-    " AND state IN ('ready','running')",
+  [SQLQ__SQL_DEDUPE_LOOKUP] = "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_key = $2"
+                              " AND state IN ('ready','running')",
 
   [SQLQ__SQL_QUEUE_REGISTER] =
     "INSERT INTO sqlq_queues (queue) VALUES ($1) ON CONFLICT (queue) DO NOTHING",
 
-  [SQLQ__SQL_REAP] =
-    "UPDATE sqlq_jobs SET"
-    " state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,"
-    " last_error = 'lease expired during attempt ' || attempts,"
-    " token = NULL, lease_until = NULL"
-    " WHERE queue = $1 AND state = 'running' AND lease_until <= sqlq_now()",
+  [SQLQ__SQL_REAP] = "UPDATE sqlq_jobs SET"
+                     " state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,"
+                     " last_error = 'lease expired during attempt ' || attempts,"
+                     " token = NULL, lease_until = NULL"
+                     " WHERE queue = $1 AND state = 'running' AND lease_until <= sqlq_now()",
   [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_CLAIM] =
     "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
     " token = $2, lease_until = sqlq_now() + $3"
     " WHERE id IN (SELECT j.id FROM sqlq_jobs j INDEXED BY sqlq_jobs_claim"
     "  WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= sqlq_now()"
-    "  AND " GROUP_HEAD
-    "  AND NOT EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
+    "  AND " GROUP_HEAD "  AND NOT EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
     "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)"
     " RETURNING id, priority, run_at, attempts, max_attempts, created_at,"
     " lease_until, group_key, dedupe_key, payload",
 
-  [SQLQ__SQL_ACK] =
-    "DELETE FROM sqlq_jobs WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE id = $1 AND token = $2 AND state = 'running'",
   [SQLQ__SQL_HISTORY_COPY] =
     "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
     " dedupe_key, group_key, payload, created_at, finished_at)"
     " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
     " payload, created_at, sqlq_now() FROM sqlq_jobs"
     " WHERE id = $1 AND token = $2 AND state = 'running'",
-  [SQLQ__SQL_FAIL_PEEK] =
-    "SELECT attempts, max_attempts, queue FROM sqlq_jobs"
-    " WHERE id = $1 AND token = $2 AND state = 'running'",
-  [SQLQ__SQL_FAIL] =
-    "UPDATE sqlq_jobs SET"
-    " state = CASE WHEN $3 THEN 'dead' ELSE 'ready' END,"
-    " run_at = CASE WHEN $3 THEN run_at ELSE sqlq_now() + $4 END,"
-    " last_error = $5, token = NULL, lease_until = NULL"
-    " WHERE id = $1 AND token = $2 AND state = 'running'",
-  [SQLQ__SQL_RELEASE] =
-    "UPDATE sqlq_jobs SET state = 'ready', attempts = max(attempts - 1, 0),"
-    " run_at = sqlq_now() + $3, token = NULL, lease_until = NULL"
-    " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING queue",
-  [SQLQ__SQL_TOUCH] =
-    "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3"
-    " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING lease_until",
+  [SQLQ__SQL_FAIL_PEEK] = "SELECT attempts, max_attempts, queue FROM sqlq_jobs"
+                          " WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_FAIL] = "UPDATE sqlq_jobs SET"
+                     " state = CASE WHEN $3 THEN 'dead' ELSE 'ready' END,"
+                     " run_at = CASE WHEN $3 THEN run_at ELSE sqlq_now() + $4 END,"
+                     " last_error = $5, token = NULL, lease_until = NULL"
+                     " WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_RELEASE] = "UPDATE sqlq_jobs SET state = 'ready', attempts = max(attempts - 1, 0),"
+                        " run_at = sqlq_now() + $3, token = NULL, lease_until = NULL"
+                        " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING queue",
+  [SQLQ__SQL_TOUCH] = "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3"
+                      " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING lease_until",
 
   [SQLQ__SQL_NEXT_DUE] =
     "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1),"
@@ -94,9 +85,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
     " (SELECT min(lease_until) FROM sqlq_jobs"
     "  WHERE queue = $1 AND state = 'running') - sqlq_now()",
-  [SQLQ__SQL_PAUSE_SET] =
-    "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2)"
-    " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
+  [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2)"
+                          " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
   [SQLQ__SQL_STATS] =
     "WITH clock(now) AS (SELECT sqlq_now())"
     " SELECT queue, sum(ready), sum(scheduled), sum(running), sum(dead), max(paused)"
@@ -114,26 +104,22 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " dedupe_key, group_key, last_error, payload"
     " FROM sqlq_jobs WHERE queue = $1 AND ($2 = 0 OR st = $2)"
     " ORDER BY priority DESC, run_at, id LIMIT $3",
-  [SQLQ__SQL_RETRY_ID] =
-    "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
-    " run_at = sqlq_now(), token = NULL, lease_until = NULL"
-    " WHERE queue = $1 AND id = $2 AND state IN ('dead','ready')",
-  [SQLQ__SQL_RETRY_DEAD] =
-    "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
-    " run_at = sqlq_now(), token = NULL, lease_until = NULL"
-    " WHERE queue = $1 AND state = 'dead'",
+  [SQLQ__SQL_RETRY_ID] = "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
+                         " run_at = sqlq_now(), token = NULL, lease_until = NULL"
+                         " WHERE queue = $1 AND id = $2 AND state IN ('dead','ready')",
+  [SQLQ__SQL_RETRY_DEAD] = "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
+                           " run_at = sqlq_now(), token = NULL, lease_until = NULL"
+                           " WHERE queue = $1 AND state = 'dead'",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
 
   /* Rings.  Writers take turns (BEGIN IMMEDIATE), so the counter needs no
   ** more care; there is no one-statement RING_PUSH, since a statement here
   ** cannot both update the counter and insert. */
-  [SQLQ__SQL_RING_CREATE] =
-    "INSERT INTO sqlq_rings (name, capacity, next_seq, created_at)"
-    " VALUES ($1, $2, 1, sqlq_now()) ON CONFLICT (name) DO NOTHING",
+  [SQLQ__SQL_RING_CREATE] = "INSERT INTO sqlq_rings (name, capacity, next_seq, created_at)"
+                            " VALUES ($1, $2, 1, sqlq_now()) ON CONFLICT (name) DO NOTHING",
   [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1",
-  [SQLQ__SQL_RING_ADVANCE] =
-    "UPDATE sqlq_rings SET next_seq = next_seq + $2 WHERE name = $1"
-    " RETURNING next_seq - $2, capacity",
+  [SQLQ__SQL_RING_ADVANCE] = "UPDATE sqlq_rings SET next_seq = next_seq + $2 WHERE name = $1"
+                             " RETURNING next_seq - $2, capacity",
   [SQLQ__SQL_RING_STORE] =
     "INSERT INTO sqlq_ring_entries (ring, slot, seq, at, payload)"
     " VALUES ($1, $2 % $3, $2, sqlq_now(), $4) ON CONFLICT (ring, slot) DO UPDATE"
@@ -146,14 +132,12 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
 
   /* Pools.  Writers take turns, so the least recently used free item is
   ** simply the first of the index. */
-  [SQLQ__SQL_POOL_ADD] =
-    "INSERT INTO sqlq_pool_items (pool, item) VALUES ($1, $2)"
-    " ON CONFLICT (pool, item) DO NOTHING",
+  [SQLQ__SQL_POOL_ADD] = "INSERT INTO sqlq_pool_items (pool, item) VALUES ($1, $2)"
+                         " ON CONFLICT (pool, item) DO NOTHING",
   [SQLQ__SQL_POOL_REMOVE] = "DELETE FROM sqlq_pool_items WHERE pool = $1 AND item = $2",
-  [SQLQ__SQL_POOL_LIST] =
-    "SELECT id, item, last_used, uses,"
-    " CASE WHEN held_until > sqlq_now() THEN held_until END"
-    " FROM sqlq_pool_items WHERE pool = $1 ORDER BY last_used, id",
+  [SQLQ__SQL_POOL_LIST] = "SELECT id, item, last_used, uses,"
+                          " CASE WHEN held_until > sqlq_now() THEN held_until END"
+                          " FROM sqlq_pool_items WHERE pool = $1 ORDER BY last_used, id",
   [SQLQ__SQL_POOL_NEXT] =
     "UPDATE sqlq_pool_items SET"
     " last_used = max(clock.now, (SELECT max(m.last_used) + 1 FROM sqlq_pool_items m"
@@ -168,9 +152,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " RETURNING id, item, last_used, uses, held_until",
   [SQLQ__SQL_POOL_COUNT] =
     "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1 AND ($2 IS NULL OR item = $2)",
-  [SQLQ__SQL_POOL_RELEASE] =
-    "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
-    " WHERE pool = $1 AND item = $2 AND token = $3",
+  [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
+                             " WHERE pool = $1 AND item = $2 AND token = $3",
 
   /* Subscriptions.  Only tables of the main database count. */
   [SQLQ__SQL_SUB_COLUMNS] =
@@ -186,9 +169,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_SUB_LIST] =
     "SELECT table_name, tag, action, with_rows, created_at FROM sqlq_subscriptions"
     " ORDER BY table_name, tag, action",
-  [SQLQ__SQL_SUB_TRIGGERS] =
-    "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'"
-    " AND substr(name, 1, length($1)) = $1",
+  [SQLQ__SQL_SUB_TRIGGERS] = "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'"
+                             " AND substr(name, 1, length($1)) = $1",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */

@@ -18,11 +18,11 @@ static const struct {
   unsigned bit;
   const char *action; /* as in sqlq_subscriptions.action and the payload */
   char suffix;
-  const char *event;  /* the trigger's event */
+  const char *event; /* the trigger's event */
 } kinds[] = {
-    {SQLQ_ON_INSERT, "insert", 'i', "INSERT"},
-    {SQLQ_ON_UPDATE, "update", 'u', "UPDATE"},
-    {SQLQ_ON_DELETE, "delete", 'd', "DELETE"},
+  {SQLQ_ON_INSERT, "insert", 'i', "INSERT"},
+  {SQLQ_ON_UPDATE, "update", 'u', "UPDATE"},
+  {SQLQ_ON_DELETE, "delete", 'd', "DELETE"},
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 
@@ -94,9 +94,10 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, size_t k) {
   sqlq__buf_quote(b, plan->table, '\'');
   sqlq__buf_add(b, " AS tbl, ");
   add_object(b, plan, key_row, 1);
-  sqlq__buf_addf(b, " AS pk, strftime('%%Y-%%m-%%dT%%H:%%M:%%f', 'now') || '000Z' AS at) AS e"
-                    " JOIN sqlq_subscriptions s ON s.table_name = e.tbl AND s.action = '%s'"
-                    " ORDER BY s.tag; END;",
+  sqlq__buf_addf(b,
+                 " AS pk, strftime('%%Y-%%m-%%dT%%H:%%M:%%f', 'now') || '000Z' AS at) AS e"
+                 " JOIN sqlq_subscriptions s ON s.table_name = e.tbl AND s.action = '%s'"
+                 " ORDER BY s.tag; END;",
                  kinds[k].action);
 }
 

@@ -44,8 +44,10 @@ static int read_events(const sqlite_conn *c) {
     if (n <= 0) return hit;
     for (char *p = buf; p < buf + n;) {
       struct inotify_event *ev = (struct inotify_event *)p;
-      if (ev->mask & IN_Q_OVERFLOW) hit = 1;
-      else if (ev->len && relevant(c, ev->name)) hit = 1;
+      if (ev->mask & IN_Q_OVERFLOW)
+        hit = 1;
+      else if (ev->len && relevant(c, ev->name))
+        hit = 1;
       p += sizeof *ev + ev->len;
     }
   }
@@ -58,7 +60,8 @@ int sqlq__sqlite_wait_prepare(sqlq_db *db, const char *queue) {
   if (c->inotify_fd < 0) {
     c->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (c->inotify_fd < 0)
-      return sqlq__error(db, SQLQ_ERROR, "cannot watch for commits: inotify_init1: %s", strerror(errno));
+      return sqlq__error(db, SQLQ_ERROR, "cannot watch for commits: inotify_init1: %s",
+                         strerror(errno));
     if (inotify_add_watch(c->inotify_fd, c->dir, WATCH_MASK) < 0) {
       int e = errno;
       close(c->inotify_fd);

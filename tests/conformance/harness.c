@@ -42,8 +42,7 @@ int fx_run_group(const char *group, const struct CMUnitTest *tests, size_t n) {
   return _cmocka_run_group_tests(name, tests, n, NULL, NULL);
 }
 
-int fx_run_group_from(const char *group, int version, const struct CMUnitTest *tests,
-                      size_t n) {
+int fx_run_group_from(const char *group, int version, const struct CMUnitTest *tests, size_t n) {
   const char *url = fx_env_url();
   sqlq_db *db = NULL;
   int have = version;
@@ -53,22 +52,21 @@ int fx_run_group_from(const char *group, int version, const struct CMUnitTest *t
   sqlq_close(db);
   if (have >= version) return fx_run_group(group, tests, n);
   printf("[  SKIPPED ] group %s: %s: the backend's dialect stops at schema version %d, "
-         "these tests need %d\n", group, fx_backend_label(), have, version);
+         "these tests need %d\n",
+         group, fx_backend_label(), have, version);
   return 0;
 }
 
-void fx_check_status(const sqlq_db *db, int status, int expected,
-                     const char *call, const char *file, int line) {
+void fx_check_status(const sqlq_db *db, int status, int expected, const char *call,
+                     const char *file, int line) {
   if (status == expected) return;
-  print_error("%s returned %s, expected %s (errmsg: %s)\n", call,
-              sqlq_status_name(status), sqlq_status_name(expected),
-              sqlq_errmsg(db));
+  print_error("%s returned %s, expected %s (errmsg: %s)\n", call, sqlq_status_name(status),
+              sqlq_status_name(expected), sqlq_errmsg(db));
   _fail(file, line);
 }
 
 /* Remove one entry of a temporary directory tree (callback of nftw). */
-static int fx_remove_entry(const char *path, const struct stat *st, int flag,
-                           struct FTW *ftw) {
+static int fx_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
   (void)st;
   (void)flag;
   (void)ftw;
@@ -100,13 +98,13 @@ int fx_setup(void **state) {
   } else if (fx_make_sqlite_url(f) != 0) {
     return -1;
   }
-  snprintf(f->queue, sizeof f->queue, "t%ld_%u_%ld", (long)getpid(),
-           ++fx_serial, (long)(time(NULL) % 1000000));
+  snprintf(f->queue, sizeof f->queue, "t%ld_%u_%ld", (long)getpid(), ++fx_serial,
+           (long)(time(NULL) % 1000000));
   rc = sqlq_open(f->url, NULL, &f->db);
   if (rc == SQLQ_OK) rc = sqlq_init(f->db, &version);
   if (rc != SQLQ_OK) {
-    print_error("fixture: cannot open and init %s: %s: %s\n", f->url,
-                sqlq_status_name(rc), sqlq_errmsg(f->db));
+    print_error("fixture: cannot open and init %s: %s: %s\n", f->url, sqlq_status_name(rc),
+                sqlq_errmsg(f->db));
     return -1;
   }
   /* A leftover of an earlier run on a shared database must not leak in. */
@@ -128,14 +126,14 @@ int fx_teardown(void **state) {
   return 0;
 }
 
-int fx_open_with(const fixture *f, const char *url_options,
-                 const sqlq_options *opts, sqlq_db **out) {
+int fx_open_with(const fixture *f, const char *url_options, const sqlq_options *opts,
+                 sqlq_db **out) {
   char url[sizeof f->url + 256];
   if (url_options == NULL || url_options[0] == '\0') {
     snprintf(url, sizeof url, "%s", f->url);
   } else {
-    snprintf(url, sizeof url, "%s%c%s", f->url,
-             strchr(f->url, '?') != NULL ? '&' : '?', url_options);
+    snprintf(url, sizeof url, "%s%c%s", f->url, strchr(f->url, '?') != NULL ? '&' : '?',
+             url_options);
   }
   return sqlq_open(url, opts, out);
 }
@@ -144,8 +142,7 @@ sqlq_db *fx_open(const fixture *f) {
   sqlq_db *db = NULL;
   int rc = sqlq_open(f->url, NULL, &db);
   if (rc != SQLQ_OK) {
-    print_error("fx_open(%s): %s: %s\n", f->url, sqlq_status_name(rc),
-                sqlq_errmsg(db));
+    print_error("fx_open(%s): %s: %s\n", f->url, sqlq_status_name(rc), sqlq_errmsg(db));
     sqlq_close(db);
     fail();
   }
@@ -226,16 +223,15 @@ sqlq_queue_stats fx_stats(sqlq_db *db, const fixture *f) {
   return out;
 }
 
-void fx_assert_counts(sqlq_db *db, const fixture *f, int64_t ready,
-                      int64_t scheduled, int64_t running, int64_t dead) {
+void fx_assert_counts(sqlq_db *db, const fixture *f, int64_t ready, int64_t scheduled,
+                      int64_t running, int64_t dead) {
   sqlq_queue_stats st = fx_stats(db, f);
-  if (st.ready != ready || st.scheduled != scheduled || st.running != running ||
-      st.dead != dead) {
+  if (st.ready != ready || st.scheduled != scheduled || st.running != running || st.dead != dead) {
     print_error("counts ready/scheduled/running/dead are %lld/%lld/%lld/%lld, "
                 "expected %lld/%lld/%lld/%lld\n",
-                (long long)st.ready, (long long)st.scheduled,
-                (long long)st.running, (long long)st.dead, (long long)ready,
-                (long long)scheduled, (long long)running, (long long)dead);
+                (long long)st.ready, (long long)st.scheduled, (long long)st.running,
+                (long long)st.dead, (long long)ready, (long long)scheduled, (long long)running,
+                (long long)dead);
     fail();
   }
 }
@@ -286,8 +282,7 @@ void fx_sleep(double seconds) {
   struct timespec ts;
   ts.tv_sec = (time_t)seconds;
   ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
 void fx_need_fork(void) {

@@ -25,10 +25,10 @@
 
 /* The state of one test, made by fx_setup() and freed by fx_teardown(). */
 typedef struct fixture {
-  char url[4096];   /* the database URL every handle of this test opens */
-  char dir[256];    /* the temporary directory of a private SQLite file, or "" */
-  char queue[64];   /* a queue name no other test uses */
-  sqlq_db *db;      /* a handle on url, schema initialised */
+  char url[4096]; /* the database URL every handle of this test opens */
+  char dir[256];  /* the temporary directory of a private SQLite file, or "" */
+  char queue[64]; /* a queue name no other test uses */
+  sqlq_db *db;    /* a handle on url, schema initialised */
 } fixture;
 
 /* cmocka setup and teardown of one test: *state becomes the fixture. */
@@ -49,13 +49,12 @@ int fx_run_group(const char *group, const struct CMUnitTest *tests, size_t n);
 /* As fx_run_group(), for a group of tests of what schema version `version`
 ** brought: a backend whose dialect stops below it (its driver has no
 ** migration to it yet) skips the group, saying so, instead of failing. */
-int fx_run_group_from(const char *group, int version, const struct CMUnitTest *tests,
-                      size_t n);
+int fx_run_group_from(const char *group, int version, const struct CMUnitTest *tests, size_t n);
 
 /* Check that status equals expected; on mismatch fail the test with both
 ** status names and the handle's error message.  Use through assert_status. */
-void fx_check_status(const sqlq_db *db, int status, int expected,
-                     const char *call, const char *file, int line);
+void fx_check_status(const sqlq_db *db, int status, int expected, const char *call,
+                     const char *file, int line);
 #define assert_status(db, call, expected) \
   fx_check_status((db), (call), (expected), #call, __FILE__, __LINE__)
 #define assert_ok(db, call) assert_status((db), (call), SQLQ_OK)
@@ -66,8 +65,8 @@ sqlq_db *fx_open(const fixture *f);
 /* Open a handle on the fixture's URL with extra URL options appended
 ** ("payload_limit=16"), or with opts, and return the status; *out is set
 ** as sqlq_open() sets it. */
-int fx_open_with(const fixture *f, const char *url_options,
-                 const sqlq_options *opts, sqlq_db **out);
+int fx_open_with(const fixture *f, const char *url_options, const sqlq_options *opts,
+                 sqlq_db **out);
 
 /* Enqueue one job with this text payload (may be NULL: empty) and
 ** priority on the fixture's queue through db, asserting success; returns
@@ -81,7 +80,7 @@ int64_t fx_push_spec(sqlq_db *db, const fixture *f, const sqlq_job_spec *spec);
 /* The parts of a claimed job the tests look at after the claim array is
 ** freed. */
 typedef struct claimed {
-  int64_t id;        /* 0 when the claim returned no job */
+  int64_t id; /* 0 when the claim returned no job */
   int64_t token;
   int attempt;
   int64_t lease_until_us;
@@ -104,8 +103,8 @@ int fx_claim_ids(sqlq_db *db, const fixture *f, int max, double lease, int64_t *
 sqlq_queue_stats fx_stats(sqlq_db *db, const fixture *f);
 
 /* Assert the counts of the fixture's queue. */
-void fx_assert_counts(sqlq_db *db, const fixture *f, int64_t ready,
-                      int64_t scheduled, int64_t running, int64_t dead);
+void fx_assert_counts(sqlq_db *db, const fixture *f, int64_t ready, int64_t scheduled,
+                      int64_t running, int64_t dead);
 
 /* The number of jobs of the fixture's queue in state (0: any state). */
 size_t fx_count(sqlq_db *db, const fixture *f, int state);

@@ -247,19 +247,19 @@ static void ack_with_history(void **state) {
 
 int run_admin_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(pause_and_resume),
-      FX_TEST(pause_empty_queue_listed),
-      FX_TEST(stats_counts_exact),
-      FX_TEST(list_with_state_filter),
-      FX_TEST(retry_dead_by_ids),
-      FX_TEST(retry_all_dead),
-      FX_TEST(retry_scheduled_by_id),
-      FX_TEST(retry_keeps_dead_when_key_taken),
-      FX_TEST(purge_makes_tokens_stale),
-      FX_TEST(transaction_rollback_drops_job),
-      FX_TEST(transaction_commit_keeps_job),
-      FX_TEST(nested_begin_is_misuse),
-      FX_TEST(ack_with_history),
+    FX_TEST(pause_and_resume),
+    FX_TEST(pause_empty_queue_listed),
+    FX_TEST(stats_counts_exact),
+    FX_TEST(list_with_state_filter),
+    FX_TEST(retry_dead_by_ids),
+    FX_TEST(retry_all_dead),
+    FX_TEST(retry_scheduled_by_id),
+    FX_TEST(retry_keeps_dead_when_key_taken),
+    FX_TEST(purge_makes_tokens_stale),
+    FX_TEST(transaction_rollback_drops_job),
+    FX_TEST(transaction_commit_keeps_job),
+    FX_TEST(nested_begin_is_misuse),
+    FX_TEST(ack_with_history),
   };
   return FX_RUN_GROUP("admin", tests);
 }

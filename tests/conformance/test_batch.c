@@ -176,10 +176,10 @@ static void batches_of_other_sizes_on_one_handle(void **state) {
 
 int run_batch_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(ack_batch_of_stale_refs),
-      FX_TEST(batches_at_each_limit),
-      FX_TEST(batches_with_history),
-      FX_TEST(batches_of_other_sizes_on_one_handle),
+    FX_TEST(ack_batch_of_stale_refs),
+    FX_TEST(batches_at_each_limit),
+    FX_TEST(batches_with_history),
+    FX_TEST(batches_of_other_sizes_on_one_handle),
   };
   return FX_RUN_GROUP("batch", tests);
 }

@@ -21,8 +21,7 @@ static int64_t push_attempts(const fixture *f, int max_attempts) {
 
 /* Every call that presents a token says SQLQ_STALE for this old one, and
 ** none changes the job: its state, attempts, lease and error stay. */
-static void assert_token_stale(sqlq_db *db, const fixture *f, int64_t id,
-                               int64_t token) {
+static void assert_token_stale(sqlq_db *db, const fixture *f, int64_t id, int64_t token) {
   sqlq_fail_options now = {0};
   int64_t until = 0;
   found before = fx_find(db, f, id), after;
@@ -268,18 +267,18 @@ static void ack_batch_with_one_stale(void **state) {
 
 int run_claim_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(claim_returns_at_most_n),
-      FX_TEST(fail_until_dead),
-      FX_TEST(fail_with_backoff_schedules_retry),
-      FX_TEST(fail_dead_now),
-      FX_TEST(fail_error_cut_to_4096),
-      FX_TEST(lease_expiry_reclaims_with_new_token),
-      FX_TEST(late_ack_from_first_holder_refused),
-      FX_TEST(lease_expiry_on_last_attempt_is_dead),
-      FX_TEST(release_does_not_count_attempt),
-      FX_TEST(release_with_delay),
-      FX_TEST(touch_extends_lease),
-      FX_TEST(ack_batch_with_one_stale),
+    FX_TEST(claim_returns_at_most_n),
+    FX_TEST(fail_until_dead),
+    FX_TEST(fail_with_backoff_schedules_retry),
+    FX_TEST(fail_dead_now),
+    FX_TEST(fail_error_cut_to_4096),
+    FX_TEST(lease_expiry_reclaims_with_new_token),
+    FX_TEST(late_ack_from_first_holder_refused),
+    FX_TEST(lease_expiry_on_last_attempt_is_dead),
+    FX_TEST(release_does_not_count_attempt),
+    FX_TEST(release_with_delay),
+    FX_TEST(touch_extends_lease),
+    FX_TEST(ack_batch_with_one_stale),
   };
   return FX_RUN_GROUP("claim", tests);
 }

@@ -34,7 +34,10 @@ static int index_of(const int64_t *ids, int n, int64_t id) {
   while (lo <= hi) {
     int mid = lo + (hi - lo) / 2;
     if (ids[mid] == id) return mid;
-    if (ids[mid] < id) lo = mid + 1; else hi = mid - 1;
+    if (ids[mid] < id)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return -1;
 }
@@ -45,8 +48,10 @@ static int record_and_ack(sqlq_db *db, race *r, const sqlq_job *jobs, int n) {
   int i;
   for (i = 0; i < n; i++) {
     int at = index_of(r->ids, N_JOBS, jobs[i].id);
-    if (at < 0) atomic_fetch_add(&r->strangers, 1);
-    else atomic_fetch_add(&r->counts[at], 1);
+    if (at < 0)
+      atomic_fetch_add(&r->strangers, 1);
+    else
+      atomic_fetch_add(&r->counts[at], 1);
     refs[i].id = jobs[i].id;
     refs[i].token = jobs[i].token;
   }
@@ -159,8 +164,8 @@ static void never_two_holders_across_processes(void **state) {
 
 int run_concurrency_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(never_two_holders),
-      FX_TEST(never_two_holders_across_processes),
+    FX_TEST(never_two_holders),
+    FX_TEST(never_two_holders_across_processes),
   };
   return FX_RUN_GROUP("concurrency", tests);
 }

@@ -26,8 +26,7 @@ static int64_t claim_and_check_payload(const fixture *f, const void *bytes, size
 }
 
 /* Enqueue bytes (len of them) and return the status; stores the id. */
-static int push_bytes(const fixture *f, sqlq_db *db, const void *bytes, size_t len,
-                      int64_t *id) {
+static int push_bytes(const fixture *f, sqlq_db *db, const void *bytes, size_t len, int64_t *id) {
   sqlq_job_spec spec = {0};
   spec.payload = bytes;
   spec.payload_len = len;
@@ -361,8 +360,10 @@ static void batch_fields_round_trip(void **state) {
     assert_int_equal(jobs[i].max_attempts, 3 + i);
     assert_int_equal(jobs[i].payload_len, lens[i]);
     if (lens[i]) assert_memory_equal(jobs[i].payload, payloads[i], lens[i]);
-    if (groups[i]) assert_string_equal(jobs[i].group_key, groups[i]);
-    else assert_null(jobs[i].group_key);
+    if (groups[i])
+      assert_string_equal(jobs[i].group_key, groups[i]);
+    else
+      assert_null(jobs[i].group_key);
   }
   sqlq_claimed_free(jobs, n);
   free(big);
@@ -404,24 +405,24 @@ static void batch_dedupe_within_batch(void **state) {
 
 int run_enqueue_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(enqueue_claim_ack_roundtrip),
-      FX_TEST(spec_defaults),
-      FX_TEST(payload_binary_safe),
-      FX_TEST(payload_of_exactly_limit_accepted),
-      FX_TEST(payload_over_limit_refused),
-      FX_TEST(payload_limit_options),
-      FX_TEST(empty_payload),
-      FX_TEST(priority_order),
-      FX_TEST(ties_broken_by_id),
-      FX_TEST(delayed_job_not_claimed_before_due),
-      FX_TEST(dedupe_key),
-      FX_TEST(dedupe_key_scoped_to_queue),
-      FX_TEST(fifo_group_one_at_a_time),
-      FX_TEST(fifo_group_order_survives_failure),
-      FX_TEST(batch_ids_in_order),
-      FX_TEST(batch_fields_round_trip),
-      FX_TEST(batch_all_or_nothing),
-      FX_TEST(batch_dedupe_within_batch),
+    FX_TEST(enqueue_claim_ack_roundtrip),
+    FX_TEST(spec_defaults),
+    FX_TEST(payload_binary_safe),
+    FX_TEST(payload_of_exactly_limit_accepted),
+    FX_TEST(payload_over_limit_refused),
+    FX_TEST(payload_limit_options),
+    FX_TEST(empty_payload),
+    FX_TEST(priority_order),
+    FX_TEST(ties_broken_by_id),
+    FX_TEST(delayed_job_not_claimed_before_due),
+    FX_TEST(dedupe_key),
+    FX_TEST(dedupe_key_scoped_to_queue),
+    FX_TEST(fifo_group_one_at_a_time),
+    FX_TEST(fifo_group_order_survives_failure),
+    FX_TEST(batch_ids_in_order),
+    FX_TEST(batch_fields_round_trip),
+    FX_TEST(batch_all_or_nothing),
+    FX_TEST(batch_dedupe_within_batch),
   };
   return FX_RUN_GROUP("enqueue", tests);
 }

@@ -90,8 +90,8 @@ static void bad_queue_names_refused(void **state) {
     const char *name;
     int controls;
   } bad[] = {
-      {"", 0},         {"line\nbreak", 1},          {"tab\there", 1},        {"\x01", 1},
-      {"esc\x1b[0m", 1}, {"bell\x07", 1}, {"\xff\xfe not utf-8", 0}, {"truncated \xc3", 0},
+    {"", 0},           {"line\nbreak", 1}, {"tab\there", 1},          {"\x01", 1},
+    {"esc\x1b[0m", 1}, {"bell\x07", 1},    {"\xff\xfe not utf-8", 0}, {"truncated \xc3", 0},
   };
   char long_name[SQLQ_QUEUE_NAME_MAX + 2], *huge = malloc(10001);
   snapshot s = store_reference_jobs(f);
@@ -121,7 +121,8 @@ static void unusual_queue_names_work(void **state) {
   names[0][SQLQ_QUEUE_NAME_MAX] = '\0';
   memcpy(names[0], f->queue, strlen(f->queue));
   snprintf(names[1], sizeof names[1], "%s'\"; DROP TABLE sqlq_jobs; --", f->queue);
-  snprintf(names[2], sizeof names[2], "%s-\xd0\xbe\xd1\x87\xd0\xb5\xd1\x80\xd0\xb5\xd0\xb4\xd1\x8c-\xc3\xa9", f->queue);
+  snprintf(names[2], sizeof names[2],
+           "%s-\xd0\xbe\xd1\x87\xd0\xb5\xd1\x80\xd0\xb5\xd0\xb4\xd1\x8c-\xc3\xa9", f->queue);
   for (i = 0; i < 3; i++) {
     sqlq_job_spec spec = {0};
     sqlq_job *jobs = NULL;
@@ -141,8 +142,8 @@ static void unusual_queue_names_work(void **state) {
 
 /* Enqueue spec and assert that it is refused with expected or with
 ** alternative. */
-static void assert_spec_refused(const fixture *f, const sqlq_job_spec *spec,
-                                int expected, int alternative) {
+static void assert_spec_refused(const fixture *f, const sqlq_job_spec *spec, int expected,
+                                int alternative) {
   int rc = sqlq_enqueue(f->db, f->queue, spec, NULL, NULL);
   if (rc == alternative) return;
   assert_status(f->db, rc, expected);
@@ -189,8 +190,8 @@ static void assert_open_refused(const char *url, int expected, const char *secre
   int rc = sqlq_open(url, NULL, &db);
   if (rc != expected) {
     print_error("sqlq_open(\"%s\") returned %s, expected %s (errmsg: %s)\n",
-                url != NULL ? url : "(null)", sqlq_status_name(rc),
-                sqlq_status_name(expected), sqlq_errmsg(db));
+                url != NULL ? url : "(null)", sqlq_status_name(rc), sqlq_status_name(expected),
+                sqlq_errmsg(db));
     sqlq_close(db);
     fail();
   }
@@ -212,8 +213,10 @@ static void assert_open_refused(const char *url, int expected, const char *secre
 /* A server URL for a backend this build lacks says "not built" and never
 ** shows its password; one it has fails to reach host "h" without it. */
 static void assert_server_url_refused(const char *url, int built) {
-  if (built) assert_open_refused(url, SQLQ_UNAVAILABLE, "secret", NULL);
-  else assert_open_refused(url, SQLQ_UNAVAILABLE, "secret", "not built");
+  if (built)
+    assert_open_refused(url, SQLQ_UNAVAILABLE, "secret", NULL);
+  else
+    assert_open_refused(url, SQLQ_UNAVAILABLE, "secret", "not built");
 }
 
 /* Malformed URLs say SQLQ_MISUSE, unknown or missing backends
@@ -263,11 +266,11 @@ static void unknown_job_ids_change_nothing(void **state) {
 
 int run_input_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(bad_queue_names_refused),
-      FX_TEST(unusual_queue_names_work),
-      FX_TEST(bad_specs_refused),
-      FX_TEST(bad_urls_refused),
-      FX_TEST(unknown_job_ids_change_nothing),
+    FX_TEST(bad_queue_names_refused),
+    FX_TEST(unusual_queue_names_work),
+    FX_TEST(bad_specs_refused),
+    FX_TEST(bad_urls_refused),
+    FX_TEST(unknown_job_ids_change_nothing),
   };
   return FX_RUN_GROUP("input", tests);
 }

@@ -35,8 +35,8 @@ static int try_once(sqlq_db *db, const void *name, size_t len) {
 }
 
 /* Hold a on db1 and check that db2 cannot take a but can take b. */
-static void assert_excludes_only_same(sqlq_db *db1, sqlq_db *db2, const void *a,
-                                      const void *b, size_t len) {
+static void assert_excludes_only_same(sqlq_db *db1, sqlq_db *db2, const void *a, const void *b,
+                                      size_t len) {
   sqlq_lock *held = NULL;
   assert_ok(db1, sqlq_lock_acquire(db1, a, len, 0, &held));
   assert_non_null(held);
@@ -334,20 +334,20 @@ static void xact_lock_timeout_keeps_transaction(void **state) {
 
 int run_lock_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(lock_excludes_other_handle),
-      FX_TEST(lock_waits_for_ever_until_released),
-      FX_TEST(lock_waits_with_huge_timeouts),
-      FX_TEST(lock_check_while_held),
-      FX_TEST(lock_names_with_nul_bytes),
-      FX_TEST(lock_names_of_64k),
-      FX_TEST(lock_names_of_one_byte),
-      FX_TEST(lock_names_differ_in_case),
-      FX_TEST(lock_name_limits),
-      FX_TEST(lock_released_when_holder_killed),
-      FX_TEST(lock_kept_when_forked_child_exits),
-      FX_TEST(close_with_held_lock_releases_it),
-      FX_TEST(xact_lock_held_until_commit),
-      FX_TEST(xact_lock_timeout_keeps_transaction),
+    FX_TEST(lock_excludes_other_handle),
+    FX_TEST(lock_waits_for_ever_until_released),
+    FX_TEST(lock_waits_with_huge_timeouts),
+    FX_TEST(lock_check_while_held),
+    FX_TEST(lock_names_with_nul_bytes),
+    FX_TEST(lock_names_of_64k),
+    FX_TEST(lock_names_of_one_byte),
+    FX_TEST(lock_names_differ_in_case),
+    FX_TEST(lock_name_limits),
+    FX_TEST(lock_released_when_holder_killed),
+    FX_TEST(lock_kept_when_forked_child_exits),
+    FX_TEST(close_with_held_lock_releases_it),
+    FX_TEST(xact_lock_held_until_commit),
+    FX_TEST(xact_lock_timeout_keeps_transaction),
   };
   return FX_RUN_GROUP("locks", tests);
 }

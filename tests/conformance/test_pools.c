@@ -214,11 +214,11 @@ static void pool_concurrent_holds_differ(void **state) {
 
 int run_pool_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(pool_rotates),
-      FX_TEST(pool_holds),
-      FX_TEST(pool_bad_input),
-      FX_TEST(pool_concurrent_fairness),
-      FX_TEST(pool_concurrent_holds_differ),
+    FX_TEST(pool_rotates),
+    FX_TEST(pool_holds),
+    FX_TEST(pool_bad_input),
+    FX_TEST(pool_concurrent_fairness),
+    FX_TEST(pool_concurrent_holds_differ),
   };
   return fx_run_group_from("pools", 2, tests, sizeof tests / sizeof tests[0]);
 }

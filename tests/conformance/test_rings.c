@@ -188,8 +188,7 @@ static void ring_bad_input(void **state) {
   assert_int_equal(fx_open_with(f, "payload_limit=16", NULL, &small), SQLQ_OK);
   assert_ok(small, sqlq_ring_push(small, f->queue, "0123456789abcdef", 16, &seq));
   assert_int_equal(seq, 2);
-  assert_status(small, sqlq_ring_push(small, f->queue, "0123456789abcdefg", 17, &seq),
-                SQLQ_TOOBIG);
+  assert_status(small, sqlq_ring_push(small, f->queue, "0123456789abcdefg", 17, &seq), SQLQ_TOOBIG);
   assert_int_equal(seq, 0);
   sqlq_close(small);
   assert_int_equal(push_text(f->db, f, "next"), 3);
@@ -310,7 +309,7 @@ typedef struct follower {
   const fixture *f;
   int64_t since;
   int status;
-  double took;  /* seconds the wait took */
+  double took; /* seconds the wait took */
 } follower;
 
 static void *follow_thread(void *arg) {
@@ -390,16 +389,16 @@ static void ring_wait_wakes_followers_elsewhere(void **state) {
 
 int run_ring_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(ring_keeps_the_newest),
-      FX_TEST(ring_batch),
-      FX_TEST(ring_binary_payloads),
-      FX_TEST(ring_rollback_skips_nothing),
-      FX_TEST(ring_create_again),
-      FX_TEST(ring_bad_input),
-      FX_TEST(ring_concurrent_pushes),
-      FX_TEST(ring_wait_other_process),
-      FX_TEST(ring_wait_wakes_every_follower),
-      FX_TEST(ring_wait_wakes_followers_elsewhere),
+    FX_TEST(ring_keeps_the_newest),
+    FX_TEST(ring_batch),
+    FX_TEST(ring_binary_payloads),
+    FX_TEST(ring_rollback_skips_nothing),
+    FX_TEST(ring_create_again),
+    FX_TEST(ring_bad_input),
+    FX_TEST(ring_concurrent_pushes),
+    FX_TEST(ring_wait_other_process),
+    FX_TEST(ring_wait_wakes_every_follower),
+    FX_TEST(ring_wait_wakes_followers_elsewhere),
   };
   return fx_run_group_from("rings", 2, tests, sizeof tests / sizeof tests[0]);
 }

@@ -83,9 +83,9 @@ static void backend_and_redacted_url(void **state) {
 
 int run_schema_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(init_is_idempotent),
-      FX_TEST(schema_missing_before_init),
-      FX_TEST(backend_and_redacted_url),
+    FX_TEST(init_is_idempotent),
+    FX_TEST(schema_missing_before_init),
+    FX_TEST(backend_and_redacted_url),
   };
   return FX_RUN_GROUP("schema", tests);
 }

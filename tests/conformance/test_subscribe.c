@@ -42,7 +42,8 @@ static void subscribe_refusals(void **state) {
   const char *tag = f->queue;
 
   /* No such table: quotes and SQL in the name find nothing and run nothing. */
-  assert_status(db, sqlq_subscribe(db, "no_such_table_here", SQLQ_ON_INSERT, tag, 0), SQLQ_NOTFOUND);
+  assert_status(db, sqlq_subscribe(db, "no_such_table_here", SQLQ_ON_INSERT, tag, 0),
+                SQLQ_NOTFOUND);
   assert_status(db, sqlq_subscribe(db, "x\"; DROP TABLE sqlq_jobs; --", SQLQ_ON_INSERT, tag, 0),
                 SQLQ_NOTFOUND);
   assert_status(db, sqlq_subscribe(db, "x'); DROP TABLE sqlq_jobs; --", SQLQ_ON_INSERT, tag, 0),
@@ -98,8 +99,8 @@ static void subscriptions_arguments(void **state) {
 
 int run_subscription_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(subscribe_refusals),
-      FX_TEST(subscriptions_arguments),
+    FX_TEST(subscribe_refusals),
+    FX_TEST(subscriptions_arguments),
   };
   return fx_run_group_from("subscriptions", 3, tests, sizeof tests / sizeof tests[0]);
 }

@@ -177,15 +177,15 @@ static void interrupt_before_wait_ends_next_wait_once(void **state) {
 
 int run_wait_tests(void) {
   const struct CMUnitTest tests[] = {
-      FX_TEST(wait_returns_at_once_when_due),
-      FX_TEST(wait_times_out_when_empty),
-      FX_TEST(wait_woken_by_thread_enqueue),
-      FX_TEST(wait_woken_by_thread_commit),
-      FX_TEST(wait_woken_by_other_process),
-      FX_TEST(wait_woken_at_run_at),
-      FX_TEST(wait_woken_at_lease_expiry),
-      FX_TEST(interrupt_from_thread),
-      FX_TEST(interrupt_before_wait_ends_next_wait_once),
+    FX_TEST(wait_returns_at_once_when_due),
+    FX_TEST(wait_times_out_when_empty),
+    FX_TEST(wait_woken_by_thread_enqueue),
+    FX_TEST(wait_woken_by_thread_commit),
+    FX_TEST(wait_woken_by_other_process),
+    FX_TEST(wait_woken_at_run_at),
+    FX_TEST(wait_woken_at_lease_expiry),
+    FX_TEST(interrupt_from_thread),
+    FX_TEST(interrupt_before_wait_ends_next_wait_once),
   };
   return FX_RUN_GROUP("wait", tests);
 }

@@ -181,8 +181,10 @@ static int lock_code(char **words, int n, int cmd, int code) {
   for (int i = cmd + 1; i < n; i++) {
     const char *w = words[i];
     /* -E3 and --conflict-exit-code=3 as well as -E 3. */
-    if (strncmp(w, "-E", 2) == 0) w += 2;
-    else if (strchr(w, '=')) w = strchr(w, '=') + 1;
+    if (strncmp(w, "-E", 2) == 0)
+      w += 2;
+    else if (strchr(w, '='))
+      w = strchr(w, '=') + 1;
     char *end;
     long v = strtol(w, &end, 10);
     if (*w && *end == '\0' && v == code) return 1;
@@ -229,11 +231,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int conflict = lock_code(argv + 3, n, cmd, code);
   if (scratch)
     FZ_CHECK(code == 0 || code == EXIT_USAGE || code == EXIT_DATAERR || code == EXIT_UNAVAILABLE ||
-                 code == EXIT_TEMPFAIL,
+               code == EXIT_TEMPFAIL,
              "exit %d on the scratch database: %.300s", code, err);
   else
-    FZ_CHECK(code == 0 || code == EXIT_USAGE || conflict, "exit %d where the URL cannot open: %.300s",
-             code, err);
+    FZ_CHECK(code == 0 || code == EXIT_USAGE || conflict,
+             "exit %d where the URL cannot open: %.300s", code, err);
   check_stderr(err, err_len, code, !conflict);
   free(out);
   free(err);

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Print "fuzz invariant broken: " + the message on stderr and abort(). */
 void fz_fail(const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4), noreturn));
+  __attribute__((format(printf, 3, 4), noreturn));
 #define FZ_CHECK(cond, ...) \
   do { \
     if (!(cond)) fz_fail(__FILE__, __LINE__, __VA_ARGS__); \

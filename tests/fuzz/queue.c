@@ -42,7 +42,7 @@ typedef struct job {
   sqlq_job_spec spec;
   int64_t id;
   enum { UNSTORED, READY, SCHEDULED, RUNNING, GONE } state;
-  int duplicate;   /* folded into an earlier job: not a job of its own */
+  int duplicate; /* folded into an earlier job: not a job of its own */
 } job;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -72,10 +72,10 @@ static void read_spec(fz_input *in, job *j, const job *prev) {
   s->max_attempts = attempts < 200 ? attempts % 30 : -(int)attempts;
   if (flags & 1)
     s->dedupe_key = prev && prev->spec.dedupe_key && (flags & 0x20) ? strdup(prev->spec.dedupe_key)
-                                                                     : fz_string(in, 260);
+                                                                    : fz_string(in, 260);
   if (flags & 2)
     s->group_key = prev && prev->spec.group_key && (flags & 0x40) ? strdup(prev->spec.group_key)
-                                                                   : fz_string(in, 260);
+                                                                  : fz_string(in, 260);
   size_t got;
   s->payload = fz_bytes(in, (size_t)fz_byte(in) * 3, &got);
   s->payload_len = got;
@@ -106,8 +106,8 @@ static int64_t dedupe_holder(const job *jobs, int n, const job *j) {
 static void stored(job *jobs, int i, int64_t id, int64_t *last_id) {
   int64_t holder = dedupe_holder(jobs, i, &jobs[i]);
   if (holder) {
-    FZ_CHECK(id == holder, "job %d with a taken dedupe key got id %lld, not %lld", i,
-             (long long)id, (long long)holder);
+    FZ_CHECK(id == holder, "job %d with a taken dedupe key got id %lld, not %lld", i, (long long)id,
+             (long long)holder);
     jobs[i].duplicate = 1;
     return;
   }
@@ -134,11 +134,12 @@ static int same_text(const char *a, const char *b) {
 static void check_claimed(const sqlq_job *c, const job *j, const char *queue) {
   const sqlq_job_spec *s = &j->spec;
   FZ_CHECK(strcmp(c->queue, queue) == 0, "job %lld came back in another queue", (long long)c->id);
-  FZ_CHECK(c->payload_len == s->payload_len && memcmp(c->payload, s->payload, s->payload_len) == 0 &&
-               c->payload[c->payload_len] == '\0',
+  FZ_CHECK(c->payload_len == s->payload_len &&
+             memcmp(c->payload, s->payload, s->payload_len) == 0 &&
+             c->payload[c->payload_len] == '\0',
            "job %lld came back with another payload", (long long)c->id);
   FZ_CHECK(c->priority == s->priority && c->attempt == 1 &&
-               c->max_attempts == (s->max_attempts ? s->max_attempts : SQLQ_DEFAULT_MAX_ATTEMPTS),
+             c->max_attempts == (s->max_attempts ? s->max_attempts : SQLQ_DEFAULT_MAX_ATTEMPTS),
            "job %lld came back with priority %d attempt %d of %d", (long long)c->id, c->priority,
            c->attempt, c->max_attempts);
   FZ_CHECK(same_text(c->group_key, s->group_key) && same_text(c->dedupe_key, s->dedupe_key),
@@ -246,9 +247,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       too_big |= specs[i].payload_len > PAYLOAD_LIMIT;
     }
     int rc = sqlq_enqueue_batch(db, queue, specs, (size_t)n, ids);
-    FZ_CHECK(all_ok ? rc == SQLQ_OK : rc == SQLQ_MISUSE || (rc == SQLQ_TOOBIG && too_big && queue_ok),
-             "a batch the oracle finds %s gave %s (%s)", all_ok ? "valid" : "invalid",
-             sqlq_status_name(rc), sqlq_errmsg(db));
+    FZ_CHECK(
+      all_ok ? rc == SQLQ_OK : rc == SQLQ_MISUSE || (rc == SQLQ_TOOBIG && too_big && queue_ok),
+      "a batch the oracle finds %s gave %s (%s)", all_ok ? "valid" : "invalid",
+      sqlq_status_name(rc), sqlq_errmsg(db));
     for (int i = 0; rc == SQLQ_OK && i < n; i++) stored(jobs, i, ids[i], &last_id);
   } else {
     for (int i = 0; i < n; i++) {
@@ -266,8 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sqlq_queue_stats after = fz_stats(db, "bystander");
     FZ_CHECK(memcmp(&before, &after, sizeof before) == 0, "a refused enqueue changed something");
   } else {
-    while (claim_round(&in, queue, jobs, n) > 0) {
-    }
+    while (claim_round(&in, queue, jobs, n) > 0) {}
     check_end(queue, jobs, n);
   }
   sqlq_queue_stats now = fz_stats(db, "bystander");

@@ -62,13 +62,13 @@ static void check_bystanders(void) {
 ** Rings.
 */
 
-static const int64_t capacities[8] = {1, 2, 3, 5, 0, -1, SQLQ_RING_CAPACITY_MAX,
-                                      (int64_t)SQLQ_RING_CAPACITY_MAX + 1};
+static const int64_t capacities[8] = {
+  1, 2, 3, 5, 0, -1, SQLQ_RING_CAPACITY_MAX, (int64_t)SQLQ_RING_CAPACITY_MAX + 1};
 
 /* Read the ring from since with limit and check what comes against the
 ** last of the total pushes (payloads[seq - 1] is entry seq's). */
-static void check_read(const char *ring, int64_t capacity, unsigned char **payloads,
-                       size_t *lens, int64_t total, int64_t since, int limit) {
+static void check_read(const char *ring, int64_t capacity, unsigned char **payloads, size_t *lens,
+                       int64_t total, int64_t since, int limit) {
   sqlq_ring_entry *e = NULL;
   size_t n = 0;
   FZ_STATUS(db, sqlq_ring_read(db, ring, since, limit, &e, &n), SQLQ_OK);
@@ -78,16 +78,17 @@ static void check_read(const char *ring, int64_t capacity, unsigned char **paylo
   int64_t want = total - first + 1;
   if (want < 0) want = 0;
   if (limit > 0 && want > limit) want = limit;
-  FZ_CHECK((int64_t)n == want, "read %zu entries from %lld (limit %d) of %lld in capacity %lld, "
-           "expected %lld", n, (long long)since, limit, (long long)total, (long long)capacity,
-           (long long)want);
+  FZ_CHECK((int64_t)n == want,
+           "read %zu entries from %lld (limit %d) of %lld in capacity %lld, "
+           "expected %lld",
+           n, (long long)since, limit, (long long)total, (long long)capacity, (long long)want);
   for (size_t i = 0; i < n; i++) {
     int64_t seq = first + (int64_t)i;
     FZ_CHECK(e[i].seq == seq, "entry %zu is number %lld, expected %lld", i, (long long)e[i].seq,
              (long long)seq);
     FZ_CHECK(e[i].payload_len == lens[seq - 1] &&
-                 memcmp(e[i].payload, payloads[seq - 1], lens[seq - 1]) == 0 &&
-                 e[i].payload[e[i].payload_len] == '\0',
+               memcmp(e[i].payload, payloads[seq - 1], lens[seq - 1]) == 0 &&
+               e[i].payload[e[i].payload_len] == '\0',
              "entry %lld came back with another payload", (long long)seq);
   }
   sqlq_ring_entries_free(e, n);
@@ -123,9 +124,9 @@ static void fuzz_ring(fz_input *in) {
     int too_big = 0;
     for (int i = 0; i < n; i++) too_big |= lens[i] > PAYLOAD_LIMIT;
     int64_t first = 0;
-    FZ_STATUS(db, sqlq_ring_push_batch(db, ring, (const void *const *)payloads, lens, (size_t)n,
-                                       &first),
-              too_big ? SQLQ_TOOBIG : SQLQ_OK);
+    FZ_STATUS(
+      db, sqlq_ring_push_batch(db, ring, (const void *const *)payloads, lens, (size_t)n, &first),
+      too_big ? SQLQ_TOOBIG : SQLQ_OK);
     if (!too_big) {
       FZ_CHECK(first == 1, "a batch into a new ring began at %lld", (long long)first);
       for (int i = 0; i < n; i++) {
@@ -137,7 +138,8 @@ static void fuzz_ring(fz_input *in) {
     for (int i = 0; i < n; i++) {
       int64_t seq = 0;
       int ok = lens[i] <= PAYLOAD_LIMIT;
-      FZ_STATUS(db, sqlq_ring_push(db, ring, payloads[i], lens[i], &seq), ok ? SQLQ_OK : SQLQ_TOOBIG);
+      FZ_STATUS(db, sqlq_ring_push(db, ring, payloads[i], lens[i], &seq),
+                ok ? SQLQ_OK : SQLQ_TOOBIG);
       if (!ok) continue;
       FZ_CHECK(seq == total + 1, "push %d got number %lld after %lld", i, (long long)seq,
                (long long)total);
@@ -198,8 +200,11 @@ static void fuzz_pool(fz_input *in) {
   for (int i = 0; i < n; i++) {
     /* A short string, or now and then a long one (up to 1275 bytes). */
     uint8_t how = fz_byte(in);
-    if (i > 0 && (how & 0x80)) items[i] = strdup(items[i - 1]);
-    else items[i] = (how & 0x40) ? fz_string(in, 255) : (char *)fz_bytes(in, (size_t)how * 20 + 1000, &(size_t){0});
+    if (i > 0 && (how & 0x80))
+      items[i] = strdup(items[i - 1]);
+    else
+      items[i] = (how & 0x40) ? fz_string(in, 255)
+                              : (char *)fz_bytes(in, (size_t)how * 20 + 1000, &(size_t){0});
     FZ_CHECK(items[i] != NULL, "out of memory");
   }
   int name_ok = fz_valid_text(pool, SQLQ_QUEUE_NAME_MAX);
@@ -217,12 +222,14 @@ static void fuzz_pool(fz_input *in) {
   sqlq_pool_item *list = NULL;
   size_t got = 0;
   int rc = sqlq_pool_list(db, pool, &list, &got);
-  FZ_CHECK(rc == (!name_ok ? SQLQ_MISUSE : n_distinct ? SQLQ_OK : SQLQ_NOTFOUND),
+  FZ_CHECK(rc == (!name_ok     ? SQLQ_MISUSE
+                  : n_distinct ? SQLQ_OK
+                               : SQLQ_NOTFOUND),
            "pool_list gave %s (%s)", sqlq_status_name(rc), sqlq_errmsg(db));
   FZ_CHECK((int)got == n_distinct, "pool_list gave %zu items of %d", got, n_distinct);
   for (size_t i = 0; i < got; i++)
     FZ_CHECK(strcmp(list[i].item, distinct[i]) == 0 && list[i].uses == 0 &&
-                 list[i].last_used_us == 0 && list[i].held_until_us == 0,
+               list[i].last_used_us == 0 && list[i].held_until_us == 0,
              "pool_list item %zu is '%s'", i, list[i].item);
   sqlq_pool_items_free(list, got);
   if (n_distinct == 0) goto done;

@@ -54,7 +54,7 @@ static long long app_count(const char *sql) {
   FZ_STATUS(db, sqlq_begin(db), SQLQ_OK);
   sqlite3_stmt *st = NULL;
   FZ_CHECK(sqlite3_prepare_v2(sqlq_native_handle(db), sql, -1, &st, NULL) == SQLITE_OK &&
-               sqlite3_step(st) == SQLITE_ROW,
+             sqlite3_step(st) == SQLITE_ROW,
            "cannot count: %s", sql);
   long long n = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
@@ -78,7 +78,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 /* One value of the row: what is bound, and what its JSON must be. */
 typedef struct value {
-  int kind;            /* 0 integer, 1 text, 2 blob, 3 NULL */
+  int kind; /* 0 integer, 1 text, 2 blob, 3 NULL */
   long long i;
   unsigned char *bytes;
   size_t len;
@@ -94,17 +94,25 @@ static void read_value(fz_input *in, value *v) {
 
 static void bind_value(sqlite3_stmt *st, int i, const value *v) {
   switch (v->kind) {
-  case 0: sqlite3_bind_int64(st, i, v->i); break;
-  case 1: sqlite3_bind_text(st, i, (const char *)v->bytes, (int)v->len, SQLITE_STATIC); break;
-  case 2: sqlite3_bind_blob(st, i, v->bytes, (int)v->len, SQLITE_STATIC); break;
-  default: sqlite3_bind_null(st, i);
+  case 0:
+    sqlite3_bind_int64(st, i, v->i);
+    break;
+  case 1:
+    sqlite3_bind_text(st, i, (const char *)v->bytes, (int)v->len, SQLITE_STATIC);
+    break;
+  case 2:
+    sqlite3_bind_blob(st, i, v->bytes, (int)v->len, SQLITE_STATIC);
+    break;
+  default:
+    sqlite3_bind_null(st, i);
   }
 }
 
 /* Whether the JSON j is what value v must give. */
 static int json_is(const json_t *j, const value *v) {
   switch (v->kind) {
-  case 0: return json_is_integer(j) && json_integer_value(j) == v->i;
+  case 0:
+    return json_is_integer(j) && json_integer_value(j) == v->i;
   case 1:
     return json_is_string(j) && json_string_length(j) == v->len &&
            memcmp(json_string_value(j), v->bytes, v->len) == 0;
@@ -113,7 +121,8 @@ static int json_is(const json_t *j, const value *v) {
     for (size_t i = 0; i < v->len; i++) snprintf(hex + 2 + 2 * i, 3, "%02x", v->bytes[i]);
     return json_is_string(j) && strcmp(json_string_value(j), hex) == 0;
   }
-  default: return json_is_null(j);
+  default:
+    return json_is_null(j);
   }
 }
 
@@ -122,9 +131,9 @@ typedef struct table {
   char *name;
   int n_cols;
   char *cols[MAX_COLS];
-  int pk[MAX_COLS];          /* 1-based place in the key, 0: not in it */
-  value row[MAX_COLS];       /* as inserted */
-  int changed;               /* the column the update sets */
+  int pk[MAX_COLS];    /* 1-based place in the key, 0: not in it */
+  value row[MAX_COLS]; /* as inserted */
+  int changed;         /* the column the update sets */
   value update;
 } table;
 
@@ -187,8 +196,8 @@ static void check_object(const json_t *o, const table *t, const value *row, int 
     FZ_CHECK(v != NULL, "%s lacks column '%s'", what, t->cols[i]);
     FZ_CHECK(json_is(v, &row[i]), "%s has another value for '%s'", what, t->cols[i]);
   }
-  FZ_CHECK(json_object_size(o) == want, "%s has %zu keys, expected %zu", what,
-           json_object_size(o), want);
+  FZ_CHECK(json_object_size(o) == want, "%s has %zu keys, expected %zu", what, json_object_size(o),
+           want);
   if (!key_only) return;
   /* The key's columns come in key order. */
   const char *key;
@@ -242,7 +251,8 @@ static void check_events(const table *t) {
 static void fuzz_table(table *t, int made) {
   int has_pk = 0;
   for (int i = 0; i < t->n_cols; i++) has_pk |= t->pk[i] != 0;
-  int name_ok = fz_valid_text(t->name, SQLQ_TABLE_NAME_MAX) && strncasecmp(t->name, "sqlq_", 5) != 0;
+  int name_ok =
+    fz_valid_text(t->name, SQLQ_TABLE_NAME_MAX) && strncasecmp(t->name, "sqlq_", 5) != 0;
   int want = !name_ok ? SQLQ_MISUSE : !made ? SQLQ_NOTFOUND : !has_pk ? SQLQ_MISUSE : SQLQ_OK;
   int rc = sqlq_subscribe(db, t->name, SQLQ_ON_INSERT | SQLQ_ON_UPDATE | SQLQ_ON_DELETE, TAG,
                           SQLQ_SUB_ROWS);
@@ -320,9 +330,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       quote(drop, sizeof drop, t.name);
       FZ_CHECK(app_sql(drop) == SQLITE_OK, "cannot drop the table");
     }
-    FZ_CHECK(app_count("SELECT count(*) FROM bystander WHERE (id, v) IN (VALUES (1, 'one'), (2, 'two'))") == 2 &&
-                 app_count("SELECT count(*) FROM bystander") == 2,
-             "the bystander table changed");
+    FZ_CHECK(
+      app_count(
+        "SELECT count(*) FROM bystander WHERE (id, v) IN (VALUES (1, 'one'), (2, 'two'))") == 2 &&
+        app_count("SELECT count(*) FROM bystander") == 2,
+      "the bystander table changed");
     sqlq_queue_stats s = fz_stats(db, "bystander");
     FZ_CHECK(memcmp(&s, &bystander_stats, sizeof s) == 0, "the bystander queue changed");
   }

@@ -59,7 +59,7 @@ static void check_redacted(const sqlq__url *u) {
   int rc = sqlq__url_parse(u->redacted, &r, err, sizeof err);
   FZ_CHECK(rc == SQLQ_OK, "the redacted URL does not parse: %s", err);
   FZ_CHECK(same(r.scheme, u->scheme) && same(r.user, u->user) && same(r.host, u->host) &&
-               r.port == u->port && same(r.path, u->path) && r.n_opts == u->n_opts,
+             r.port == u->port && same(r.path, u->path) && r.n_opts == u->n_opts,
            "the redacted URL has other parts");
   FZ_CHECK(u->password ? same(r.password, "***") : r.password == NULL,
            "the redacted URL shows its password");
@@ -107,8 +107,9 @@ static int may_open(const sqlq__url *u) {
   if (strcmp(u->scheme, "sqlite") == 0)
     return u->host == NULL && u->path &&
            (strcmp(u->path, ":memory:") == 0 ||
-            (strlen(u->path) <= 40 && strspn(u->path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
-                                                      "QRSTUVWXYZ0123456789._-") == strlen(u->path)));
+            (strlen(u->path) <= 40 &&
+             strspn(u->path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                             "QRSTUVWXYZ0123456789._-") == strlen(u->path)));
   for (size_t i = 0; i < sizeof served / sizeof served[0]; i++)
     if (strcmp(u->scheme, served[i]) == 0) return 0;
   return 1;
@@ -121,8 +122,8 @@ static void open_in_scratch(const char *text, const sqlq__url *u) {
   FZ_CHECK(back >= 0 && chdir(fz_scratch_dir()) == 0, "cannot enter the scratch directory");
   sqlq_db *db = NULL;
   int rc = sqlq_open(text, NULL, &db);
-  FZ_CHECK(rc == SQLQ_OK || rc == SQLQ_MISUSE || rc == SQLQ_UNAVAILABLE,
-           "sqlq_open gave %s (%s)", sqlq_status_name(rc), sqlq_errmsg(db));
+  FZ_CHECK(rc == SQLQ_OK || rc == SQLQ_MISUSE || rc == SQLQ_UNAVAILABLE, "sqlq_open gave %s (%s)",
+           sqlq_status_name(rc), sqlq_errmsg(db));
   FZ_CHECK(strcmp(u->scheme, "sqlite") == 0 || rc == SQLQ_UNAVAILABLE,
            "sqlq_open of scheme %s gave %s", u->scheme, sqlq_status_name(rc));
   FZ_CHECK(strcmp(sqlq_url_redacted(db), u->redacted) == 0, "the handle's redacted URL differs");

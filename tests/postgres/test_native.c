@@ -32,8 +32,10 @@ struct fixture {
 static long long scalar(PGconn *conn, const char *sql) {
   PGresult *r = PQexec(conn, sql);
   long long v = -1;
-  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) v = atoll(PQgetvalue(r, 0, 0));
-  else if (PQresultStatus(r) != PGRES_COMMAND_OK) print_error("%s: %s", sql, PQerrorMessage(conn));
+  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+    v = atoll(PQgetvalue(r, 0, 0));
+  else if (PQresultStatus(r) != PGRES_COMMAND_OK)
+    print_error("%s: %s", sql, PQerrorMessage(conn));
   PQclear(r);
   return v;
 }
@@ -166,9 +168,11 @@ static void held_only_while_running(void **state) {
   sqlq_claimed_free(jobs, n);
   PGconn *conn = sqlq_native_handle(f->db);
   char sql[160];
-  snprintf(sql, sizeof sql, "UPDATE sqlq_jobs SET state = 'ready' WHERE id = %lld", (long long)refs[0].id);
+  snprintf(sql, sizeof sql, "UPDATE sqlq_jobs SET state = 'ready' WHERE id = %lld",
+           (long long)refs[0].id);
   exec_ok(conn, sql);
-  snprintf(sql, sizeof sql, "UPDATE sqlq_jobs SET state = 'dead' WHERE id = %lld", (long long)refs[1].id);
+  snprintf(sql, sizeof sql, "UPDATE sqlq_jobs SET state = 'dead' WHERE id = %lld",
+           (long long)refs[1].id);
   exec_ok(conn, sql);
 
   sqlq_db *history = NULL;
@@ -279,7 +283,8 @@ static void plans_use_indexes_after_vacuum(void **state) {
                                 " AND 'autovacuum_vacuum_threshold=1000' = ANY(reloptions)"),
                    1);
   exec_ok(conn, "VACUUM sqlq_jobs");
-  assert_int_equal(scalar(conn, "SELECT relpages FROM pg_class WHERE oid = 'sqlq_jobs'::regclass"), 0);
+  assert_int_equal(scalar(conn, "SELECT relpages FROM pg_class WHERE oid = 'sqlq_jobs'::regclass"),
+                   0);
 
   char *claim = explain_prepared(conn, "WITH buried", "('q', 1, 1000000, 1)");
   char *ack = explain_prepared(conn, "DELETE FROM sqlq_jobs WHERE id = $1", "(1, 1)");

@@ -34,9 +34,9 @@ static unsigned rng_next(void) {
 /* Every status code has its own name, spelled like the macro. */
 static void status_names(void **state) {
   static const char *const names[] = {
-      "SQLQ_OK", "SQLQ_ERROR", "SQLQ_MISUSE", "SQLQ_TOOBIG", "SQLQ_NOTFOUND",
-      "SQLQ_STALE", "SQLQ_BUSY", "SQLQ_TIMEOUT", "SQLQ_INTERRUPTED",
-      "SQLQ_UNAVAILABLE", "SQLQ_NOMEM", "SQLQ_SCHEMA", "SQLQ_PAUSED", "SQLQ_LOCK_LOST",
+    "SQLQ_OK",    "SQLQ_ERROR",  "SQLQ_MISUSE",  "SQLQ_TOOBIG",      "SQLQ_NOTFOUND",
+    "SQLQ_STALE", "SQLQ_BUSY",   "SQLQ_TIMEOUT", "SQLQ_INTERRUPTED", "SQLQ_UNAVAILABLE",
+    "SQLQ_NOMEM", "SQLQ_SCHEMA", "SQLQ_PAUSED",  "SQLQ_LOCK_LOST",
   };
   int i;
   (void)state;
@@ -154,15 +154,15 @@ static void memory_database_rings_and_pools(void **state) {
 ** judged once decoded. */
 static void redacted_url_hides_password(void **state) {
   static const char *const urls[][2] = {
-      {"postgres://u:secret@127.0.0.1:1/db", "postgres://u:***@127.0.0.1:1/db"},
-      {"mysql://u:secret@127.0.0.1:1/db?connect_timeout=1",
-       "mysql://u:***@127.0.0.1:1/db?connect_timeout=1"},
-      {"mysql://root:@127.0.0.1:1/db?connect_timeout=1",
-       "mysql://root:***@127.0.0.1:1/db?connect_timeout=1"},
-      {"postgres://u:@127.0.0.1:1/db", "postgres://u:***@127.0.0.1:1/db"},
-      {"postgres://u@127.0.0.1:1/db?pass%77ord=secret", "postgres://u@127.0.0.1:1/db?pass%77ord=***"},
-      {"postgres://u:a%2Fsecret@127.0.0.1:1/db?connect_timeout=1&password=secret&password=",
-       "postgres://u:***@127.0.0.1:1/db?connect_timeout=1&password=***&password=***"},
+    {"postgres://u:secret@127.0.0.1:1/db", "postgres://u:***@127.0.0.1:1/db"},
+    {"mysql://u:secret@127.0.0.1:1/db?connect_timeout=1",
+     "mysql://u:***@127.0.0.1:1/db?connect_timeout=1"},
+    {"mysql://root:@127.0.0.1:1/db?connect_timeout=1",
+     "mysql://root:***@127.0.0.1:1/db?connect_timeout=1"},
+    {"postgres://u:@127.0.0.1:1/db", "postgres://u:***@127.0.0.1:1/db"},
+    {"postgres://u@127.0.0.1:1/db?pass%77ord=secret", "postgres://u@127.0.0.1:1/db?pass%77ord=***"},
+    {"postgres://u:a%2Fsecret@127.0.0.1:1/db?connect_timeout=1&password=secret&password=",
+     "postgres://u:***@127.0.0.1:1/db?connect_timeout=1&password=***&password=***"},
   };
   size_t i;
   (void)state;
@@ -181,9 +181,9 @@ static void redacted_url_hides_password(void **state) {
 ** message nor the redacted URL quotes it. */
 static void unencoded_password_is_refused(void **state) {
   static const char *const urls[] = {
-      "postgres://u:12/secret@127.0.0.1:1/db",
-      "postgres://u:12?secret@127.0.0.1:1/db",
-      "mysql://u:12?x&secret@127.0.0.1:1/db",
+    "postgres://u:12/secret@127.0.0.1:1/db",
+    "postgres://u:12?secret@127.0.0.1:1/db",
+    "mysql://u:12?x&secret@127.0.0.1:1/db",
   };
   size_t i;
   (void)state;
@@ -205,9 +205,15 @@ static size_t random_tail(char *buf, size_t len, size_t max) {
     unsigned r = rng_next();
     char c;
     switch (r % 4) {
-      case 0: c = syntax[(r >> 8) % (sizeof syntax - 1)]; break;
-      case 1: c = (char)(1 + (r >> 8) % 255); break;
-      default: c = (char)('a' + (r >> 8) % 26); break;
+    case 0:
+      c = syntax[(r >> 8) % (sizeof syntax - 1)];
+      break;
+    case 1:
+      c = (char)(1 + (r >> 8) % 255);
+      break;
+    default:
+      c = (char)('a' + (r >> 8) % 26);
+      break;
     }
     buf[len++] = c;
   }
@@ -217,7 +223,8 @@ static size_t random_tail(char *buf, size_t len, size_t max) {
 
 /* Overwrite k random bytes of buf[from..len) with random non-NUL bytes. */
 static void mutate(char *buf, size_t from, size_t len, int k) {
-  while (k-- > 0 && len > from) buf[from + rng_next() % (len - from)] = (char)(1 + rng_next() % 255);
+  while (k-- > 0 && len > from)
+    buf[from + rng_next() % (len - from)] = (char)(1 + rng_next() % 255);
 }
 
 /* Open url and check the outcome is a valid status, that a failure sets a
@@ -289,16 +296,16 @@ static void fuzz_unopenable_urls(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(status_names),
-      cmocka_unit_test(destructors_accept_null),
-      cmocka_unit_test(rings_and_pools_refuse_null_handles),
-      cmocka_unit_test(version_macros_agree),
-      cmocka_unit_test(memory_database_roundtrip),
-      cmocka_unit_test(memory_database_rings_and_pools),
-      cmocka_unit_test(redacted_url_hides_password),
-      cmocka_unit_test(unencoded_password_is_refused),
-      cmocka_unit_test(fuzz_sqlite_query_strings),
-      cmocka_unit_test(fuzz_unopenable_urls),
+    cmocka_unit_test(status_names),
+    cmocka_unit_test(destructors_accept_null),
+    cmocka_unit_test(rings_and_pools_refuse_null_handles),
+    cmocka_unit_test(version_macros_agree),
+    cmocka_unit_test(memory_database_roundtrip),
+    cmocka_unit_test(memory_database_rings_and_pools),
+    cmocka_unit_test(redacted_url_hides_password),
+    cmocka_unit_test(unencoded_password_is_refused),
+    cmocka_unit_test(fuzz_sqlite_query_strings),
+    cmocka_unit_test(fuzz_unopenable_urls),
   };
   return cmocka_run_group_tests_name("unit: public API", tests, NULL, NULL);
 }
