@@ -16,7 +16,7 @@ struct queue_op {
 
 static int pause_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_PAUSE_SET, &st);
   if (rc != SQLQ_OK) return rc;
@@ -101,7 +101,7 @@ struct stats {
 
 static int stats_tx(sqlq_db *db, void *arg) {
   struct stats *s = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_STATS, &st);
   if (rc != SQLQ_OK) return rc;
@@ -163,7 +163,7 @@ struct list {
 /* A malloc'ed NUL-terminated copy of column i, or NULL for SQL NULL. */
 static int dup_column(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *len_out) {
   size_t len = 0;
-  const void *p = db->drv_methods->column_blob(st, i, &len);
+  const void *p = db->driver->column_blob(st, i, &len);
   *out = NULL;
   if (len_out) *len_out = len;
   if (p == NULL) return SQLQ_OK;
@@ -174,7 +174,7 @@ static int dup_column(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *le
 }
 
 static int list_row(sqlq_db *db, sqlq__stmt *st, sqlq_job_info *j) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   memset(j, 0, sizeof *j);
   j->id = d->column_int64(st, 0);
   j->state = (int)d->column_int64(st, 1);
@@ -197,7 +197,7 @@ static int list_row(sqlq_db *db, sqlq__stmt *st, sqlq_job_info *j) {
 
 static int list_tx(sqlq_db *db, void *arg) {
   struct list *l = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_LIST, &st);
   if (rc != SQLQ_OK) return rc;

@@ -47,7 +47,7 @@ static char *put_bytes(char **p, const void *src, size_t n) {
 /* Copy one RETURNING row into job.  One block holds the payload, the queue
 ** name and the keys; job->payload points at its start. */
 static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t token, sqlq_job *job) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   size_t plen = 0, glen = 0, klen = 0, qlen = strlen(queue);
   const void *payload = d->column_blob(st, 9, &plen);
   const void *group = d->column_blob(st, 7, &glen);
@@ -73,7 +73,7 @@ static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t toke
 
 
 static int is_paused(sqlq_db *db, const char *queue, int *paused) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_PAUSED, &st);
   if (rc != SQLQ_OK) return rc;
@@ -93,7 +93,7 @@ static int job_order(const void *a, const void *b) {
 
 static int claim_tx(sqlq_db *db, void *arg) {
   struct claim *c = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   int rc;
   /* A run again after a deadlock forgets what the first run copied. */
   for (int i = 0; i < c->n; i++) free((void *)c->jobs[i].payload);
@@ -151,7 +151,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_cla
   ** copying its rows run out of memory, the jobs it took wait out their
   ** lease.) */
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
-  if (db->drv_methods->sql[SQLQ__SQL_REAP] == NULL) kind |= SQLQ__TX_SINGLE;
+  if (db->driver->sql[SQLQ__SQL_REAP] == NULL) kind |= SQLQ__TX_SINGLE;
   rc = sqlq__in_tx(db, kind, claim_tx, &c);
   if (rc != SQLQ_OK) {
     sqlq_claimed_free(c.jobs, c.n);
@@ -182,7 +182,7 @@ SQLQ__API void sqlq_claimed_free(sqlq_job *jobs, int n) {
 ** *col0 (an integer) or *text0 (text the caller frees) when not NULL. */
 static int run_held(sqlq_db *db, int sql, int64_t id, int64_t token, const int64_t *extra,
                     int n_extra, const char *text, int *changed, int64_t *col0, char **text0) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, sql, &st);
   if (rc != SQLQ_OK) return rc;
@@ -226,7 +226,7 @@ struct acks {
 ** the jobs acked to a->acked, and noting the first ref that was not held
 ** when none was before. */
 static int ack_array(sqlq_db *db, struct acks *a, const sqlq_job_ref *refs, size_t n) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   int64_t *v = malloc(n * 2 * sizeof *v);
   if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
@@ -265,7 +265,7 @@ static int ack_array(sqlq_db *db, struct acks *a, const sqlq_job_ref *refs, size
 /* Does the dialect have the array ack this handle needs (with or without
 ** history)? */
 static int has_ack_array(const sqlq_db *db) {
-  const char *const *sql = db->drv_methods->sql;
+  const char *const *sql = db->driver->sql;
   return sql[db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY] != NULL;
 }
 
@@ -371,7 +371,7 @@ static char *clean_error(const char *error) {
 
 static int fail_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_FAIL_PEEK, &st);
   if (rc != SQLQ_OK) return rc;

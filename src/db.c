@@ -22,8 +22,8 @@ static const struct {
 
 static void forget_wakes(sqlq_db *db);
 
-static const sqlq_driver *find_driver(const char *scheme) {
-  for (const sqlq_driver *const *d = sqlq__drivers; *d; d++)
+static const sqlq__driver *find_driver(const char *scheme) {
+  for (const sqlq__driver *const *d = sqlq__drivers; *d; d++)
     for (const char *const *s = (*d)->schemes; *s; s++)
       if (strcmp(*s, scheme) == 0) return *d;
   return NULL;
@@ -41,7 +41,7 @@ static int no_driver(sqlq_db *db, const char *scheme) {
 }
 
 /* Is key one of drv's own URL options? */
-static int driver_option(const sqlq_driver *drv, const char *key) {
+static int driver_option(const sqlq__driver *drv, const char *key) {
   for (const char *const *o = drv->options; *o; o++)
     if (strcmp(*o, key) == 0) return 1;
   return 0;
@@ -49,7 +49,7 @@ static int driver_option(const sqlq_driver *drv, const char *key) {
 
 /* Refuse an option that neither the core nor drv reads, naming the known
 ** ones. */
-static int unknown_option(sqlq_db *db, const sqlq_driver *drv, const char *key) {
+static int unknown_option(sqlq_db *db, const sqlq__driver *drv, const char *key) {
   char known[256] = "payload_limit, history, busy_timeout";
   size_t len = strlen(known);
   for (const char *const *o = drv->options; *o && len < sizeof known; o++)
@@ -59,7 +59,7 @@ static int unknown_option(sqlq_db *db, const sqlq_driver *drv, const char *key) 
 }
 
 /* Apply the URL's options over the caller's; the driver reads its own. */
-static int apply_url_options(sqlq_db *db, const sqlq_driver *drv, const sqlq__url *url) {
+static int apply_url_options(sqlq_db *db, const sqlq__driver *drv, const sqlq__url *url) {
   for (int i = 0; i < url->n_opts; i++) {
     const char *k = url->opts[i].key, *v = url->opts[i].value;
     char *end;
@@ -99,7 +99,7 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
   int rc = sqlq__url_parse(url_text, &url, err, sizeof err);
   if (rc != SQLQ_OK) return sqlq__error(db, rc, "%s", rc == SQLQ_NOMEM ? "out of memory" : err);
   db->url_redacted = strdup(url.redacted);
-  const sqlq_driver *drv = find_driver(url.scheme);
+  const sqlq__driver *drv = find_driver(url.scheme);
   if (db->url_redacted == NULL)
     rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
   else if (drv == NULL)
@@ -109,7 +109,7 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
     if (db->wake_fd < 0)
       rc = sqlq__error(db, SQLQ_ERROR, "cannot make an eventfd");
     else {
-      db->drv_methods = drv;
+      db->driver = drv;
       rc = drv->open(db, &url);
     }
   }
@@ -122,9 +122,9 @@ SQLQ__API void sqlq_close(sqlq_db *db) {
   if (db == NULL) return;
   while (db->locks) sqlq_unlock(db->locks);
   sqlq__release_xact_locks(db);
-  if (db->drv_methods) {
-    if (db->in_user_tx) db->drv_methods->rollback(db);
-    db->drv_methods->close(db);
+  if (db->driver) {
+    if (db->in_user_tx) db->driver->rollback(db);
+    db->driver->close(db);
   }
   if (db->wake_fd >= 0) close(db->wake_fd);
   forget_wakes(db);
@@ -138,7 +138,7 @@ SQLQ__API size_t sqlq_payload_limit(const sqlq_db *db) {
 }
 
 SQLQ__API const char *sqlq_backend(const sqlq_db *db) {
-  return db && db->drv_methods ? db->drv_methods->name : "none";
+  return db && db->driver ? db->driver->name : "none";
 }
 
 SQLQ__API const char *sqlq_url_redacted(const sqlq_db *db) {
@@ -146,11 +146,11 @@ SQLQ__API const char *sqlq_url_redacted(const sqlq_db *db) {
 }
 
 SQLQ__API void *sqlq_native_handle(sqlq_db *db) {
-  return db && db->drv_methods ? db->drv_methods->native(db) : NULL;
+  return db && db->driver ? db->driver->native(db) : NULL;
 }
 
 int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   if (d->sql[id] == NULL)
     return sqlq__error(db, SQLQ_UNAVAILABLE, "the %s backend cannot do this yet (statement %d)",
                        d->name, id);
@@ -158,13 +158,13 @@ int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
 }
 
 size_t sqlq__array_rows(const sqlq_db *db, size_t n) {
-  size_t max = db->drv_methods->array_rows_max;
+  size_t max = db->driver->array_rows_max;
   return max && max < n ? max : n;
 }
 
 int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
                         int64_t *changes) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, sql, &st);
   if (rc != SQLQ_OK) return rc;
@@ -217,7 +217,7 @@ static void forget_wakes(sqlq_db *db) {
 /* Before a commit: tell other processes, for drivers that send the
 ** notification with the commit. */
 static int notify_at_commit(sqlq_db *db) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   if (!(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT) || d->notify == NULL) return SQLQ_OK;
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
     int rc = d->notify(db, w->channel, w->jobs);
@@ -229,7 +229,7 @@ static int notify_at_commit(sqlq_db *db) {
 /* After a commit: wake this process's waiters and tell other processes,
 ** for drivers whose notification follows the commit. */
 static void pay_wakes(sqlq_db *db) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   int after = d->notify && !(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT);
   int all = db->pending_local || db->pending_all;
   if (all) sqlq__wake_local(db->ident, NULL, 0);
@@ -246,7 +246,7 @@ static void pay_wakes(sqlq_db *db) {
 static int abandon(sqlq_db *db, int rc) {
   sqlq__saved_error saved;
   sqlq__save_error(db, &saved);
-  db->drv_methods->rollback(db);
+  db->driver->rollback(db);
   forget_wakes(db);
   sqlq__restore_error(db, &saved);
   db->errcode = rc;
@@ -257,7 +257,7 @@ static int abandon(sqlq_db *db, int rc) {
 ** roll back and forget them. */
 static int commit_and_wake(sqlq_db *db) {
   int rc = notify_at_commit(db);
-  if (rc == SQLQ_OK) rc = db->drv_methods->commit(db);
+  if (rc == SQLQ_OK) rc = db->driver->commit(db);
   if (rc != SQLQ_OK) return abandon(db, rc);
   pay_wakes(db);
   return SQLQ_OK;
@@ -265,8 +265,7 @@ static int commit_and_wake(sqlq_db *db) {
 
 static int check_ready(sqlq_db *db) {
   if (db == NULL) return SQLQ_MISUSE;
-  if (db->drv_methods == NULL)
-    return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
+  if (db->driver == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
   return SQLQ_OK;
 }
 
@@ -277,7 +276,7 @@ int sqlq__in_tx(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *db, void *arg), v
   if (db->in_user_tx) return fn(db, arg);
   for (int attempt = 1;; attempt++) {
     db->tx_retryable = 0;
-    if ((rc = db->drv_methods->begin(db, kind)) != SQLQ_OK) return rc;
+    if ((rc = db->driver->begin(db, kind)) != SQLQ_OK) return rc;
     rc = fn(db, arg);
     /* SQLQ_STALE and SQLQ_PAUSED report on work that was done correctly. */
     if (rc == SQLQ_OK || rc == SQLQ_STALE || rc == SQLQ_PAUSED) {
@@ -298,7 +297,7 @@ SQLQ__API int sqlq_begin(sqlq_db *db) {
   if (db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE, "a transaction is already open on this handle");
   sqlq__clear_error(db);
-  if ((rc = db->drv_methods->begin(db, SQLQ__TX_WRITE)) == SQLQ_OK) db->in_user_tx = 1;
+  if ((rc = db->driver->begin(db, SQLQ__TX_WRITE)) == SQLQ_OK) db->in_user_tx = 1;
   return rc;
 }
 
@@ -318,7 +317,7 @@ SQLQ__API int sqlq_rollback(sqlq_db *db) {
   if (rc != SQLQ_OK) return rc;
   if (!db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "no transaction is open on this handle");
   sqlq__clear_error(db);
-  rc = db->drv_methods->rollback(db);
+  rc = db->driver->rollback(db);
   forget_wakes(db);
   db->in_user_tx = 0;
   sqlq__release_xact_locks(db);
@@ -334,7 +333,7 @@ static int read_version(sqlq_db *db, int *version) {
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_SCHEMA_VERSION, &st);
   if (rc != SQLQ_OK) return rc;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   rc = d->step(db, st);
   *version = 0;
   if (rc == SQLQ__ROW && !d->column_is_null(st, 0)) *version = (int)d->column_int64(st, 0);
@@ -344,7 +343,7 @@ static int read_version(sqlq_db *db, int *version) {
 
 static int migrate(sqlq_db *db, void *arg) {
   int *version = arg, rc;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   if ((rc = d->exec(db, d->sql[SQLQ__SQL_SCHEMA_TABLE])) != SQLQ_OK) return rc;
   if ((rc = read_version(db, version)) != SQLQ_OK) return rc;
   if (*version > SQLQ_SCHEMA_VERSION)

@@ -7,12 +7,12 @@
 */
 #include "sqlq_int.h"
 
-#define SQLQ_DRIVER(name) extern const sqlq_driver sqlq__driver_##name;
+#define SQLQ_DRIVER(name) extern const sqlq__driver sqlq__driver_##name;
 #include "sqlq_drivers.inc"
 #undef SQLQ_DRIVER
 
 #define SQLQ_DRIVER(name) &sqlq__driver_##name,
-const sqlq_driver *const sqlq__drivers[] = {
+const sqlq__driver *const sqlq__drivers[] = {
 #include "sqlq_drivers.inc"
   NULL,
 };

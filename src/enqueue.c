@@ -30,7 +30,7 @@ static int check_spec(sqlq_db *db, const sqlq_job_spec *spec, size_t index, size
 /* Store one job; the caller holds a write transaction. */
 static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int64_t *id,
                       int *duplicate) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_ENQUEUE, &st);
   if (rc != SQLQ_OK) return rc;
@@ -72,7 +72,7 @@ static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
 ** ids receives their ids when not NULL. */
 static int insert_array(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
                         int64_t *ids) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   int64_t *ints = malloc(n * 3 * sizeof *ints);
   const char **groups = malloc(n * sizeof *groups);
   const void **payloads = malloc(n * sizeof *payloads);
@@ -122,7 +122,7 @@ done:
 ** sqlq__array_rows() jobs is one statement, within the driver's byte
 ** limit.) */
 static int fits_array(sqlq_db *db, const sqlq_job_spec *specs, size_t n) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   if (n < 2 || d->sql[SQLQ__SQL_ENQUEUE_ARRAY] == NULL) return 0;
   size_t bytes = 0, chunk = sqlq__array_rows(db, n);
   for (size_t i = 0; i < n; i++) {
@@ -147,7 +147,7 @@ static int insert_batch(sqlq_db *db, void *arg) {
   size_t fresh = 0;
   /* Record the queue's name, so that stats list it even when it is empty. */
   int rc = SQLQ_OK;
-  if (db->drv_methods->sql[SQLQ__SQL_QUEUE_REGISTER] &&
+  if (db->driver->sql[SQLQ__SQL_QUEUE_REGISTER] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, b->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
   if (fits_array(db, b->specs, b->n)) {
@@ -189,7 +189,7 @@ static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, s
   /* One statement stores them when the dialect registers the queue in it
   ** and they fit one array statement, or when there is one job (whose
   ** duplicate, if any, is then only looked up). */
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   unsigned kind = SQLQ__TX_WRITE;
   if (d->sql[SQLQ__SQL_QUEUE_REGISTER] == NULL &&
       (n == 1 || (sqlq__array_rows(db, n) == n && fits_array(db, specs, n))))

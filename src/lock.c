@@ -9,10 +9,9 @@
 
 /* Check the arguments of a lock call. */
 static int check_lock(sqlq_db *db, const void *name, size_t name_len, double timeout) {
-  if (db->drv_methods == NULL)
-    return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
-  if (!(db->drv_methods->caps & SQLQ__CAP_LOCKS))
-    return sqlq__error(db, SQLQ_MISUSE, "the %s backend has no named locks", db->drv_methods->name);
+  if (db->driver == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
+  if (!(db->driver->caps & SQLQ__CAP_LOCKS))
+    return sqlq__error(db, SQLQ_MISUSE, "the %s backend has no named locks", db->driver->name);
   if (name == NULL || name_len == 0) return sqlq__error(db, SQLQ_MISUSE, "lock name is empty");
   if (name_len > SQLQ_LOCK_NAME_MAX)
     return sqlq__error(db, SQLQ_TOOBIG, "lock name of %zu bytes is longer than %d bytes", name_len,
@@ -26,8 +25,7 @@ static int take(sqlq_db *db, const void *name, size_t name_len, double timeout, 
                 sqlq_lock **lock_out) {
   sqlq_lock *lk = calloc(1, sizeof *lk);
   if (lk == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  int rc =
-    db->drv_methods->lock(db, sqlq__hash64(name, name_len), name, name_len, timeout, &lk->ls);
+  int rc = db->driver->lock(db, sqlq__hash64(name, name_len), name, name_len, timeout, &lk->ls);
   if (rc != SQLQ_OK) {
     free(lk);
     return rc;
@@ -58,7 +56,7 @@ SQLQ__API int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, dou
   if (!db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE,
                        "sqlq_lock_xact needs a transaction: call sqlq_begin first");
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   if (d->lock_xact) return d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
   return take(db, name, name_len, timeout, &db->xact_locks, NULL);
 }
@@ -74,7 +72,7 @@ SQLQ__API int sqlq_lock_check(sqlq_lock *lk, double timeout) {
   if (!(timeout > 0))
     return sqlq__error(db, SQLQ_MISUSE, "a lock check's timeout must be a number of seconds > 0");
   if (lk->lost[0] == '\0') {
-    if (db->drv_methods->lock_check(db, lk->ls, sqlq__monotonic_after(timeout)) == SQLQ_OK)
+    if (db->driver->lock_check(db, lk->ls, sqlq__monotonic_after(timeout)) == SQLQ_OK)
       return SQLQ_OK;
     snprintf(lk->lost, sizeof lk->lost, "%s", db->errmsg[0] ? db->errmsg : "lost");
   }
@@ -84,7 +82,7 @@ SQLQ__API int sqlq_lock_check(sqlq_lock *lk, double timeout) {
 SQLQ__API void sqlq_unlock(sqlq_lock *lk) {
   if (lk == NULL) return;
   sqlq_db *db = lk->db;
-  db->drv_methods->unlock(db, lk->ls);
+  db->driver->unlock(db, lk->ls);
   if (lk->prev)
     lk->prev->next = lk->next;
   else

@@ -41,7 +41,7 @@ struct pool_op {
 
 /* How many items pool has (only item, when not NULL). */
 static int count_items(sqlq_db *db, const char *pool, const char *item, int64_t *count) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_POOL_COUNT, &st);
   if (rc != SQLQ_OK) return rc;
@@ -56,7 +56,7 @@ static int count_items(sqlq_db *db, const char *pool, const char *item, int64_t 
 /* Run statement sql, which takes $1 pool $2 item and returns no rows,
 ** adding the rows it changed to o->changed. */
 static int run_on_item(sqlq_db *db, int sql, struct pool_op *o) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, sql, &st);
   if (rc != SQLQ_OK) return rc;
@@ -136,7 +136,7 @@ SQLQ__API void sqlq_pool_items_free(sqlq_pool_item *items, size_t n) {
 
 /* Append the current row of st to o->items. */
 static int add_item(sqlq_db *db, sqlq__stmt *st, struct pool_op *o, size_t *cap) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   if (o->n == *cap) {
     size_t ncap = *cap ? *cap * 2 : 8;
     sqlq_pool_item *ni = realloc(o->items, ncap * sizeof *ni);
@@ -162,7 +162,7 @@ static int add_item(sqlq_db *db, sqlq__stmt *st, struct pool_op *o, size_t *cap)
 
 /* Run sql (POOL_LIST or POOL_NEXT) and collect its rows. */
 static int collect(sqlq_db *db, int sql, struct pool_op *o) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, sql, &st);
   if (rc != SQLQ_OK) return rc;

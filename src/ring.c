@@ -43,7 +43,7 @@ static int no_ring(sqlq_db *db, const char *ring) {
 /* The ring's capacity and last sequence number (both 0 on failure);
 ** SQLQ_NOTFOUND recorded when there is no such ring. */
 static int ring_info(sqlq_db *db, const char *ring, int64_t *capacity, int64_t *last) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   *capacity = *last = 0;
   int rc = sqlq__prepare(db, SQLQ__SQL_RING_INFO, &st);
@@ -70,7 +70,7 @@ struct create {
 
 static int create_tx(sqlq_db *db, void *arg) {
   struct create *c = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_RING_CREATE, &st);
   if (rc != SQLQ_OK) return rc;
@@ -131,7 +131,7 @@ struct push {
 
 /* One entry in one statement, for dialects that have it. */
 static int push_one(sqlq_db *db, struct push *p) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_RING_PUSH, &st);
   if (rc != SQLQ_OK) return rc;
@@ -146,7 +146,7 @@ static int push_one(sqlq_db *db, struct push *p) {
 
 /* Take n sequence numbers: the first and the ring's capacity. */
 static int advance(sqlq_db *db, struct push *p, int64_t *capacity) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_RING_ADVANCE, &st);
   if (rc != SQLQ_OK) return rc;
@@ -164,7 +164,7 @@ static int advance(sqlq_db *db, struct push *p, int64_t *capacity) {
 
 static int push_tx(sqlq_db *db, void *arg) {
   struct push *p = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   int rc;
   if (p->n == 1 && d->sql[SQLQ__SQL_RING_PUSH]) {
     rc = push_one(db, p);
@@ -206,8 +206,7 @@ SQLQ__API int sqlq_ring_push_batch(sqlq_db *db, const char *ring, const void *co
   }
   struct push p = {ring, payloads, lens, n, 0};
   unsigned kind = SQLQ__TX_WRITE;
-  if (n == 1 && db->drv_methods && db->drv_methods->sql[SQLQ__SQL_RING_PUSH])
-    kind |= SQLQ__TX_SINGLE;
+  if (n == 1 && db->driver && db->driver->sql[SQLQ__SQL_RING_PUSH]) kind |= SQLQ__TX_SINGLE;
   rc = sqlq__in_tx(db, kind, push_tx, &p);
   if (rc == SQLQ_OK && first_seq_out) *first_seq_out = p.first;
   return rc;
@@ -234,7 +233,7 @@ struct read {
 
 /* Append the current row of st (seq, at, payload) to r->entries. */
 static int add_entry(sqlq_db *db, sqlq__stmt *st, struct read *r, size_t *cap) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   if (r->n == *cap) {
     size_t ncap = *cap ? *cap * 2 : 16;
     sqlq_ring_entry *ne = realloc(r->entries, ncap * sizeof *ne);
@@ -258,7 +257,7 @@ static int add_entry(sqlq_db *db, sqlq__stmt *st, struct read *r, size_t *cap) {
 
 static int read_tx(sqlq_db *db, void *arg) {
   struct read *r = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   int64_t capacity, last;
   int rc = ring_info(db, r->ring, &capacity, &last);
   sqlq__stmt *st;

@@ -5,7 +5,7 @@
 ** plain static names stay inside one file.
 **
 ** The core (the .c files of src/) holds all queue logic and knows no backend by name.
-** A backend is one `const struct sqlq_driver` (src/driver/NAME*.c) whose
+** A backend is one `const struct sqlq__driver` (src/driver/NAME*.c) whose
 ** differences from the others are data -- capability bits and the text of
 ** each SQL statement in its dialect -- or a method, for the few operations
 ** whose shape differs between backends (connect, wait, named locks).
@@ -195,7 +195,7 @@ enum sqlq__sql_id {
   0x04 /* creating a trigger commits the open
                                        transaction (MariaDB) */
 
-/* Kinds of transaction, for sqlq_driver.begin: SQLQ__TX_READ, or
+/* Kinds of transaction, for sqlq__driver.begin: SQLQ__TX_READ, or
 ** SQLQ__TX_WRITE with any of the hints after it, which a driver may ignore. */
 #define SQLQ__TX_READ 0x00  /* only reads */
 #define SQLQ__TX_WRITE 0x01 /* writes, durable once committed */
@@ -210,7 +210,7 @@ enum sqlq__sql_id {
 
 /*
 ** What the triggers of a subscribed table must do, for
-** sqlq_driver.sub_triggers.  The core owns every pointer.
+** sqlq__driver.sub_triggers.  The core owns every pointer.
 */
 #define SQLQ__SUB_TRIGGER_BASE "sqlq_sub_"
 typedef struct sqlq__sub_column {
@@ -238,7 +238,7 @@ typedef struct sqlq__sub_plan {
 /* A prepared statement of a driver.  Opaque to the core. */
 typedef struct sqlq__stmt sqlq__stmt;
 
-/* Result of sqlq_driver.step(). */
+/* Result of sqlq__driver.step(). */
 #define SQLQ__ROW 100
 #define SQLQ__DONE 101
 
@@ -248,10 +248,10 @@ typedef struct sqlq__lockstate sqlq__lockstate;
 /*
 ** The methods of a backend.  Every method that can fail returns a status
 ** code and, on failure, records the reason with sqlq__error() on db.
-** Methods are called with a db whose driver state (db->drv) was made by
+** Methods are called with a db whose driver state (db->driver_data) was made by
 ** open; no method but close is called after a failed open.
 */
-typedef struct sqlq_driver {
+typedef struct sqlq__driver {
   const char *name;           /* "sqlite" */
   const char *const *schemes; /* URL schemes served, NULL-terminated */
   const char *const *options; /* URL options the driver reads, NULL-terminated */
@@ -275,11 +275,11 @@ typedef struct sqlq_driver {
   ** is a script of several statements. */
   const char *const *migrations;
 
-  /* Connect to url and set db->drv.  May read db->opts.  Sets db->ident to
+  /* Connect to url and set db->driver_data.  May read db->opts.  Sets db->ident to
   ** a malloc'ed string naming the database (two handles on the same
   ** database get equal idents), used to wake waiters of this process. */
   int (*open)(sqlq_db *db, const sqlq__url *url);
-  /* Disconnect and free db->drv.  Called once, also after a failed open. */
+  /* Disconnect and free db->driver_data.  Called once, also after a failed open. */
   void (*close)(sqlq_db *db);
 
   /* Run a script of statements without parameters or results. */
@@ -392,11 +392,11 @@ typedef struct sqlq_driver {
 
   /* The client library's own connection handle (sqlite3 *, PGconn *, ...). */
   void *(*native)(sqlq_db *db);
-} sqlq_driver;
+} sqlq__driver;
 
 /* The drivers of this build (NULL-terminated) and the schemes that are
 ** known but whose driver this build lacks. */
-extern const sqlq_driver *const sqlq__drivers[];
+extern const sqlq__driver *const sqlq__drivers[];
 
 /* ---------------------------------------------------------------------
 ** The handle.
@@ -425,9 +425,9 @@ struct sqlq_lock {
 };
 
 struct sqlq_db {
-  const sqlq_driver *drv_methods;
-  void *drv;   /* driver state */
-  char *ident; /* names the database, for local wake-ups */
+  const sqlq__driver *driver;
+  void *driver_data; /* the driver's state of this connection */
+  char *ident;       /* names the database, for local wake-ups */
   char *url_redacted;
   size_t payload_limit;
   int keep_history;

@@ -41,9 +41,9 @@ static unsigned action_bit(const void *name, size_t len) {
 static int check_db(sqlq_db *db) {
   if (db == NULL) return SQLQ_MISUSE;
   sqlq__clear_error(db);
-  if (db->drv_methods->sub_triggers == NULL || db->drv_methods->sql[SQLQ__SQL_SUB_ADD] == NULL)
+  if (db->driver->sub_triggers == NULL || db->driver->sql[SQLQ__SQL_SUB_ADD] == NULL)
     return sqlq__error(db, SQLQ_UNAVAILABLE, "the %s backend has no table subscriptions",
-                       db->drv_methods->name);
+                       db->driver->name);
   return SQLQ_OK;
 }
 
@@ -75,7 +75,7 @@ static unsigned trigger_action(const char *name, size_t len, const char *base) {
 
 /* A malloc'ed, NUL-terminated copy of text column i of st's row, or NULL
 ** when memory ran out. */
-static char *copy_column(const sqlq_driver *d, sqlq__stmt *st, int i) {
+static char *copy_column(const sqlq__driver *d, sqlq__stmt *st, int i) {
   size_t len = 0;
   const char *p = d->column_blob(st, i, &len);
   char *s = malloc(len + 1);
@@ -103,7 +103,7 @@ static void columns_free(struct columns *c) {
 
 /* Read the columns of table into *c (none when it does not exist). */
 static int read_columns(sqlq_db *db, const char *table, struct columns *c) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   columns_free(c);
   int rc = sqlq__prepare(db, SQLQ__SQL_SUB_COLUMNS, &st);
@@ -143,7 +143,7 @@ static int read_columns(sqlq_db *db, const char *table, struct columns *c) {
 
 /* The actions that have subscribers on table, and whether any wants rows. */
 static int table_actions(sqlq_db *db, const char *table, unsigned *acts, int *rows) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   *acts = 0;
   *rows = 0;
@@ -178,13 +178,13 @@ static int install(sqlq_db *db, const char *table, const char *on, const struct 
     plan.cols = c->cols;
     plan.n_cols = c->n;
   }
-  return db->drv_methods->sub_triggers(db, &plan);
+  return db->driver->sub_triggers(db, &plan);
 }
 
 /* The table that table's triggers are on when that is another one (table
 ** was renamed), malloc'ed into *moved; else *moved is NULL. */
 static int moved_to(sqlq_db *db, const char *table, char **moved) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   char base[32];
   *moved = NULL;
@@ -215,7 +215,7 @@ static int moved_to(sqlq_db *db, const char *table, char **moved) {
 ** the table name's hash), or not sqlq's, and making table's triggers
 ** would drop it. */
 static int check_names_free(sqlq_db *db, const char *table) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   char base[32];
   trigger_base(table, base);
   sqlq__stmt *st;
@@ -243,10 +243,10 @@ static int check_names_free(sqlq_db *db, const char *table) {
 /* A backend whose DDL commits cannot keep it inside the caller's
 ** transaction. */
 static int check_ddl_tx(sqlq_db *db, const char *what) {
-  if ((db->drv_methods->caps & SQLQ__CAP_DDL_COMMITS) && db->in_user_tx)
+  if ((db->driver->caps & SQLQ__CAP_DDL_COMMITS) && db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE,
                        "%s cannot run inside sqlq_begin() on %s: its triggers commit", what,
-                       db->drv_methods->name);
+                       db->driver->name);
   return SQLQ_OK;
 }
 
@@ -267,7 +267,7 @@ struct change {
 /* Run statement sql with text parameters $1 a and $2 b, adding the rows
 ** it changed to *changes when not NULL. */
 static int run_pair(sqlq_db *db, int sql, const char *a, const char *b, int64_t *changes) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, sql, &st);
   if (rc != SQLQ_OK) return rc;
@@ -280,7 +280,7 @@ static int run_pair(sqlq_db *db, int sql, const char *a, const char *b, int64_t 
 }
 
 static int add_action(sqlq_db *db, const struct change *ch, const char *action) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_SUB_ADD, &st);
   if (rc != SQLQ_OK) return rc;
@@ -312,7 +312,7 @@ static int subscribe_tx(sqlq_db *db, void *arg) {
   if (rc == SQLQ_OK && removed == 0 && others == 0) rc = check_names_free(db, ch->table);
   for (size_t i = 0; rc == SQLQ_OK && i < N_ACTIONS; i++)
     if (ch->actions & actions[i].bit) rc = add_action(db, ch, actions[i].name);
-  if (rc == SQLQ_OK && db->drv_methods->sql[SQLQ__SQL_QUEUE_REGISTER])
+  if (rc == SQLQ_OK && db->driver->sql[SQLQ__SQL_QUEUE_REGISTER])
     rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, ch->tag, NULL, NULL);
   if (rc == SQLQ_OK) rc = install(db, ch->table, ch->table, &ch->cols);
   return rc;
@@ -383,7 +383,7 @@ static void listing_free(struct listing *l) {
 
 /* Read the rows of SUB_LIST into one entry per (table, tag). */
 static int read_list(sqlq_db *db, struct listing *l) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_SUB_LIST, &st);
   if (rc != SQLQ_OK) return rc;
@@ -430,7 +430,7 @@ static int read_list(sqlq_db *db, struct listing *l) {
 /* The SQLQ_SUB_* status of the subscriptions of table, which need the
 ** triggers of the actions acts. */
 static int table_status(sqlq_db *db, const char *table, unsigned acts, int *status) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   struct columns c = {NULL, 0, 0};
   int rc = read_columns(db, table, &c);
   int exists = c.n > 0;

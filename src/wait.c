@@ -87,7 +87,7 @@ SQLQ__API void sqlq_interrupt(sqlq_db *db) {
 /* When the queue next needs a worker, from the database's point of view. */
 static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
   const char *queue = arg;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   int rc = sqlq__prepare(db, SQLQ__SQL_NEXT_DUE, &st);
   if (rc != SQLQ_OK) return rc;
@@ -133,7 +133,7 @@ static int check_tx(sqlq_db *db, void *arg) {
 }
 
 static int wait_loop(sqlq_db *db, struct waiter *w, struct check *c, int64_t deadline) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   for (;;) {
     pthread_mutex_lock(&waiters_lock);
     w->woken = 0;
@@ -169,8 +169,7 @@ int sqlq__deadline(sqlq_db *db, double timeout, int64_t *deadline_ns) {
 
 int sqlq__wait_on(sqlq_db *db, const char *channel, sqlq__wait_check check, void *arg,
                   int64_t deadline_ns) {
-  if (db->drv_methods == NULL)
-    return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
+  if (db->driver == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
   if (db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "cannot wait inside a transaction");
   struct waiter w = {db, channel, 0, NULL};
   struct check c = {check, arg, -1};

@@ -388,7 +388,7 @@ static int make_dsn(sqlq_db *db, fb_db *f, const sqlq__url *url) {
 static int fb_open(sqlq_db *db, const sqlq__url *url) {
   fb_db *f = calloc(1, sizeof *f);
   if (f == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  db->drv = f;
+  db->driver_data = f;
   f->lock_sock = -1;
   for (int i = 0; i < FB_SQL_COUNT; i++) {
     f->stmts[i].id = i;
@@ -424,7 +424,7 @@ static void fb_close(sqlq_db *db) {
   free(f->dsn);
   free(f->dpb);
   free(f);
-  db->drv = NULL;
+  db->driver_data = NULL;
 }
 
 static void *fb_native(sqlq_db *db) {
@@ -581,7 +581,7 @@ static int fb_prepare(sqlq_db *db, int id, sqlq__stmt **out) {
   return sqlq__fb_prepare(db, id, out);
 }
 
-const sqlq_driver sqlq__driver_firebird = {
+const sqlq__driver sqlq__driver_firebird = {
   .name = "firebird",
   .schemes = schemes,
   .options = options,

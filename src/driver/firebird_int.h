@@ -124,7 +124,7 @@ typedef struct fb_db {
   double poll_interval;     /* seconds between looks when events cannot be had */
 } fb_db;
 
-#define FB(db) ((fb_db *)(db)->drv)
+#define FB(db) ((fb_db *)(db)->driver_data)
 
 extern const char *const sqlq__firebird_sql[FB_SQL_COUNT];
 extern const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION];

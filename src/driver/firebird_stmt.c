@@ -141,7 +141,7 @@ static int setup_output(sqlq_db *db, sqlq__stmt *st) {
 
 static int prepare_now(sqlq_db *db, sqlq__stmt *st) {
   fb_db *f = FB(db);
-  const char *sql = db->drv_methods->sql[st->id];
+  const char *sql = db->driver->sql[st->id];
   char *text = rewrite(db, st, sql);
   if (text == NULL) return db->errcode;
   ISC_STATUS_ARRAY s;
@@ -195,7 +195,7 @@ static int prepare_now(sqlq_db *db, sqlq__stmt *st) {
 
 int sqlq__fb_prepare(sqlq_db *db, int id, sqlq__stmt **out) {
   fb_db *f = FB(db);
-  if (db->drv_methods->sql[id] == NULL)
+  if (db->driver->sql[id] == NULL)
     return sqlq__error(db, SQLQ_UNAVAILABLE, "this operation is not available on Firebird yet");
   sqlq__stmt *st = &f->stmts[id];
   sqlq__fb_reset(st);

@@ -229,7 +229,7 @@ static void add_trigger(sqlq__buf *b, const sqlq__sub_plan *plan, const char *re
 
 /* The actions whose triggers exist (anywhere), by SUB_TRIGGERS. */
 static int existing(sqlq_db *db, const sqlq__sub_plan *plan, unsigned *acts) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   size_t base_len = strlen(plan->base);
   *acts = 0;
@@ -250,7 +250,7 @@ static int existing(sqlq_db *db, const sqlq__sub_plan *plan, unsigned *acts) {
 /* The kind of each of the plan's columns and the table's stored name
 ** (malloc'ed into *relation), from SUB_COLUMNS on plan->on. */
 static int read_kinds(sqlq_db *db, const sqlq__sub_plan *plan, column *cols, char **relation) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   sqlq__stmt *st;
   size_t n = 0;
   *relation = NULL;
@@ -304,7 +304,7 @@ int sqlq__fb_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan) {
       sqlq__buf_addf(&b, "DROP TRIGGER \"%s_%c\"" FB_SEP, plan->base, kinds[k].suffix);
   }
   if (rc == SQLQ_OK)
-    rc = b.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : db->drv_methods->exec(db, b.p);
+    rc = b.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : db->driver->exec(db, b.p);
   sqlq__buf_free(&b);
   free(cols);
   free(relation);

@@ -199,7 +199,7 @@ static int take_callback(struct fb_events *e) {
 
 /* Put the name of channel's event (up to 25 characters) in name. */
 static int event_name(sqlq_db *db, const char *channel, char name[32]) {
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   int rc = d->begin(db, SQLQ__TX_READ);
   if (rc != SQLQ_OK) return rc;
   sqlq__stmt *st;

@@ -260,7 +260,7 @@ static void my_close(sqlq_db *db);
 static int my_open(sqlq_db *db, const sqlq__url *url) {
   mysql_db *m = calloc(1, sizeof *m);
   if (m == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  db->drv = m;
+  db->driver_data = m;
   for (int i = 0; i < MY_SQL_COUNT; i++) m->stmts[i].id = i;
   int rc = read_options(db, m, url);
   if (rc == SQLQ_OK) rc = keep_params(db, m, url);
@@ -309,7 +309,7 @@ static void my_close(sqlq_db *db) {
   free(m->dbname);
   free(m->socket);
   free(m);
-  db->drv = NULL;
+  db->driver_data = NULL;
 }
 
 static void *my_native(sqlq_db *db) {
@@ -663,7 +663,7 @@ static int my_rollback(sqlq_db *db) {
 
 static const char *const schemes[] = {"mysql", "mariadb", NULL};
 
-const sqlq_driver sqlq__driver_mysql = {
+const sqlq__driver sqlq__driver_mysql = {
   .name = "mysql",
   .schemes = schemes,
   .options = options,

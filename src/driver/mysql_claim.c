@@ -77,7 +77,7 @@ static int expired_exist(sqlq_db *db, sqlq__stmt *pick, int n_rows, int *exist) 
   int rc = sqlq__my_run(db, MY_SQL_EXPIRED_EXIST, 1, params, NULL, &st);
   if (rc == SQLQ_OK) rc = sqlq__my_fetch(db, st);
   *exist = rc == SQLQ__ROW && col_int(st, 0) != 0;
-  db->drv_methods->reset(st);
+  db->driver->reset(st);
   return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
 }
 
@@ -100,7 +100,7 @@ static int take_back_expired(sqlq_db *db, const char *queue) {
         ids[n - ++n_ready] = col_int(st, 0);
     }
   }
-  db->drv_methods->reset(st);
+  db->driver->reset(st);
   if (rc == SQLQ__DONE) rc = SQLQ_OK;
   if (rc == SQLQ_OK)
     rc = update_ids(db,

@@ -23,7 +23,7 @@ int sqlq__my_take_ids(sqlq_db *db, sqlq__stmt *st) {
   /* LAST_INSERT_ID(expr) hands the new last id back with the UPDATE's
   ** result, as its insert id. */
   long long last = take ? take->insert_id : 0, matched = take ? take->changes : 0;
-  if (take) db->drv_methods->reset(take);
+  if (take) db->driver->reset(take);
   if (rc != SQLQ_OK) return rc;
   if (matched != 1)
     return sqlq__error(db, SQLQ_SCHEMA, "the job counter sqlq_job_ids has no row: run `sqlq init`");

@@ -144,7 +144,7 @@ typedef struct mysql_db {
   unsigned aux_session;
 } mysql_db;
 
-#define MY(db) ((mysql_db *)(db)->drv)
+#define MY(db) ((mysql_db *)(db)->driver_data)
 
 extern const char *const sqlq__mysql_sql[MY_SQL_COUNT];
 extern const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION];

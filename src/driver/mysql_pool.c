@@ -31,8 +31,8 @@ static int run_for_int(sqlq_db *db, int id, int n, const char *const *params, co
   sqlq__stmt *st;
   int rc = sqlq__my_run(db, id, n, params, ints, &st);
   if (rc == SQLQ_OK) rc = sqlq__my_fetch(db, st);
-  if (rc == SQLQ__ROW) *out = db->drv_methods->column_int64(st, 0);
-  db->drv_methods->reset(st);
+  if (rc == SQLQ__ROW) *out = db->driver->column_int64(st, 0);
+  db->driver->reset(st);
   return rc;
 }
 
@@ -41,7 +41,7 @@ static int run_for_int(sqlq_db *db, int id, int n, const char *const *params, co
 static int pick_and_stamp(sqlq_db *db, sqlq__stmt *st, int commit, int *committed) {
   (void)commit;
   (void)committed;
-  const sqlq_driver *d = db->drv_methods;
+  const sqlq__driver *d = db->driver;
   const char *params[4] = {st->params[0].buffer, NULL, NULL, NULL};
   long long ints[4] = {0, st->ints[1], st->ints[2], 0}, ignored = 0;
   int rc = run_for_int(db, MY_SQL_POOL_TURN, 1, params, NULL, &ignored);

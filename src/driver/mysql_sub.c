@@ -166,7 +166,7 @@ static int read_tags(sqlq_db *db, const sqlq__sub_plan *plan, struct action_jobs
       *(images ? &jobs[k].images : &jobs[k].bare) = 1;
     }
   }
-  if (st) db->drv_methods->reset(st);
+  if (st) db->driver->reset(st);
   return rc == SQLQ__DONE ? SQLQ_OK : rc;
 }
 

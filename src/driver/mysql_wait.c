@@ -107,12 +107,12 @@ static int prepare_channel(sqlq_db *db, const char *queue) {
   const char *params[2] = {queue, m->block};
   sqlq__stmt *st;
   rc = sqlq__my_run(db, MY_SQL_WAIT_QUEUE, 2, params, NULL, &st);
-  db->drv_methods->reset(st);
+  db->driver->reset(st);
   if (rc != SQLQ_OK) return rc;
   rc = sqlq__my_run(db, MY_SQL_WAIT_TAG, 1, params, NULL, &st);
   if (rc == SQLQ_OK && (rc = sqlq__my_fetch(db, st)) == SQLQ__ROW) {
     size_t len = 0;
-    const char *tag = db->drv_methods->column_blob(st, 0, &len);
+    const char *tag = db->driver->column_blob(st, 0, &len);
     /* The tag is written into the statement's text: 32 hex digits only. */
     if (tag && len == 32 && strspn(tag, "0123456789abcdef") >= 32) {
       memcpy(m->wait_tag, tag, 32);
@@ -124,7 +124,7 @@ static int prepare_channel(sqlq_db *db, const char *queue) {
   } else if (rc == SQLQ__DONE) {
     rc = sqlq__error(db, SQLQ_ERROR, "mysql: MD5() gave no tag");
   }
-  db->drv_methods->reset(st);
+  db->driver->reset(st);
   if (rc != SQLQ_OK) return rc;
   if ((m->wait_queue = strdup(queue)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   return SQLQ_OK;
@@ -138,7 +138,7 @@ int sqlq__my_wait_prepare(sqlq_db *db, const char *channel) {
   if (rc != SQLQ_OK || !is_ring(channel)) return rc;
   sqlq__stmt *st;
   rc = sqlq__my_run(db, MY_SQL_WAIT_MARK, 0, NULL, NULL, &st);
-  db->drv_methods->reset(st);
+  db->driver->reset(st);
   return rc;
 }
 
@@ -259,7 +259,7 @@ int sqlq__my_notify(sqlq_db *db, const char *queue, int n) {
   long long ints[2] = {0, n == SQLQ__WAKE_ALL ? INT_MAX : n > 1 ? n : 1};
   sqlq__stmt *st;
   int rc = sqlq__my_run(db, MY_SQL_WAKE, 2, params, ints, &st);
-  db->drv_methods->reset(st);
+  db->driver->reset(st);
   sqlq__restore_error(db, &saved);
   return rc;
 }

@@ -238,7 +238,7 @@ static void pg_close(sqlq_db *db);
 static int pg_open(sqlq_db *db, const sqlq__url *url) {
   postgres_db *p = calloc(1, sizeof *p);
   if (p == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  db->drv = p;
+  db->driver_data = p;
   p->sql = sqlq__postgres_sql;
   for (int i = 0; i < PG_SQL_COUNT; i++) p->stmts[i].id = i;
   int rc = read_options(db, p, url);
@@ -281,7 +281,7 @@ static void pg_close(sqlq_db *db) {
   free(p->keys);
   free(p->values);
   free(p);
-  db->drv = NULL;
+  db->driver_data = NULL;
 }
 
 /* The application writes through the session itself, so a transaction
@@ -749,7 +749,7 @@ int sqlq__pg_notify(sqlq_db *db, const char *queue, int n) {
 
 static const char *const schemes[] = {"postgres", "postgresql", NULL};
 
-const sqlq_driver sqlq__driver_postgres = {
+const sqlq__driver sqlq__driver_postgres = {
   .name = "postgres",
   .schemes = schemes,
   .options = options,

@@ -73,7 +73,7 @@ typedef struct postgres_db {
   unsigned lock_session;
 } postgres_db;
 
-#define PG(db) ((postgres_db *)(db)->drv)
+#define PG(db) ((postgres_db *)(db)->driver_data)
 
 extern const char *const sqlq__postgres_sql[PG_SQL_COUNT];
 extern const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION];
@@ -111,7 +111,7 @@ void sqlq__pg_unlock(sqlq_db *db, sqlq__lockstate *ls);
 int sqlq__pg_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
 int sqlq__pg_lock_xact(sqlq_db *db, uint64_t key, const void *name, size_t name_len,
                        double timeout_s);
-/* The subscription triggers of plan (sqlq_driver.sub_triggers). */
+/* The subscription triggers of plan (sqlq__driver.sub_triggers). */
 int sqlq__pg_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);
 /* Send the open transaction's BEGIN now if it is still waiting for its
 ** first statement. */

@@ -239,7 +239,7 @@ int sqlq__pg_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan) {
     snprintf(name, sizeof name, "%s_%c", plan->base, kinds[k].action[0]);
     if (plan->actions & kinds[k].bit) add_trigger(&b, plan, schema, k, name);
   }
-  rc = b.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : db->drv_methods->exec(db, b.p);
+  rc = b.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : db->driver->exec(db, b.p);
   sqlq__buf_free(&b);
   return rc;
 }

@@ -20,12 +20,12 @@
 
 #include "sqlite_int.h"
 
-static const char *const driver_sql[SQLITE_STMT_COUNT - SQLQ__SQL_COUNT] = {
-  [SQLITE_STMT_BEGIN_READ - SQLQ__SQL_COUNT] = "BEGIN",
-  [SQLITE_STMT_BEGIN_WRITE - SQLQ__SQL_COUNT] = "BEGIN IMMEDIATE",
-  [SQLITE_STMT_COMMIT - SQLQ__SQL_COUNT] = "COMMIT",
-  [SQLITE_STMT_ROLLBACK - SQLQ__SQL_COUNT] = "ROLLBACK",
-  [SQLITE_STMT_DATA_VERSION - SQLQ__SQL_COUNT] = "PRAGMA data_version",
+static const char *const driver_sql[SQLQ__SQLITE_COUNT - SQLQ__SQL_COUNT] = {
+  [SQLQ__SQLITE_BEGIN_READ - SQLQ__SQL_COUNT] = "BEGIN",
+  [SQLQ__SQLITE_BEGIN_WRITE - SQLQ__SQL_COUNT] = "BEGIN IMMEDIATE",
+  [SQLQ__SQLITE_COMMIT - SQLQ__SQL_COUNT] = "COMMIT",
+  [SQLQ__SQLITE_ROLLBACK - SQLQ__SQL_COUNT] = "ROLLBACK",
+  [SQLQ__SQLITE_DATA_VERSION - SQLQ__SQL_COUNT] = "PRAGMA data_version",
 };
 
 int sqlq__sqlite_error(sqlq_db *db, int rc, const char *doing) {
@@ -127,7 +127,7 @@ static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static sqlite_shared *shared_list;
 
 static void shared_free(sqlite_shared *sh) {
-  for (int i = 0; i < SQLITE_STMT_COUNT; i++) sqlite3_finalize(sh->cache[i]);
+  for (int i = 0; i < SQLQ__SQLITE_COUNT; i++) sqlite3_finalize(sh->cache[i]);
   sqlite3_close_v2(sh->conn);
   pthread_mutex_destroy(&sh->turn);
   free(sh->key);
@@ -208,7 +208,7 @@ static void shared_put(sqlite_shared *sh) {
 static int sqlite_open(sqlq_db *db, const sqlq__url *url) {
   sqlite_conn *c = calloc(1, sizeof *c);
   if (c == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  db->drv = c;
+  db->driver_data = c;
   c->sidecar_fd = -1;
   c->inotify_fd = -1;
   c->busy_timeout = db->busy_timeout;
@@ -273,7 +273,7 @@ static void sqlite_close(sqlq_db *db) {
   free(c->base);
   free(c->sidecar);
   free(c);
-  db->drv = NULL;
+  db->driver_data = NULL;
 }
 
 /* The dialect writes parameters $N; SQLite reads "$N" as a name numbered
@@ -321,7 +321,7 @@ static int run_simple(sqlq_db *db, int id, const char *doing) {
 static int sqlite_begin(sqlq_db *db, unsigned kind) {
   int rc = take_turn(db);
   if (rc != SQLQ_OK) return rc;
-  rc = run_simple(db, (kind & SQLQ__TX_WRITE) ? SQLITE_STMT_BEGIN_WRITE : SQLITE_STMT_BEGIN_READ,
+  rc = run_simple(db, (kind & SQLQ__TX_WRITE) ? SQLQ__SQLITE_BEGIN_WRITE : SQLQ__SQLITE_BEGIN_READ,
                   "cannot begin a transaction");
   if (rc != SQLQ_OK) give_turn(SQLITE_CONN(db));
   return rc;
@@ -329,7 +329,7 @@ static int sqlite_begin(sqlq_db *db, unsigned kind) {
 
 /* A failed commit keeps the turn: the core then calls rollback. */
 static int sqlite_commit(sqlq_db *db) {
-  int rc = run_simple(db, SQLITE_STMT_COMMIT, "cannot commit");
+  int rc = run_simple(db, SQLQ__SQLITE_COMMIT, "cannot commit");
   if (rc == SQLQ_OK) give_turn(SQLITE_CONN(db));
   return rc;
 }
@@ -338,7 +338,7 @@ static int sqlite_rollback(sqlq_db *db) {
   sqlite_conn *c = SQLITE_CONN(db);
   int rc = SQLQ_OK;
   if (!sqlite3_get_autocommit(c->sh->conn)) /* else SQLite already rolled back */
-    rc = run_simple(db, SQLITE_STMT_ROLLBACK, "cannot roll back");
+    rc = run_simple(db, SQLQ__SQLITE_ROLLBACK, "cannot roll back");
   give_turn(c);
   return rc;
 }
@@ -411,7 +411,7 @@ int64_t sqlq__sqlite_data_version(sqlq_db *db) {
   sqlite3_stmt *st;
   if (take_turn(db) != SQLQ_OK) return -1;
   int64_t v = -1;
-  if (get_stmt(db, SQLITE_STMT_DATA_VERSION, &st) == SQLQ_OK) {
+  if (get_stmt(db, SQLQ__SQLITE_DATA_VERSION, &st) == SQLQ_OK) {
     v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
     sqlite3_reset(st);
   }
@@ -426,7 +426,7 @@ static void *sqlite_native(sqlq_db *db) {
 static const char *const schemes[] = {"sqlite", NULL};
 static const char *const options[] = {"sync", NULL};
 
-const sqlq_driver sqlq__driver_sqlite = {
+const sqlq__driver sqlq__driver_sqlite = {
   .name = "sqlite",
   .schemes = schemes,
   .options = options,

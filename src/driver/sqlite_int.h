@@ -14,12 +14,12 @@
 
 /* Statements of the driver itself, cached after the dialect's. */
 enum {
-  SQLITE_STMT_BEGIN_READ = SQLQ__SQL_COUNT,
-  SQLITE_STMT_BEGIN_WRITE,
-  SQLITE_STMT_COMMIT,
-  SQLITE_STMT_ROLLBACK,
-  SQLITE_STMT_DATA_VERSION,
-  SQLITE_STMT_COUNT
+  SQLQ__SQLITE_BEGIN_READ = SQLQ__SQL_COUNT,
+  SQLQ__SQLITE_BEGIN_WRITE,
+  SQLQ__SQLITE_COMMIT,
+  SQLQ__SQLITE_ROLLBACK,
+  SQLQ__SQLITE_DATA_VERSION,
+  SQLQ__SQLITE_COUNT
 };
 
 /*
@@ -38,7 +38,7 @@ typedef struct sqlite_shared {
   int refs;             /* handles using it */
   pthread_mutex_t turn; /* held by the handle in a transaction */
   sqlite3 *conn;
-  sqlite3_stmt *cache[SQLITE_STMT_COUNT];
+  sqlite3_stmt *cache[SQLQ__SQLITE_COUNT];
   int64_t busy_deadline_ns; /* end of the current wait for another process */
   double busy_timeout;      /* of the handle holding the turn */
   struct sqlite_shared *next;
@@ -57,7 +57,7 @@ typedef struct sqlite_conn {
   double busy_timeout;
 } sqlite_conn;
 
-#define SQLITE_CONN(db) ((sqlite_conn *)(db)->drv)
+#define SQLITE_CONN(db) ((sqlite_conn *)(db)->driver_data)
 
 /* The dialect's statements and migrations (sqlite_sql.c). */
 extern const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT];

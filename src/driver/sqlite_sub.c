@@ -107,7 +107,7 @@ int sqlq__sqlite_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan) {
     sqlq__buf_addf(&b, "DROP TRIGGER IF EXISTS \"%s_%c\";", plan->base, kinds[k].suffix);
   for (size_t k = 0; k < N_KINDS; k++)
     if (plan->actions & kinds[k].bit) add_trigger(&b, plan, k);
-  int rc = b.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : db->drv_methods->exec(db, b.p);
+  int rc = b.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : db->driver->exec(db, b.p);
   sqlq__buf_free(&b);
   return rc;
 }
