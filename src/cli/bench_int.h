@@ -86,12 +86,6 @@ typedef struct bench_result {
   long long strays; /* backlog jobs claimed, and given back */
 } bench_result;
 
-/* Time helpers: CLOCK_MONOTONIC in nanoseconds, CLOCK_REALTIME in
-** microseconds, and a sleep of the given microseconds. */
-int64_t bench_monotonic_ns(void);
-int64_t bench_realtime_us(void);
-void bench_sleep_us(long us);
-
 /*
 ** Enqueue total jobs of cfg's payload size at the given priority on cfg's
 ** queue, in batches of batch jobs, each batch stamped with the time it was
