@@ -247,7 +247,7 @@ int cmd_pause(const cli_global *g, int argc, char **argv);
 int cmd_resume(const cli_global *g, int argc, char **argv);
 int cmd_purge(const cli_global *g, int argc, char **argv);
 int cmd_lock(const cli_global *g, int argc, char **argv);
-int cmd_bench(const cli_global *g, int argc, char **argv);
+int cmd_bench(const cli_global *g, int argc, char **argv); /* src/bench/ */
 int cmd_ring(const cli_global *g, int argc, char **argv);
 int cmd_pool(const cli_global *g, int argc, char **argv);
 int cmd_subscribe(const cli_global *g, int argc, char **argv);
