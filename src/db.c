@@ -1,5 +1,7 @@
 /*
-** db.c -- opening and closing handles, schema migrations, transactions.
+** db.c -- opening and closing handles (the driver of the URL's scheme and
+** the URL's options), statements, transactions and the wake-ups their
+** commits owe, and schema migrations.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +11,11 @@
 
 #include "sqlq_int.h"
 
-/* URL schemes of every backend sqlq knows, built in this copy or not, so
-** that a known scheme without its driver says "not built" and an unknown
-** one says "unknown". */
+/* URL schemes of every backend sqlq knows, built in this copy or not.  The
+** one use of backend names in the core, and only for sqlq_open()'s message
+** when no driver of this build takes the scheme: a known scheme says
+** "backend not built", any other "unknown URL scheme".  Which driver opens
+** a URL is the drivers' own lists of schemes (find_driver). */
 static const struct {
   const char *scheme;
   const char *backend;

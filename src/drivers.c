@@ -2,8 +2,8 @@
 ** drivers.c -- the backends this build includes.
 **
 ** The list comes from the build (CMake writes sqlq_drivers.inc with one
-** SQLQ_DRIVER(name) line per backend found), so no code here or elsewhere in
-** the core names a backend.
+** SQLQ_DRIVER(name) line per backend found), so no code here names a
+** backend.
 */
 #include "sqlq_int.h"
 

@@ -4,11 +4,15 @@
 ** Tiers: `sqlq_` is the public API, `sqlq__` is internal to the library,
 ** plain static names stay inside one file.
 **
-** The core (the .c files of src/) holds all queue logic and knows no backend by name.
-** A backend is one `const struct sqlq__driver` (src/driver/NAME*.c) whose
-** differences from the others are data -- capability bits and the text of
-** each SQL statement in its dialect -- or a method, for the few operations
-** whose shape differs between backends (connect, wait, named locks).
+** The core (the .c files of src/) holds all queue logic, and no decision of
+** it depends on a backend's name: the only backend names in it are db.c's
+** table of known URL schemes, used only for sqlq_open()'s message when this
+** build has no driver for a scheme ("backend not built").  A backend is one
+** `const struct sqlq__driver` (src/driver/NAME*.c) whose differences from
+** the others are data -- capability bits and the text of each SQL statement
+** in its dialect -- or a method, for the operations whose shape differs
+** between backends: opening and closing, transactions, statements, waiting
+** and waking, named locks, and the triggers of table subscriptions.
 */
 #ifndef SQLQ_INT_H
 #define SQLQ_INT_H

@@ -1,6 +1,7 @@
 /*
-** util.c -- small helpers of the core: time, hashing, tokens, name
-** validation, socket keepalives.
+** util.c -- small helpers of the core and the drivers: time and deadlines,
+** hashing, tokens, UTF-8 and name validation, socket keepalives, the order
+** of job ids, and the pacing of reconnects (sqlq__backoff).
 */
 #include <math.h>
 #include <netinet/in.h>

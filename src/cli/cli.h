@@ -4,7 +4,10 @@
 ** The tool uses the public API (sqlq.h) only.  Each command lives in its own
 ** file as one function `int cmd_NAME(const cli_global *g, int argc, char **argv)`
 ** that returns the process exit code (sysexits).  argv[0] is the command's
-** name; the command parses its own flags with getopt_long.
+** name; the command parses its own flags with getopt_long.  The helpers
+** declared here are shared by the commands, one concern a file (named in
+** each section below); running other programs is guardian.h's.  `sqlq
+** bench` lives in src/bench/ and uses these helpers too.
 */
 #ifndef SQLQ_CLI_H
 #define SQLQ_CLI_H
@@ -13,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "sqlq.h"
 
@@ -28,7 +32,12 @@ typedef struct cli_global {
   const char *url; /* --url, else $SQLQ_URL, else "sqlite:sqlq.db" */
 } cli_global;
 
-/* Print "sqlq: " + the formatted message + newline on stderr. */
+/* ---------------------------------------------------------------------
+** Failures: one line on stderr and a sysexits code (errors.c).
+*/
+
+/* Print "sqlq: " + the formatted message + newline on stderr, as one line:
+** control characters in the message are printed as '?'. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The exit code for a library status (SQLQ_MISUSE -> 64, SQLQ_TOOBIG -> 65,
@@ -47,24 +56,12 @@ int cli_fail(sqlq_db *db, int status, const char *what);
 ** when it failed, close db, and return the exit code. */
 int cli_done(sqlq_db *db, int rc, const char *what);
 
-/* Parse the value of cmd's --limit flag, a whole number >= 1, into *out.
-** Returns 0, or prints one line and returns EXIT_USAGE. */
-int cli_parse_limit(const char *cmd, const char *s, long long *out);
-
-/* Parse a non-negative number of seconds (fractions allowed) into *out.
-** Returns 0 on success, -1 on garbage. */
-int cli_parse_seconds(const char *s, double *out);
-
-/* Parse a whole number in [min, max] into *out.  Returns 0 or -1. */
-int cli_parse_int(const char *s, long long min, long long max, long long *out);
-
-/* Read all of stdin into a malloc'ed buffer (NUL-terminated, length in
-** *len).  Stops with an error past limit bytes (returns NULL, *len =
-** limit + 1).  The caller frees the buffer. */
-unsigned char *cli_read_stdin(size_t limit, size_t *len);
+/* Print "sqlq: CMD: " + the formatted message + a pointer to CMD --help in
+** one line on stderr and return EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---------------------------------------------------------------------
-** Helpers shared by the commands (util.c).
+** The words of a command line (args.c).
 */
 
 struct option;
@@ -85,46 +82,55 @@ int cli_getopt_allowed(const char *cmd, const char *usage, const char *allowed, 
                        char **argv, const char *shortopts, const struct option *longopts,
                        int *exit_code);
 
-/* Print "sqlq: CMD: " + the formatted message + a pointer to CMD --help in
-** one line on stderr and return EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse the value of cmd's --limit flag, a whole number >= 1, into *out.
+** Returns 0, or prints one line and returns EXIT_USAGE. */
+int cli_parse_limit(const char *cmd, const char *s, long long *out);
+
+/* Parse a non-negative number of seconds (fractions allowed) into *out.
+** Returns 0 on success, -1 on garbage. */
+int cli_parse_seconds(const char *s, double *out);
+
+/* Parse a whole number in [min, max] into *out.  Returns 0 or -1. */
+int cli_parse_int(const char *s, long long min, long long max, long long *out);
 
 /* Check a queue name before any database work: 1 to SQLQ_QUEUE_NAME_MAX
 ** bytes.  Returns 0, or prints one line and returns EXIT_USAGE. */
 int cli_check_queue(const char *cmd, const char *queue);
 
-/* Run argv (execvpe) as a guarded command C, with stdin_fd (unless -1) as
-** its stdin and envp as its environment (NULL: the caller's), and return
-** the pid of its guardian G, or -1 with errno set.  envp needs to stay valid
-** only until this returns (G and C have their copies).  The caller reaps G with waitpid(): G
-** ends the way C did (same exit code, or killed by the same signal, with
-** no core dump), and the caller never sees C.
-**
-** Design: G is a child subreaper (PR_SET_CHILD_SUBREAPER) that forks C and
-** polls a "lifeline" pipe whose only write end the caller holds for life
-** (one pipe for all of a caller's guardians).  End-of-file on it means the
-** caller died, even by SIGKILL: G then SIGKILLs its children, reaps, and
-** repeats until it has none, since the children of each dead process of
-** C's tree become G's, whatever process group or session they moved to;
-** only then does G exit, so what G inherited from the caller by fork (a
-** lock's hold) outlives the whole tree.  C dies with G (PR_SET_PDEATHSIG).
-** When C ends, G exits at once: processes C left in the background are
-** left alone, as a shell or flock(1) would.  C stays in the caller's
-** process group (terminal signals and job control reach it as before).
-**
-** SIGTERM, SIGINT, SIGHUP and SIGQUIT that the caller sends to G are
-** passed on to C; G ignores them from anyone else (a terminal or a kill of
-** the process group reaches C directly).  A signal the caller ignores stays
-** ignored for C; the other signals start with their default action.
-** cli_kill_guarded() kills C's whole tree at once. */
-pid_t cli_spawn_guarded(char **argv, int stdin_fd, char *const *envp);
+/* ---------------------------------------------------------------------
+** Stdin (read_stdin.c).
+*/
 
-/* Tell the guardian G (from cli_spawn_guarded) to SIGKILL its command and
-** every process of the command's tree, as when the caller dies; G then
-** ends as killed by SIGKILL, for the caller to reap.  This is the last
-** step of stopping a command that a SIGTERM (sent to G, passed on to C)
-** did not end within a grace period.  Returns kill()'s result. */
-int cli_kill_guarded(pid_t guardian);
+/* Read all of stdin into a malloc'ed buffer (NUL-terminated, length in
+** *len).  Stops with an error past limit bytes (returns NULL, *len =
+** limit + 1).  The caller frees the buffer. */
+unsigned char *cli_read_stdin(size_t limit, size_t *len);
+
+/* ---------------------------------------------------------------------
+** Time (clock.c).
+*/
+
+/* CLOCK_MONOTONIC in nanoseconds, and in seconds: for timeouts and
+** durations, which a change of the wall clock does not move. */
+int64_t cli_monotonic_ns(void);
+double cli_monotonic_s(void);
+
+/* CLOCK_REALTIME in microseconds since the epoch: for times that other
+** processes compare with theirs. */
+int64_t cli_realtime_us(void);
+
+/* Sleep us microseconds (>= 0), through interrupting signals. */
+void cli_sleep_us(long us);
+
+/* The CLOCK_MONOTONIC time seconds (>= 0; more than 100 years counts as
+** 100 years) from now, for pthread_cond_timedwait() on a condition
+** variable whose clock is CLOCK_MONOTONIC. */
+struct timespec cli_deadline(double seconds);
+
+/* ---------------------------------------------------------------------
+** The environment of the commands the tool runs (command_env.c); running
+** them is guardian.h's.
+*/
 
 /* The environment of the commands that sqlq work and sqlq lock run, for
 ** cli_spawn_guarded(): the caller's environment without SQLQ_URL (which may
@@ -138,6 +144,10 @@ int cli_kill_guarded(pid_t guardian);
 ** change its environment while it uses the result.  NULL when memory ran
 ** out. */
 char **cli_command_env(const cli_global *g, int pass_url, const char *const *names, char ***slots);
+
+/* ---------------------------------------------------------------------
+** Text tables (table.c).
+*/
 
 /* A text table printed with columns padded to their widest cell.  Cells are
 ** copied; the caller keeps ownership of what it passes in. */
@@ -157,6 +167,10 @@ int cli_table_add(cli_table *t, const char *const *row);
 ** free it.  Returns 0, or EXIT_SOFTWARE after one line on stderr when ok is
 ** false or memory ran out. */
 int cli_table_finish(cli_table *t, int ok, const char *cmd);
+
+/* ---------------------------------------------------------------------
+** Commands made of subcommands (subcommand.c).
+*/
 
 /* One subcommand of a command: `int fn(g, argc, argv)` with argv[0] the
 ** subcommand's name, returning the exit code like a command. */
@@ -233,7 +247,7 @@ int cmd_pause(const cli_global *g, int argc, char **argv);
 int cmd_resume(const cli_global *g, int argc, char **argv);
 int cmd_purge(const cli_global *g, int argc, char **argv);
 int cmd_lock(const cli_global *g, int argc, char **argv);
-int cmd_bench(const cli_global *g, int argc, char **argv);
+int cmd_bench(const cli_global *g, int argc, char **argv); /* src/bench/ */
 int cmd_ring(const cli_global *g, int argc, char **argv);
 int cmd_pool(const cli_global *g, int argc, char **argv);
 int cmd_subscribe(const cli_global *g, int argc, char **argv);

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "guardian.h"
 
 static const char usage[] =
   "usage: sqlq [--url URL] lock [OPTIONS] NAME -- CMD [ARGS...]\n"
@@ -157,20 +158,7 @@ typedef struct watcher {
 /* Wait on w->cv, with w->mu held, until w->done or seconds have passed:
 ** returns w->done. */
 static int wait_done(watcher *w, double seconds) {
-  struct timespec until;
-  double whole;
-  if (seconds > 86400.0 * 365 * 100) {
-    seconds = 86400.0 * 365 * 100;
-  }
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  seconds += until.tv_nsec / 1e9;
-  whole = (double)(int64_t)seconds;
-  until.tv_sec += (time_t)whole;
-  until.tv_nsec = (long)((seconds - whole) * 1e9);
-  if (until.tv_nsec >= 1000000000L) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000L;
-  }
+  struct timespec until = cli_deadline(seconds);
   while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT) {}
   return w->done;
 }

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "guardian.h"
 
 static const char usage[] =
   "usage: sqlq [--url URL] work [OPTIONS] QUEUE -- CMD [ARGS...]\n"
@@ -175,12 +176,6 @@ static void on_signal(int sig) {
   errno = saved;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Make the self-pipe and route SIGCHLD, SIGTERM and SIGINT to on_signal. */
 static int install_signals(sqlq_db *db) {
   static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT};
@@ -299,7 +294,7 @@ static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
   s->token = job->token;
   s->lost = 0;
   s->killed = 0;
-  s->next_touch = now() + w->lease / 3;
+  s->next_touch = cli_monotonic_s() + w->lease / 3;
   s->lease_end = claimed_at + w->lease;
   w->running++;
   return 0;
@@ -342,9 +337,9 @@ typedef int (*finish_call_fn)(worker *w, const slot *s, const char *why);
 ** be SQLQ_STALE, which another try after reconnecting gives. */
 static int finish_retrying(worker *w, const slot *s, const char *action, finish_call_fn finish_call,
                            const char *why) {
-  double give_up = now() + w->lease, pause = 0.05;
+  double give_up = cli_monotonic_s() + w->lease, pause = 0.05;
   int rc;
-  while (database_away(w, rc = finish_call(w, s, why), action) && now() < give_up) {
+  while (database_away(w, rc = finish_call(w, s, why), action) && cli_monotonic_s() < give_up) {
     sleep_for_event(pause);
     pause = fmin(pause * 2, AWAY_PAUSE_MAX);
   }
@@ -455,13 +450,13 @@ static void lease_lost(worker *w, slot *s, const char *why) {
             "in %g s if it still runs",
             s->id, why, w->kill_after);
   s->lost = 1;
-  s->kill_at = now() + w->kill_after;
+  s->kill_at = cli_monotonic_s() + w->kill_after;
   kill(s->pid, SIGTERM);
 }
 
 /* Extend the lease of s. */
 static void touch(worker *w, slot *s) {
-  double t = now();
+  double t = cli_monotonic_s();
   int rc = sqlq_touch(w->db, s->id, s->token, w->lease, NULL);
   if (rc == SQLQ_OK) {
     s->lease_end = t + w->lease;
@@ -479,13 +474,13 @@ static void touch_due(worker *w) {
   int i;
   for (i = 0; i < w->concurrency; i++) {
     slot *s = &w->slots[i];
-    if (s->pid != 0 && !s->lost && s->next_touch <= now()) {
+    if (s->pid != 0 && !s->lost && s->next_touch <= cli_monotonic_s()) {
       touch(w, s);
     }
   }
   for (i = 0; i < w->concurrency; i++) {
     slot *s = &w->slots[i];
-    if (s->pid != 0 && !s->lost && s->lease_end <= now()) {
+    if (s->pid != 0 && !s->lost && s->lease_end <= cli_monotonic_s()) {
       lease_lost(w, s, "it ran out before an extension reached the database");
     }
   }
@@ -497,7 +492,7 @@ static void kill_due(worker *w) {
   int i;
   for (i = 0; i < w->concurrency; i++) {
     slot *s = &w->slots[i];
-    if (s->pid != 0 && s->lost && !s->killed && s->kill_at <= now()) {
+    if (s->pid != 0 && s->lost && !s->killed && s->kill_at <= cli_monotonic_s()) {
       cli_error("work: job %" PRId64 ": its command outlived SIGTERM by %g s; SIGKILL", s->id,
                 w->kill_after);
       cli_kill_guarded(s->pid);
@@ -519,7 +514,7 @@ static double until_next_timer(const worker *w) {
       next = fmin(next, s->kill_at);
     }
   }
-  return isinf(next) ? -1 : fmax(0, next - now());
+  return isinf(next) ? -1 : fmax(0, next - cli_monotonic_s());
 }
 
 /* Give back the n jobs the worker claimed but cannot run. */
@@ -538,7 +533,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
   sqlq_claim_options opts = {.lease = w->lease};
   sqlq_job *jobs = NULL;
   int n = 0, i, rc;
-  double claimed_at = now();
+  double claimed_at = cli_monotonic_s();
   if (w->running == w->concurrency) {
     return CLAIM_FULL;
   }

@@ -30,6 +30,15 @@ void cli_format_time(int64_t us, int micros, char *out) {
   }
 }
 
+/* The escape of byte c that is a backslash and one letter ("\\n" for a
+** newline), or NULL when c has none. */
+static const char *short_escape(unsigned char c) {
+  static const char bytes[] = "\\\n\t\r";
+  static const char *const escapes[] = {"\\\\", "\\n", "\\t", "\\r"};
+  const char *at = memchr(bytes, c, sizeof bytes - 1);
+  return at != NULL ? escapes[at - bytes] : NULL;
+}
+
 /* Write len bytes of p into out as printable ASCII: a backslash, \n, \t,
 ** \r and every byte outside 0x20..0x7e are escaped.  Stops before max
 ** bytes of output and ends with "..." when cut.  out needs max + 4 bytes.
@@ -39,20 +48,10 @@ size_t cli_escape(const unsigned char *p, size_t len, size_t max, char *out) {
   for (i = 0; i < len; i++) {
     char one[5];
     size_t n;
-    switch (p[i]) {
-    case '\\':
-      n = (size_t)snprintf(one, sizeof one, "\\\\");
-      break;
-    case '\n':
-      n = (size_t)snprintf(one, sizeof one, "\\n");
-      break;
-    case '\t':
-      n = (size_t)snprintf(one, sizeof one, "\\t");
-      break;
-    case '\r':
-      n = (size_t)snprintf(one, sizeof one, "\\r");
-      break;
-    default:
+    const char *esc = short_escape(p[i]);
+    if (esc != NULL) {
+      n = (size_t)snprintf(one, sizeof one, "%s", esc);
+    } else {
       n = p[i] >= 0x20 && p[i] < 0x7f ? (size_t)snprintf(one, sizeof one, "%c", p[i])
                                       : (size_t)snprintf(one, sizeof one, "\\x%02x", p[i]);
     }

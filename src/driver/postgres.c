@@ -148,7 +148,10 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   return SQLQ_OK;
 }
 
-/* Read the on/off URL option key into *flag (left as it is when absent). */
+/* Read the driver's own URL options into p: notify and
+** worker_synchronous_commit (on/off switches, on and off when absent) and
+** poll_interval (0.001 to 3600 seconds, 1 when absent).  Returns SQLQ_OK,
+** or the status of the first bad option with its message on db. */
 static int read_options(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   p->notify = 1;
   p->poll_interval = 1.0;

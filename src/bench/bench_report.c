@@ -117,7 +117,7 @@ static int bar_shown;
 
 void bench_progress(const char *label, long long done, long long total) {
   if (!bench_bar_enabled() || total <= 0) return;
-  int64_t now = bench_monotonic_ns();
+  int64_t now = cli_monotonic_ns();
   if (done < total && now - bar_drawn_ns < BENCH_BAR_PERIOD_NS) return;
   bar_drawn_ns = now;
   int filled = (int)(done * BENCH_BAR_WIDTH / total);

@@ -1,10 +1,14 @@
 /*
 ** bench_int.h -- declarations shared by the files of `sqlq bench`.
 **
+** The benchmark is part of the sqlq tool (the tool's dispatch calls
+** cmd_bench()) but lives in this folder of its own.  It uses the public
+** API (sqlq.h) and the tool's shared helpers (src/cli/cli.h) only.
+**
 ** cmd_bench.c parses the flags, prepares the database and prints the
 ** result; bench_run.c runs the producers and the workers (threads or
-** processes) of the two measured phases; bench_ops.c runs the ring and
-** pool modes on the same workers; bench_report.c turns the raw
+** processes) of the two measured phases; bench_ops.c runs the ring, pool
+** and drain modes on the same workers; bench_report.c turns the raw
 ** measurements into figures, text, JSON and a progress bar.
 */
 #ifndef SQLQ_BENCH_INT_H
@@ -15,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cli.h"
+#include "../cli/cli.h"
 
 /* The number of bytes at the start of a payload that carry its enqueue
 ** time (microseconds since the epoch, CLOCK_REALTIME, little-endian). */
@@ -85,12 +89,6 @@ typedef struct bench_result {
   double claim_ms;  /* mean non-empty throughput claim; NAN if none */
   long long strays; /* backlog jobs claimed, and given back */
 } bench_result;
-
-/* Time helpers: CLOCK_MONOTONIC in nanoseconds, CLOCK_REALTIME in
-** microseconds, and a sleep of the given microseconds. */
-int64_t bench_monotonic_ns(void);
-int64_t bench_realtime_us(void);
-void bench_sleep_us(long us);
 
 /*
 ** Enqueue total jobs of cfg's payload size at the given priority on cfg's

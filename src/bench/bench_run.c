@@ -49,23 +49,6 @@
 /* A phase that makes no progress for this long is reported as stuck. */
 #define BENCH_STALL_NS (60LL * 1000000000LL)
 
-int64_t bench_monotonic_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-int64_t bench_realtime_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
-
-void bench_sleep_us(long us) {
-  struct timespec ts = {us / 1000000L, (us % 1000000L) * 1000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-}
-
 /* Record the first failure and tell everyone to stop.  Returns 1 when
 ** this is the first failure, else 0. */
 static int bench_fail(bench_shared *sh, int status) {
@@ -81,7 +64,7 @@ void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what
 
 /* Write the current time into the first BENCH_STAMP_BYTES of payload. */
 static void bench_stamp(unsigned char *payload) {
-  uint64_t now = (uint64_t)bench_realtime_us();
+  uint64_t now = (uint64_t)cli_realtime_us();
   for (int i = 0; i < BENCH_STAMP_BYTES; i++) payload[i] = (unsigned char)(now >> (8 * i));
 }
 
@@ -165,7 +148,7 @@ static int bench_claim_size(const bench_config *cfg, bench_shared *sh, int phase
 ** failure. */
 static int bench_idle(const bench_config *cfg, bench_shared *sh, sqlq_db *db, int phase) {
   if (phase == BENCH_PHASE_THROUGHPUT && cfg->backlog > 0) {
-    bench_sleep_us(BENCH_BACKLOG_NAP_US);
+    cli_sleep_us(BENCH_BACKLOG_NAP_US);
     return SQLQ_OK;
   }
   int rc = sqlq_wait(db, cfg->queue, BENCH_WAIT_S);
@@ -242,7 +225,7 @@ static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs, int n,
   if (phase == BENCH_PHASE_LATENCY) {
     atomic_fetch_add(&sh->lat_acked, n);
   } else {
-    bench_atomic_max(&sh->last_ack_ns, bench_monotonic_ns());
+    bench_atomic_max(&sh->last_ack_ns, cli_monotonic_ns());
     atomic_fetch_add(&sh->done, n);
   }
   return SQLQ_OK;
@@ -261,11 +244,11 @@ static int bench_worker_round(const bench_config *cfg, bench_shared *sh, sqlq_db
   if (max == 0) return bench_idle(cfg, sh, db, phase);
   sqlq_job *jobs = NULL;
   int n = 0;
-  int64_t t0 = bench_monotonic_ns();
+  int64_t t0 = cli_monotonic_ns();
   int rc = sqlq_claim(db, cfg->queue, max, NULL, &jobs, &n);
-  int64_t now_us = bench_realtime_us();
+  int64_t now_us = cli_realtime_us();
   if (rc == SQLQ_OK && n > 0 && phase == BENCH_PHASE_THROUGHPUT) {
-    atomic_fetch_add(&sh->claim_ns, bench_monotonic_ns() - t0);
+    atomic_fetch_add(&sh->claim_ns, cli_monotonic_ns() - t0);
     atomic_fetch_add(&sh->claims, 1);
   }
   if (rc != SQLQ_OK) {
@@ -368,18 +351,18 @@ void bench_pool_stop(bench_pool *pool) {
 int bench_await(bench_shared *sh, atomic_llong *counter, long long target, const char *label,
                 long long total) {
   long long seen = atomic_load(counter);
-  int64_t last_move = bench_monotonic_ns();
+  int64_t last_move = cli_monotonic_ns();
   while (seen < target) {
     int status = atomic_load(&sh->status);
     if (status != SQLQ_OK) return status;
-    if (bench_monotonic_ns() - last_move > BENCH_STALL_NS) {
+    if (cli_monotonic_ns() - last_move > BENCH_STALL_NS) {
       cli_error("bench: %s made no progress for 60 s (%lld of %lld)", label, seen, target);
       bench_fail(sh, SQLQ_ERROR);
       return SQLQ_ERROR;
     }
-    bench_sleep_us(BENCH_POLL_US);
+    cli_sleep_us(BENCH_POLL_US);
     long long now = atomic_load(counter);
-    if (now != seen) last_move = bench_monotonic_ns();
+    if (now != seen) last_move = cli_monotonic_ns();
     seen = now;
     if (total > 0) bench_progress(label, seen, total);
   }
@@ -387,14 +370,14 @@ int bench_await(bench_shared *sh, atomic_llong *counter, long long target, const
 }
 
 int bench_await_ready(bench_shared *sh, int workers) {
-  int64_t start = bench_monotonic_ns();
+  int64_t start = cli_monotonic_ns();
   while (atomic_load(&sh->ready) < workers) {
     if (atomic_load(&sh->status) != SQLQ_OK) return atomic_load(&sh->status);
-    if (bench_monotonic_ns() - start > BENCH_STALL_NS) {
+    if (cli_monotonic_ns() - start > BENCH_STALL_NS) {
       cli_error("bench: the workers did not start within 60 s");
       return SQLQ_ERROR;
     }
-    bench_sleep_us(1000);
+    cli_sleep_us(1000);
   }
   return SQLQ_OK;
 }
@@ -506,9 +489,9 @@ static int bench_producers_run(bench_producers *ps, bench_shared *sh) {
 ** and the whole. */
 static int bench_throughput(const bench_config *cfg, bench_shared *sh, bench_producers *ps,
                             bench_result *res) {
-  int64_t t0 = bench_monotonic_ns();
+  int64_t t0 = cli_monotonic_ns();
   int rc = bench_producers_run(ps, sh);
-  int64_t t1 = bench_monotonic_ns();
+  int64_t t1 = cli_monotonic_ns();
   if (rc != SQLQ_OK) return rc;
   rc = bench_await(sh, &sh->done, cfg->jobs, "jobs", cfg->jobs);
   if (rc != SQLQ_OK) return rc;
@@ -558,7 +541,7 @@ static int bench_latency(const bench_config *cfg, bench_shared *sh, sqlq_db *db)
     return SQLQ_NOMEM;
   }
   for (long long i = 0; rc == SQLQ_OK && i < cfg->samples; i++) {
-    bench_sleep_us(BENCH_SAMPLE_PAUSE_US);
+    cli_sleep_us(BENCH_SAMPLE_PAUSE_US);
     rc = bench_one_sample(cfg, sh, db, payload, i);
   }
   free(payload);

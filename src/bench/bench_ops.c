@@ -35,8 +35,7 @@ static void bench_client_main(const bench_config *cfg, bench_shared *sh) {
     bench_fail_call(sh, db, rc, "bench: client open");
   } else {
     long long mine = bench_share(cfg->jobs, cfg->workers, atomic_fetch_add(&sh->ready, 1));
-    while (!atomic_load(&sh->go) && atomic_load(&sh->phase) != BENCH_PHASE_STOP)
-      bench_sleep_us(100);
+    while (!atomic_load(&sh->go) && atomic_load(&sh->phase) != BENCH_PHASE_STOP) cli_sleep_us(100);
     for (long long i = 0; i < mine && atomic_load(&sh->phase) != BENCH_PHASE_STOP; i++) {
       if ((rc = bench_op(cfg, db, payload)) != SQLQ_OK) {
         bench_fail_call(sh, db, rc,
@@ -62,8 +61,7 @@ static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
     bench_fail_call(sh, db, rc, "bench: worker open");
   } else {
     atomic_fetch_add(&sh->ready, 1);
-    while (!atomic_load(&sh->go) && atomic_load(&sh->phase) != BENCH_PHASE_STOP)
-      bench_sleep_us(100);
+    while (!atomic_load(&sh->go) && atomic_load(&sh->phase) != BENCH_PHASE_STOP) cli_sleep_us(100);
     while (atomic_load(&sh->done) < cfg->jobs && atomic_load(&sh->phase) != BENCH_PHASE_STOP) {
       sqlq_job *jobs = NULL;
       int n = 0;
@@ -77,10 +75,10 @@ static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
       }
       sqlq_claimed_free(jobs, n);
       if (n == 0) {
-        bench_sleep_us(100);
+        cli_sleep_us(100);
         continue;
       }
-      if (cfg->work_us) bench_sleep_us((long)(cfg->work_us * n));
+      if (cfg->work_us) cli_sleep_us((long)(cfg->work_us * n));
       if ((rc = sqlq_ack_batch(db, refs, (size_t)n, NULL)) != SQLQ_OK) {
         bench_fail_call(sh, db, rc, "bench: ack");
         break;
@@ -152,10 +150,10 @@ static int bench_ops_time(const bench_config *cfg, bench_shared *sh, double *wal
     .body = cfg->mode == BENCH_MODE_DRAIN ? bench_drainer_main : bench_client_main};
   int rc = bench_pool_start(&pool) == 0 ? SQLQ_OK : SQLQ_ERROR;
   if (rc == SQLQ_OK) rc = bench_await_ready(sh, (int)cfg->workers);
-  int64_t t0 = bench_monotonic_ns();
+  int64_t t0 = cli_monotonic_ns();
   atomic_store(&sh->go, 1);
   if (rc == SQLQ_OK) rc = bench_await(sh, &sh->done, cfg->jobs, bench_ops_unit(cfg), cfg->jobs);
-  *wall_s = (double)(bench_monotonic_ns() - t0) / 1e9;
+  *wall_s = (double)(cli_monotonic_ns() - t0) / 1e9;
   bench_progress_end();
   bench_pool_stop(&pool);
   return rc == SQLQ_OK ? atomic_load(&sh->status) : rc;
