@@ -45,11 +45,11 @@
 extern "C" {
 #endif
 
-#define SQLQ_VERSION_MAJOR 0
-#define SQLQ_VERSION_MINOR 1
+#define SQLQ_VERSION_MAJOR 1
+#define SQLQ_VERSION_MINOR 0
 #define SQLQ_VERSION_PATCH 0
-#define SQLQ_VERSION "0.1.0"
-#define SQLQ_VERSION_NUMBER 1000 /* major*1000000 + minor*1000 + patch */
+#define SQLQ_VERSION "1.0.0"
+#define SQLQ_VERSION_NUMBER 1000000 /* major*1000000 + minor*1000 + patch */
 
 /* The version of the library the program runs with (SQLQ_VERSION and
 ** SQLQ_VERSION_NUMBER of the library, which may be newer than the header
