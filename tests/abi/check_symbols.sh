@@ -12,12 +12,14 @@ set -u
 lib=$1 list=$2
 
 case $lib in
-*.so | *.so.*)
-  # Linker-defined markers (_edata, _end, __bss_start) carry no code.
-  got=$(nm -D --defined-only "$lib" | awk 'NF == 3 && $3 !~ /^(_edata|_end|__bss_start)$/ {print $3}') ;;
-*)
-  got=$(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF == 3 {print $3}') ;;
+*.so | *.so.*) got=$(nm -D --defined-only "$lib") ;;
+*) got=$(nm -g --defined-only "$lib" 2>/dev/null) ;;
 esac
+# Not the library's own: the linker's markers (_edata, _end, __bss_start)
+# and what a sanitizer build adds (AddressSanitizer's __odr_asan.NAME beside
+# each global, the sanitizers' and libFuzzer's coverage hooks).
+got=$(printf '%s\n' "$got" |
+  awk 'NF == 3 && $3 !~ /^(_edata|_end|__bss_start|__odr_asan|__asan|__ubsan|__sanitizer|__sancov)/ {print $3}')
 [ -n "$got" ] || { echo "no symbols read from $lib" >&2; exit 1; }
 
 status=0
