@@ -52,11 +52,11 @@ static void *waiter(void *arg) {
   if (sqlq_open(url, NULL, &db) != SQLQ_OK) die("waiter open", sqlq_errmsg(db));
   for (int taken = 0; taken < rounds;) {
     sqlq_job *jobs = NULL;
-    int n = 0;
+    size_t n = 0;
     if (sqlq_claim(db, TAG, 10, NULL, &jobs, &n) != SQLQ_OK) die("claim", sqlq_errmsg(db));
-    for (int i = 0; i < n; i++) sqlq_ack(db, jobs[i].id, jobs[i].token);
-    sqlq_claimed_free(jobs, n);
-    taken += n;
+    for (size_t i = 0; i < n; i++) sqlq_ack(db, jobs[i].id, jobs[i].token);
+    sqlq_jobs_free(jobs, n);
+    taken += (int)n;
     if (n > 0) continue;
     atomic_store(&asleep, 1);
     sqlq_wait(db, TAG, 5.0);

@@ -18,7 +18,22 @@
 **     any byte, NUL included.
 **   - Times are given in seconds as doubles at the API (fractions allowed)
 **     and stored in the database as integer microseconds since the Unix
-**     epoch, taken from the database's clock.
+**     epoch, taken from the database's clock.  A field that holds such a
+**     point in time ends in _at_us or _until_us; a duration in seconds
+**     has no suffix (lease, delay, backoff, hold, timeout).
+**   - Sizes, lengths and numbers of elements (of an array passed in or
+**     returned, of the jobs a call changed, a limit on how many to return)
+**     are size_t.  Attributes of a job or an item stored in the database
+**     (priority, attempts, uses, the counts of sqlq_stats()) are int or
+**     int64_t like the column they come from.
+**   - Every array the library returns has its own free function, named
+**     after its element type (sqlq_jobs_free() for sqlq_job, ...), that
+**     takes the array and its number of elements and accepts NULL.
+**   - Options structs (sqlq_options, sqlq_claim_options,
+**     sqlq_fail_options) begin with a size_t size member, which the caller
+**     sets to sizeof the struct, best with SQLQ_OPTIONS_INIT().  Every
+**     other field is zero by default, and a zero field takes its default.
+**     See SQLQ_OPTIONS_INIT below and docs/api.md for how they grow.
 */
 #ifndef SQLQ_H
 #define SQLQ_H
@@ -30,8 +45,32 @@
 extern "C" {
 #endif
 
-#define SQLQ_VERSION "0.1.0"
-#define SQLQ_VERSION_NUMBER 1000 /* major*1000000 + minor*1000 + patch */
+#define SQLQ_VERSION_MAJOR 1
+#define SQLQ_VERSION_MINOR 0
+#define SQLQ_VERSION_PATCH 0
+#define SQLQ_VERSION "1.0.0"
+#define SQLQ_VERSION_NUMBER 1000000 /* major*1000000 + minor*1000 + patch */
+
+/* The version of the library the program runs with (SQLQ_VERSION and
+** SQLQ_VERSION_NUMBER of the library, which may be newer than the header
+** the program was compiled with).  The string is static. */
+const char *sqlq_version(void);
+int sqlq_version_number(void);
+
+/*
+** An options struct with its size member set and every other field zero
+** (the defaults):
+**     sqlq_claim_options o = SQLQ_OPTIONS_INIT(sqlq_claim_options);
+**     o.lease = 60;
+** The library reads the first size bytes of the struct: a field a caller
+** compiled against an older, shorter struct does not have takes its
+** default, as a zero field does.  A size of 0 (a struct zeroed without
+** this macro) is refused with SQLQ_MISUSE, so is a size below
+** sizeof(size_t), and so are non-zero bytes beyond the fields this
+** library knows (an option of a newer library it cannot honour).
+*/
+#define SQLQ_OPTIONS_INIT(type) \
+  { .size = sizeof(type) }
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
@@ -69,11 +108,12 @@ const char *sqlq_status_name(int status);
 typedef struct sqlq_db sqlq_db;
 
 /*
-** Options for sqlq_open().  Zero-initialise the struct and set what you
-** need: every zero field takes its default.  Options given in the URL's
-** query string (see below) override these.
+** Options for sqlq_open().  Initialise the struct with SQLQ_OPTIONS_INIT
+** and set what you need: every zero field takes its default.  Options
+** given in the URL's query string (see below) override these.
 */
 typedef struct sqlq_options {
+  size_t size; /* sizeof(sqlq_options): see SQLQ_OPTIONS_INIT */
   /* Largest payload sqlq_enqueue() accepts, in bytes.  0 means the default
   ** of 1 MiB (1048576).  A larger payload is refused with SQLQ_TOOBIG. */
   size_t payload_limit;
@@ -98,7 +138,8 @@ typedef struct sqlq_options {
 ** URL options (after '?', '&'-separated): payload_limit=BYTES,
 ** history=0|1, busy_timeout=SECONDS, and for SQLite sync=off|normal|full.
 **
-** opts may be NULL for the defaults.  Opening does not create the schema;
+** opts may be NULL for the defaults; a bad opts->size fails the open
+** with SQLQ_MISUSE.  Opening does not create the schema;
 ** sqlq_init() does.
 **
 ** Every descriptor a handle opens (sockets, database files, on every
@@ -223,7 +264,7 @@ int sqlq_enqueue_batch(sqlq_db *db, const char *queue, const sqlq_job_spec *spec
 
 /*
 ** A claimed job.  The library owns the memory of the array returned by
-** sqlq_claim() and of every pointer in it, until sqlq_claimed_free().
+** sqlq_claim() and of every pointer in it, until sqlq_jobs_free().
 */
 typedef struct sqlq_job {
   int64_t id;                   /* unique, monotonic job id */
@@ -232,7 +273,7 @@ typedef struct sqlq_job {
   const unsigned char *payload; /* payload bytes, NUL-terminated for convenience */
   size_t payload_len;
   int priority;
-  int attempt; /* this is attempt number `attempt`, counted from 1 */
+  int attempts; /* attempts so far, this one included (counted from 1) */
   int max_attempts;
   int64_t run_at_us;      /* when it became due, microseconds since the epoch */
   int64_t created_at_us;  /* when it was enqueued */
@@ -241,17 +282,19 @@ typedef struct sqlq_job {
   const char *dedupe_key; /* NULL when none */
 } sqlq_job;
 
-/* Options for sqlq_claim().  Zero-initialise; every zero field takes its
-** default. */
+/* Options for sqlq_claim().  Initialise with SQLQ_OPTIONS_INIT; every zero
+** field takes its default. */
 typedef struct sqlq_claim_options {
-  double lease; /* lease length in seconds; default 30 */
+  size_t size;  /* sizeof(sqlq_claim_options): see SQLQ_OPTIONS_INIT */
+  double lease; /* lease length in seconds; 0: the default of 30 */
 } sqlq_claim_options;
 
 /*
-** Claim up to max jobs of queue that are due, in the order priority
-** (descending), run_at, id, and lease them.  On SQLQ_OK, *jobs_out receives
-** an array of *n_out jobs in that order (*n_out may be 0, then *jobs_out is
-** NULL); free it with sqlq_claimed_free().  A job whose lease expired
+** Claim up to max jobs (1 to 100000) of queue that are due, in the order
+** priority (descending), run_at, id, and lease them.  On SQLQ_OK,
+** *jobs_out receives an array of *n_out jobs in that order (*n_out may be
+** 0, then *jobs_out is NULL); free it with sqlq_jobs_free().  opts may be
+** NULL for the defaults.  A job whose lease expired
 ** before it was finished is claimable again (its attempt was counted);
 ** one that expires on its last attempt becomes dead.  A paused queue yields
 ** no jobs and the status SQLQ_PAUSED.
@@ -259,11 +302,11 @@ typedef struct sqlq_claim_options {
 ** Each claim gives the job a new token.  No job is ever handed to two
 ** claimers at once while its lease runs.
 */
-int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_claim_options *opts,
-               sqlq_job **jobs_out, int *n_out);
+int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_claim_options *opts,
+               sqlq_job **jobs_out, size_t *n_out);
 
 /* Free an array returned by sqlq_claim().  Accepts NULL. */
-void sqlq_claimed_free(sqlq_job *jobs, int n);
+void sqlq_jobs_free(sqlq_job *jobs, size_t n);
 
 /*
 ** A reference to one claimed job, for the batch calls.
@@ -290,13 +333,17 @@ int sqlq_ack(sqlq_db *db, int64_t id, int64_t token);
 */
 int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, size_t *acked_out);
 
-/* Options for sqlq_fail(). */
+/* Options for sqlq_fail().  Initialise with SQLQ_OPTIONS_INIT; every zero
+** field takes its default. */
 typedef struct sqlq_fail_options {
+  size_t size; /* sizeof(sqlq_fail_options): see SQLQ_OPTIONS_INIT */
   /* Base of the exponential retry backoff, in seconds: the k-th failed
   ** attempt waits about backoff * 2^(k-1), with +-25% jitter, capped at one
-  ** day.  A negative value means the default of 1 second; 0 retries at
-  ** once. */
+  ** day.  0 means the default of 1 second; a negative value or NaN is
+  ** SQLQ_MISUSE. */
   double backoff;
+  /* Non-zero: the job is ready again at once, without backoff. */
+  int retry_now;
   /* Non-zero: the job becomes dead now, whatever attempts remain. */
   int dead;
 } sqlq_fail_options;
@@ -367,9 +414,13 @@ typedef struct sqlq_queue_stats {
 /*
 ** Counts per queue.  queue may be NULL for every queue known to the
 ** database (any queue that has jobs or was paused).  *stats_out receives an
-** array of *n_out entries sorted by queue name; free it with sqlq_free().
+** array of *n_out entries sorted by queue name; free it with
+** sqlq_queue_stats_free().
 */
 int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out, size_t *n_out);
+
+/* Free an array returned by sqlq_stats().  Accepts NULL. */
+void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
 
 /* Job states as stored in the state column. */
 #define SQLQ_STATE_READY 1 /* ready, due or scheduled */
@@ -395,13 +446,15 @@ typedef struct sqlq_job_info {
 } sqlq_job_info;
 
 /*
-** List jobs of queue in claim order, at most limit (<= 0: all), optionally
+** List jobs of queue in claim order, at most limit (0: all), optionally
 ** only those in state (0 for all states).  Free the array with
-** sqlq_list_free().
+** sqlq_job_infos_free().
 */
-int sqlq_list(sqlq_db *db, const char *queue, int state, int limit, sqlq_job_info **jobs_out,
+int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit, sqlq_job_info **jobs_out,
               size_t *n_out);
-void sqlq_list_free(sqlq_job_info *jobs, size_t n);
+
+/* Free an array returned by sqlq_list().  Accepts NULL. */
+void sqlq_job_infos_free(sqlq_job_info *jobs, size_t n);
 
 /*
 ** Make jobs of queue ready to run now with a fresh count of attempts.  With
@@ -410,13 +463,13 @@ void sqlq_list_free(sqlq_job_info *jobs, size_t n);
 ** the number of jobs changed.  A dead job whose dedupe key is now held by a
 ** newer unfinished job stays dead.
 */
-int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n, int64_t *count_out);
+int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n, size_t *count_out);
 
 /* Delete every job of queue, in every state.  The tokens of running jobs
 ** become stale.  *count_out (may be NULL) receives the number deleted.
 ** queue may hold control characters, which no other call takes, so that a
 ** queue that a plain-SQL writer named so can be emptied. */
-int sqlq_purge(sqlq_db *db, const char *queue, int64_t *count_out);
+int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out);
 
 /* ---------------------------------------------------------------------
 ** Transactions, so that a job commits with the caller's own writes.
@@ -532,17 +585,17 @@ void sqlq_unlock(sqlq_lock *lock);
 ** exists with the same capacity changes nothing and succeeds; with another
 ** capacity it is SQLQ_MISUSE and the ring is left as it is.
 */
-int sqlq_ring_create(sqlq_db *db, const char *ring, int64_t capacity);
+int sqlq_ring_create(sqlq_db *db, const char *ring, size_t capacity);
 
 /*
-** Push one entry of len bytes (any bytes; at most sqlq_payload_limit(),
+** Push one entry of payload_len bytes (any bytes; at most sqlq_payload_limit(),
 ** else SQLQ_TOOBIG) into ring, and return its sequence number in *seq_out
 ** (may be NULL).  SQLQ_NOTFOUND when the ring does not exist.  Inside a
 ** transaction opened with sqlq_begin(), the entry commits with it (and the
 ** ring's other pushers wait for that commit).  Followers (sqlq_ring_wait())
 ** are woken at commit.
 */
-int sqlq_ring_push(sqlq_db *db, const char *ring, const void *payload, size_t len,
+int sqlq_ring_push(sqlq_db *db, const char *ring, const void *payload, size_t payload_len,
                    int64_t *seq_out);
 
 /*
@@ -560,20 +613,20 @@ int sqlq_ring_push_batch(sqlq_db *db, const char *ring, const void *const *paylo
 ** sqlq_ring_entries_free(). */
 typedef struct sqlq_ring_entry {
   int64_t seq;                  /* its sequence number, from 1 */
-  int64_t at_us;                /* when it was pushed, microseconds since the epoch */
+  int64_t pushed_at_us;         /* when it was pushed, microseconds since the epoch */
   const unsigned char *payload; /* payload bytes, NUL-terminated for convenience */
   size_t payload_len;
 } sqlq_ring_entry;
 
 /*
 ** Read the entries of ring whose sequence number is above since (0: from
-** the oldest), oldest first, at most limit (<= 0: all), from one
+** the oldest), oldest first, at most limit (0: all), from one
 ** consistent snapshot of the ring.  *entries_out receives an array of
 ** *n_out entries (NULL when none); free it with sqlq_ring_entries_free().
 ** Entries overwritten before the read are gone: the first entry returned
 ** may then be past since + 1.  SQLQ_NOTFOUND when the ring does not exist.
 */
-int sqlq_ring_read(sqlq_db *db, const char *ring, int64_t since, int limit,
+int sqlq_ring_read(sqlq_db *db, const char *ring, int64_t since, size_t limit,
                    sqlq_ring_entry **entries_out, size_t *n_out);
 
 /* Free an array returned by sqlq_ring_read().  Accepts NULL. */
@@ -613,10 +666,10 @@ int sqlq_ring_drop(sqlq_db *db, const char *ring);
 typedef struct sqlq_pool_item {
   int64_t id; /* unique, in the order items were added */
   const char *item;
-  int64_t last_used_us;  /* when last handed out, 0 when never */
-  int64_t uses;          /* how often it was handed out */
-  int64_t held_until_us; /* while held: when the hold ends; 0 when free */
-  int64_t token;         /* from sqlq_pool_next() with a hold: present it to
+  int64_t last_used_at_us; /* when last handed out, 0 when never */
+  int64_t uses;            /* how often it was handed out */
+  int64_t held_until_us;   /* while held: when the hold ends; 0 when free */
+  int64_t token;           /* from sqlq_pool_next() with a hold: present it to
                              sqlq_pool_release(); 0 otherwise */
 } sqlq_pool_item;
 
@@ -727,10 +780,10 @@ int sqlq_unsubscribe(sqlq_db *db, const char *table, const char *tag);
 typedef struct sqlq_subscription {
   const char *table;
   const char *tag;
-  unsigned actions;   /* SQLQ_ON_* */
-  unsigned flags;     /* SQLQ_SUB_* */
-  int64_t created_us; /* when subscribed, microseconds since the epoch */
-  int status;         /* SQLQ_SUB_ACTIVE, SQLQ_SUB_NO_TABLE, ... */
+  unsigned actions;      /* SQLQ_ON_* */
+  unsigned flags;        /* SQLQ_SUB_* */
+  int64_t created_at_us; /* when subscribed, microseconds since the epoch */
+  int status;            /* SQLQ_SUB_ACTIVE, SQLQ_SUB_NO_TABLE, ... */
 } sqlq_subscription;
 
 /* Every subscription, ordered by table then tag, into *subs_out (*n_out
@@ -739,9 +792,6 @@ int sqlq_subscriptions(sqlq_db *db, sqlq_subscription **subs_out, size_t *n_out)
 
 /* Free an array returned by sqlq_subscriptions().  Accepts NULL. */
 void sqlq_subscriptions_free(sqlq_subscription *subs, size_t n);
-
-/* Free memory the library returned (sqlq_stats()).  Accepts NULL. */
-void sqlq_free(void *p);
 
 #ifdef __cplusplus
 }

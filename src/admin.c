@@ -30,9 +30,8 @@ static int pause_tx(sqlq_db *db, void *arg) {
 }
 
 static int set_paused(sqlq_db *db, const char *queue, int paused) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
-  int rc = sqlq__check_queue(db, queue);
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
   struct queue_op q = {.queue = queue, .flag = paused};
   return sqlq__in_tx(db, SQLQ__TX_WRITE, pause_tx, &q);
@@ -58,14 +57,14 @@ static int retry_tx(sqlq_db *db, void *arg) {
 }
 
 SQLQ__API int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
-                         int64_t *count_out) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
-  int rc = sqlq__check_queue(db, queue);
+                         size_t *count_out) {
+  if (count_out) *count_out = 0;
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
   struct queue_op q = {.queue = queue, .ids = ids, .n_ids = n};
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, retry_tx, &q);
-  if (count_out) *count_out = rc == SQLQ_OK ? q.count : 0;
+  if (count_out) *count_out = rc == SQLQ_OK ? (size_t)q.count : 0;
   return rc;
 }
 
@@ -75,16 +74,16 @@ static int purge_tx(sqlq_db *db, void *arg) {
   return sqlq__run_for_queue(db, SQLQ__SQL_PURGE, q->queue, NULL, &q->count);
 }
 
-SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, int64_t *count_out) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
+SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out) {
+  if (count_out) *count_out = 0;
   /* A queue a plain-SQL writer named with control characters must stay
   ** possible to purge. */
-  int rc = sqlq__check_stored_queue(db, queue);
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_stored_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
   struct queue_op q = {.queue = queue};
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, purge_tx, &q);
-  if (count_out) *count_out = rc == SQLQ_OK ? q.count : 0;
+  if (count_out) *count_out = rc == SQLQ_OK ? (size_t)q.count : 0;
   return rc;
 }
 
@@ -136,12 +135,13 @@ static int stats_tx(sqlq_db *db, void *arg) {
 
 SQLQ__API int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out,
                          size_t *n_out) {
-  if (db == NULL || stats_out == NULL || n_out == NULL) return SQLQ_MISUSE;
-  *stats_out = NULL;
-  *n_out = 0;
-  sqlq__clear_error(db);
-  int rc = queue ? sqlq__check_queue(db, queue) : SQLQ_OK;
+  if (stats_out) *stats_out = NULL;
+  if (n_out) *n_out = 0;
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK && queue) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
+  if (stats_out == NULL || n_out == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "sqlq_stats() needs somewhere to put the counts");
   struct stats s = {queue, NULL, 0};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, stats_tx, &s);
   if (rc != SQLQ_OK) {
@@ -151,6 +151,13 @@ SQLQ__API int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stat
   *stats_out = s.rows;
   *n_out = s.n;
   return SQLQ_OK;
+}
+
+/* The counts hold no pointers: n is there so that every free function of
+** the API takes the same arguments. */
+SQLQ__API void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n) {
+  (void)n;
+  free(stats);
 }
 
 struct list {
@@ -223,20 +230,21 @@ static int list_tx(sqlq_db *db, void *arg) {
   return rc == SQLQ__DONE ? SQLQ_OK : rc;
 }
 
-SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, int limit,
+SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit,
                         sqlq_job_info **jobs_out, size_t *n_out) {
-  if (db == NULL || jobs_out == NULL || n_out == NULL) return SQLQ_MISUSE;
-  *jobs_out = NULL;
-  *n_out = 0;
-  sqlq__clear_error(db);
-  int rc = sqlq__check_queue(db, queue);
+  if (jobs_out) *jobs_out = NULL;
+  if (n_out) *n_out = 0;
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
+  if (jobs_out == NULL || n_out == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "sqlq_list() needs somewhere to put the jobs");
   if (state < 0 || state > SQLQ_STATE_SCHEDULED)
     return sqlq__error(db, SQLQ_MISUSE, "unknown job state %d", state);
-  struct list l = {queue, state, limit, NULL, 0};
+  struct list l = {queue, state, sqlq__limit(limit), NULL, 0};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, list_tx, &l);
   if (rc != SQLQ_OK) {
-    sqlq_list_free(l.rows, l.n);
+    sqlq_job_infos_free(l.rows, l.n);
     return rc;
   }
   *jobs_out = l.rows;
@@ -244,7 +252,7 @@ SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, int limit,
   return SQLQ_OK;
 }
 
-SQLQ__API void sqlq_list_free(sqlq_job_info *jobs, size_t n) {
+SQLQ__API void sqlq_job_infos_free(sqlq_job_info *jobs, size_t n) {
   if (jobs == NULL) return;
   for (size_t i = 0; i < n; i++) {
     free(jobs[i].dedupe_key);

@@ -13,6 +13,7 @@
 #include "sqlq_int.h"
 
 #define DEFAULT_LEASE 30.0
+#define DEFAULT_BACKOFF 1.0
 #define MAX_BACKOFF 86400.0
 #define ERROR_TEXT_MAX 4096
 
@@ -64,7 +65,7 @@ static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t toke
   job->token = token;
   job->priority = (int)d->column_int64(st, 1);
   job->run_at_us = d->column_int64(st, 2);
-  job->attempt = (int)d->column_int64(st, 3);
+  job->attempts = (int)d->column_int64(st, 3);
   job->max_attempts = (int)d->column_int64(st, 4);
   job->created_at_us = d->column_int64(st, 5);
   job->lease_until_us = d->column_int64(st, 6);
@@ -134,19 +135,22 @@ static int claim_tx(sqlq_db *db, void *arg) {
   return SQLQ_OK;
 }
 
-SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_claim_options *opts,
-                         sqlq_job **jobs_out, int *n_out) {
-  if (db == NULL || jobs_out == NULL || n_out == NULL) return SQLQ_MISUSE;
-  *jobs_out = NULL;
-  *n_out = 0;
-  sqlq__clear_error(db);
-  int rc = sqlq__check_queue(db, queue);
+SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_claim_options *opts,
+                         sqlq_job **jobs_out, size_t *n_out) {
+  if (jobs_out) *jobs_out = NULL;
+  if (n_out) *n_out = 0;
+  sqlq_claim_options o;
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__read_options(db, opts, sizeof o, &o, "sqlq_claim_options");
+  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
+  if (jobs_out == NULL || n_out == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "sqlq_claim() needs somewhere to put the jobs");
   if (max < 1 || max > 100000)
-    return sqlq__error(db, SQLQ_MISUSE, "claim count must be 1 to 100000, not %d", max);
-  double lease = opts && opts->lease > 0 ? opts->lease : DEFAULT_LEASE;
-  if (!(lease <= 3.2e9)) return sqlq__error(db, SQLQ_MISUSE, "lease must be at most 3.2e9 seconds");
-  struct claim c = {queue, max, sqlq__seconds_to_us(lease), NULL, 0};
+    return sqlq__error(db, SQLQ_MISUSE, "claim count must be 1 to 100000, not %zu", max);
+  double lease = o.lease > 0 ? o.lease : DEFAULT_LEASE;
+  if ((rc = sqlq__check_seconds(db, lease, 0, "lease")) != SQLQ_OK) return rc;
+  struct claim c = {queue, (int)max, sqlq__seconds_to_us(lease), NULL, 0};
   /* Without a separate reap, the claim statement is the one write.  (Should
   ** copying its rows run out of memory, the jobs it took wait out their
   ** lease.) */
@@ -154,7 +158,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_cla
   if (db->driver->sql[SQLQ__SQL_REAP] == NULL) kind |= SQLQ__TX_SINGLE;
   rc = sqlq__in_tx(db, kind, claim_tx, &c);
   if (rc != SQLQ_OK) {
-    sqlq_claimed_free(c.jobs, c.n);
+    sqlq_jobs_free(c.jobs, (size_t)c.n);
     return rc;
   }
   if (c.n == 0) {
@@ -162,13 +166,13 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_cla
     c.jobs = NULL;
   }
   *jobs_out = c.jobs;
-  *n_out = c.n;
+  *n_out = (size_t)c.n;
   return SQLQ_OK;
 }
 
-SQLQ__API void sqlq_claimed_free(sqlq_job *jobs, int n) {
+SQLQ__API void sqlq_jobs_free(sqlq_job *jobs, size_t n) {
   if (jobs == NULL) return;
-  for (int i = 0; i < n; i++) free((void *)jobs[i].payload);
+  for (size_t i = 0; i < n; i++) free((void *)jobs[i].payload);
   free(jobs);
 }
 
@@ -310,7 +314,9 @@ static int ack_tx(sqlq_db *db, void *arg) {
 }
 
 SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, size_t *acked_out) {
-  if (db == NULL) return SQLQ_MISUSE;
+  if (acked_out) *acked_out = 0;
+  int rc = sqlq__enter(db);
+  if (rc != SQLQ_OK) return rc;
   if (n > 0 && refs == NULL) return sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
   struct acks a = {refs, n, 0, NULL};
   /* One statement acks them all when the dialect has the array form (see
@@ -319,7 +325,7 @@ SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, si
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
   if ((has_ack_array(db) && sqlq__array_rows(db, n) == n) || (n == 1 && !db->keep_history))
     kind |= SQLQ__TX_SINGLE;
-  int rc = n ? sqlq__in_tx(db, kind, ack_tx, &a) : SQLQ_OK;
+  rc = n ? sqlq__in_tx(db, kind, ack_tx, &a) : SQLQ_OK;
   if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? a.acked : 0;
   return rc;
 }
@@ -405,17 +411,20 @@ static int fail_tx(sqlq_db *db, void *arg) {
 
 SQLQ__API int sqlq_fail(sqlq_db *db, int64_t id, int64_t token, const char *error,
                         const sqlq_fail_options *opts) {
-  if (db == NULL) return SQLQ_MISUSE;
-  struct finish f = {.id = id, .token = token, .backoff = 1.0};
-  if (opts) {
-    f.dead = opts->dead;
-    if (opts->backoff >= 0) f.backoff = opts->backoff;
-  }
-  if (!(f.backoff <= MAX_BACKOFF)) f.backoff = MAX_BACKOFF;
+  sqlq_fail_options o;
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__read_options(db, opts, sizeof o, &o, "sqlq_fail_options");
+  if (rc != SQLQ_OK) return rc;
+  if (!(o.backoff >= 0)) return sqlq__error(db, SQLQ_MISUSE, "backoff must be 0 or more seconds");
+  struct finish f = {.id = id, .token = token, .dead = o.dead, .backoff = DEFAULT_BACKOFF};
+  if (o.retry_now)
+    f.backoff = 0;
+  else if (o.backoff > 0)
+    f.backoff = o.backoff < MAX_BACKOFF ? o.backoff : MAX_BACKOFF;
   char *text = clean_error(error);
   if (text == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   f.error = text;
-  int rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY, fail_tx, &f);
+  rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY, fail_tx, &f);
   free(text);
   return rc;
 }
@@ -435,9 +444,9 @@ static int release_tx(sqlq_db *db, void *arg) {
 }
 
 SQLQ__API int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay) {
-  if (db == NULL) return SQLQ_MISUSE;
-  if (!(delay >= 0 && delay <= 3.2e9))
-    return sqlq__error(db, SQLQ_MISUSE, "release delay must be 0 to 3.2e9 seconds");
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_seconds(db, delay, 1, "release delay");
+  if (rc != SQLQ_OK) return rc;
   struct finish f = {.id = id, .token = token, .delay = delay};
   return sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY | SQLQ__TX_SINGLE, release_tx, &f);
 }
@@ -454,11 +463,11 @@ static int touch_tx(sqlq_db *db, void *arg) {
 
 SQLQ__API int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease,
                          int64_t *lease_until_out) {
-  if (db == NULL) return SQLQ_MISUSE;
-  if (!(lease > 0 && lease <= 3.2e9))
-    return sqlq__error(db, SQLQ_MISUSE, "lease must be more than 0 and at most 3.2e9 seconds");
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_seconds(db, lease, 0, "lease");
+  if (rc != SQLQ_OK) return rc;
   struct finish f = {.id = id, .token = token, .lease = lease};
-  int rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_SINGLE, touch_tx, &f);
+  rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_SINGLE, touch_tx, &f);
   if (rc == SQLQ_OK && lease_until_out) *lease_until_out = f.lease_until;
   return rc;
 }

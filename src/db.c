@@ -94,13 +94,16 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
   *out = db;
   if (db == NULL) return SQLQ_NOMEM;
   db->wake_fd = -1;
-  db->payload_limit = opts && opts->payload_limit ? opts->payload_limit : 1024 * 1024;
-  db->keep_history = opts ? opts->keep_history : 0;
-  db->busy_timeout = opts && opts->busy_timeout > 0 ? opts->busy_timeout : 5.0;
+  sqlq_options o;
+  int rc = sqlq__read_options(db, opts, sizeof o, &o, "sqlq_options");
+  if (rc != SQLQ_OK) return rc;
+  db->payload_limit = o.payload_limit ? o.payload_limit : 1024 * 1024;
+  db->keep_history = o.keep_history;
+  db->busy_timeout = o.busy_timeout > 0 ? o.busy_timeout : 5.0;
 
   sqlq__url url;
   char err[256];
-  int rc = sqlq__url_parse(url_text, &url, err, sizeof err);
+  rc = sqlq__url_parse(url_text, &url, err, sizeof err);
   if (rc != SQLQ_OK) return sqlq__error(db, rc, "%s", rc == SQLQ_NOMEM ? "out of memory" : err);
   db->url_redacted = strdup(url.redacted);
   const sqlq__driver *drv = find_driver(url.scheme);
@@ -267,15 +270,9 @@ static int commit_and_wake(sqlq_db *db) {
   return SQLQ_OK;
 }
 
-static int check_ready(sqlq_db *db) {
-  if (db == NULL) return SQLQ_MISUSE;
-  if (db->driver == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
-  return SQLQ_OK;
-}
-
+/* The caller, a public entry point, has run sqlq__enter(). */
 int sqlq__in_tx(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *db, void *arg), void *arg) {
-  int rc = check_ready(db);
-  if (rc != SQLQ_OK) return rc;
+  int rc;
   sqlq__clear_error(db);
   if (db->in_user_tx) return fn(db, arg);
   for (int attempt = 1;; attempt++) {
@@ -296,7 +293,7 @@ int sqlq__in_tx(sqlq_db *db, unsigned kind, int (*fn)(sqlq_db *db, void *arg), v
 }
 
 SQLQ__API int sqlq_begin(sqlq_db *db) {
-  int rc = check_ready(db);
+  int rc = sqlq__enter(db);
   if (rc != SQLQ_OK) return rc;
   if (db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE, "a transaction is already open on this handle");
@@ -306,7 +303,7 @@ SQLQ__API int sqlq_begin(sqlq_db *db) {
 }
 
 SQLQ__API int sqlq_commit(sqlq_db *db) {
-  int rc = check_ready(db);
+  int rc = sqlq__enter(db);
   if (rc != SQLQ_OK) return rc;
   if (!db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "no transaction is open on this handle");
   sqlq__clear_error(db);
@@ -317,7 +314,7 @@ SQLQ__API int sqlq_commit(sqlq_db *db) {
 }
 
 SQLQ__API int sqlq_rollback(sqlq_db *db) {
-  int rc = check_ready(db);
+  int rc = sqlq__enter(db);
   if (rc != SQLQ_OK) return rc;
   if (!db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "no transaction is open on this handle");
   sqlq__clear_error(db);
@@ -370,9 +367,11 @@ static int migrate(sqlq_db *db, void *arg) {
 
 SQLQ__API int sqlq_init(sqlq_db *db, int *version_out) {
   int version = 0;
-  if (db && db->in_user_tx)
+  int rc = sqlq__enter(db);
+  if (rc != SQLQ_OK) return rc;
+  if (db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_init cannot run inside a transaction");
-  int rc = sqlq__in_tx(db, SQLQ__TX_WRITE, migrate, &version);
+  rc = sqlq__in_tx(db, SQLQ__TX_WRITE, migrate, &version);
   if (version_out) *version_out = version;
   return rc;
 }

@@ -10,8 +10,9 @@
 /* Check one job spec against the handle's limits.  index and n place it
 ** in a batch for the message. */
 static int check_spec(sqlq_db *db, const sqlq_job_spec *spec, size_t index, size_t n) {
-  char where[48] = "";
+  char where[48] = "", delay[64];
   if (n > 1) snprintf(where, sizeof where, "job %zu of the batch: ", index);
+  snprintf(delay, sizeof delay, "%sdelay", where);
   if (spec->payload == NULL && spec->payload_len > 0)
     return sqlq__error(db, SQLQ_MISUSE, "%spayload is NULL but its length is %zu", where,
                        spec->payload_len);
@@ -20,9 +21,8 @@ static int check_spec(sqlq_db *db, const sqlq_job_spec *spec, size_t index, size
                        where, spec->payload_len, db->payload_limit);
   if (spec->max_attempts < 0)
     return sqlq__error(db, SQLQ_MISUSE, "%smax_attempts is negative", where);
-  if (!(spec->delay >= 0) || spec->delay > 3.2e9)
-    return sqlq__error(db, SQLQ_MISUSE, "%sdelay must be 0 to 3.2e9 seconds", where);
-  int rc = sqlq__check_key(db, spec->dedupe_key, "dedupe key");
+  int rc = sqlq__check_seconds(db, spec->delay, 1, delay);
+  if (rc == SQLQ_OK) rc = sqlq__check_key(db, spec->dedupe_key, "dedupe key");
   if (rc == SQLQ_OK) rc = sqlq__check_key(db, spec->group_key, "group key");
   return rc;
 }
@@ -177,9 +177,8 @@ static int insert_batch(sqlq_db *db, void *arg) {
 ** the last one was folded into an unfinished job with its dedupe key. */
 static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
                    int64_t *ids, int *duplicate) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
-  int rc = sqlq__check_queue(db, queue);
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
   if (n > 0 && specs == NULL) return sqlq__error(db, SQLQ_MISUSE, "job spec is NULL");
   for (size_t i = 0; i < n; i++)

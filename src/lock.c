@@ -9,7 +9,6 @@
 
 /* Check the arguments of a lock call. */
 static int check_lock(sqlq_db *db, const void *name, size_t name_len, double timeout) {
-  if (db->driver == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
   if (!(db->driver->caps & SQLQ__CAP_LOCKS))
     return sqlq__error(db, SQLQ_MISUSE, "the %s backend has no named locks", db->driver->name);
   if (name == NULL || name_len == 0) return sqlq__error(db, SQLQ_MISUSE, "lock name is empty");
@@ -41,17 +40,17 @@ static int take(sqlq_db *db, const void *name, size_t name_len, double timeout, 
 
 SQLQ__API int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, double timeout,
                                 sqlq_lock **lock_out) {
-  if (db == NULL || lock_out == NULL) return SQLQ_MISUSE;
-  *lock_out = NULL;
-  sqlq__clear_error(db);
-  int rc = check_lock(db, name, name_len, timeout);
+  if (lock_out) *lock_out = NULL;
+  int rc = sqlq__enter(db);
+  if (rc != SQLQ_OK) return rc;
+  if (lock_out == NULL) return sqlq__error(db, SQLQ_MISUSE, "sqlq_lock_acquire() needs lock_out");
+  rc = check_lock(db, name, name_len, timeout);
   return rc == SQLQ_OK ? take(db, name, name_len, timeout, &db->locks, lock_out) : rc;
 }
 
 SQLQ__API int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, double timeout) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
-  int rc = check_lock(db, name, name_len, timeout);
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = check_lock(db, name, name_len, timeout);
   if (rc != SQLQ_OK) return rc;
   if (!db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE,

@@ -18,8 +18,8 @@
 #include "sqlq_int.h"
 
 static int check_pool(sqlq_db *db, const char *pool) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
+  int rc = sqlq__enter(db);
+  if (rc != SQLQ_OK) return rc;
   return sqlq__check_text(db, pool, SQLQ_QUEUE_NAME_MAX, "pool name");
 }
 
@@ -153,7 +153,7 @@ static int add_item(sqlq_db *db, sqlq__stmt *st, struct pool_op *o, size_t *cap)
   sqlq_pool_item *it = &o->items[o->n++];
   it->id = d->column_int64(st, 0);
   it->item = copy;
-  it->last_used_us = d->column_int64(st, 2);
+  it->last_used_at_us = d->column_int64(st, 2);
   it->uses = d->column_int64(st, 3);
   it->held_until_us = d->column_is_null(st, 4) ? 0 : d->column_int64(st, 4);
   it->token = it->held_until_us ? o->token : 0;

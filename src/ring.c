@@ -30,8 +30,8 @@ static const char *ring_channel(const char *ring, char *buf) {
 }
 
 static int check_ring(sqlq_db *db, const char *ring) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
+  int rc = sqlq__enter(db);
+  if (rc != SQLQ_OK) return rc;
   return sqlq__check_text(db, ring, SQLQ_QUEUE_NAME_MAX, "ring name");
 }
 
@@ -87,13 +87,13 @@ static int create_tx(sqlq_db *db, void *arg) {
   return SQLQ_OK;
 }
 
-SQLQ__API int sqlq_ring_create(sqlq_db *db, const char *ring, int64_t capacity) {
+SQLQ__API int sqlq_ring_create(sqlq_db *db, const char *ring, size_t capacity) {
   int rc = check_ring(db, ring);
   if (rc != SQLQ_OK) return rc;
   if (capacity < 1 || capacity > SQLQ_RING_CAPACITY_MAX)
-    return sqlq__error(db, SQLQ_MISUSE, "ring capacity must be 1 to %d entries, not %lld",
-                       SQLQ_RING_CAPACITY_MAX, (long long)capacity);
-  struct create c = {ring, capacity};
+    return sqlq__error(db, SQLQ_MISUSE, "ring capacity must be 1 to %d entries, not %zu",
+                       SQLQ_RING_CAPACITY_MAX, capacity);
+  struct create c = {ring, (int64_t)capacity};
   return sqlq__in_tx(db, SQLQ__TX_WRITE, create_tx, &c);
 }
 
@@ -212,10 +212,10 @@ SQLQ__API int sqlq_ring_push_batch(sqlq_db *db, const char *ring, const void *co
   return rc;
 }
 
-SQLQ__API int sqlq_ring_push(sqlq_db *db, const char *ring, const void *payload, size_t len,
+SQLQ__API int sqlq_ring_push(sqlq_db *db, const char *ring, const void *payload, size_t payload_len,
                              int64_t *seq_out) {
   const void *payloads[1] = {payload};
-  size_t lens[1] = {len};
+  size_t lens[1] = {payload_len};
   return sqlq_ring_push_batch(db, ring, payloads, lens, 1, seq_out);
 }
 
@@ -249,7 +249,7 @@ static int add_entry(sqlq_db *db, sqlq__stmt *st, struct read *r, size_t *cap) {
   copy[len] = '\0';
   sqlq_ring_entry *e = &r->entries[r->n++];
   e->seq = d->column_int64(st, 0);
-  e->at_us = d->column_int64(st, 1);
+  e->pushed_at_us = d->column_int64(st, 1);
   e->payload = copy;
   e->payload_len = len;
   return SQLQ_OK;
@@ -279,13 +279,15 @@ SQLQ__API void sqlq_ring_entries_free(sqlq_ring_entry *entries, size_t n) {
   free(entries);
 }
 
-SQLQ__API int sqlq_ring_read(sqlq_db *db, const char *ring, int64_t since, int limit,
+SQLQ__API int sqlq_ring_read(sqlq_db *db, const char *ring, int64_t since, size_t limit,
                              sqlq_ring_entry **entries_out, size_t *n_out) {
-  *entries_out = NULL;
-  *n_out = 0;
+  if (entries_out) *entries_out = NULL;
+  if (n_out) *n_out = 0;
   int rc = check_ring(db, ring);
   if (rc != SQLQ_OK) return rc;
-  struct read r = {ring, since < 0 ? 0 : since, limit, NULL, 0};
+  if (entries_out == NULL || n_out == NULL)
+    return sqlq__error(db, SQLQ_MISUSE, "sqlq_ring_read() needs somewhere to put the entries");
+  struct read r = {ring, since < 0 ? 0 : since, sqlq__limit(limit), NULL, 0};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, read_tx, &r);
   if (rc != SQLQ_OK) {
     sqlq_ring_entries_free(r.entries, r.n);

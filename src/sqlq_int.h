@@ -464,6 +464,31 @@ int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)
 /* Clear the error state of db. */
 void sqlq__clear_error(sqlq_db *db);
 
+/* The prologue of every public call on a handle: SQLQ_MISUSE when db is
+** NULL (nothing is recorded: there is no handle) or failed to open (the
+** reason is recorded on db); else clears db's error and returns SQLQ_OK. */
+int sqlq__enter(sqlq_db *db);
+
+/* A public limit on how many rows to return (0: all) as the int the
+** statements bind (0: all, also for a limit past INT_MAX). */
+int sqlq__limit(size_t limit);
+
+/* The longest duration a call takes, in seconds (about 100 years): far
+** from overflowing int64_t microseconds or monotonic nanoseconds. */
+#define SQLQ__SECONDS_MAX 3.2e9
+/* SQLQ_OK when seconds is a number from 0 (zero_ok) or above 0 (not
+** zero_ok) to SQLQ__SECONDS_MAX; else SQLQ_MISUSE, recorded on db with
+** what (e.g. "lease") as the name of the value. */
+int sqlq__check_seconds(sqlq_db *db, double seconds, int zero_ok, const char *what);
+
+/* Copy a caller's options struct opts (NULL: every default), whose first
+** member size_t size says how many bytes it has, into out, a struct of
+** this library of known bytes: the fields past size are zero (their
+** defaults).  SQLQ_MISUSE, recorded on db with what (the struct's name),
+** for a size below sizeof(size_t) or for non-zero bytes past known (an
+** option of a newer library).  See SQLQ_OPTIONS_INIT in sqlq.h. */
+int sqlq__read_options(sqlq_db *db, const void *opts, size_t known, void *out, const char *what);
+
 /* An error recorded on a handle, kept aside while cleanup that may record
 ** errors of its own runs, then put back. */
 typedef struct sqlq__saved_error {

@@ -39,8 +39,8 @@ static unsigned action_bit(const void *name, size_t len) {
 /* The common checks of every call; SQLQ_UNAVAILABLE when the dialect has
 ** no subscriptions (its schema stops below version 3). */
 static int check_db(sqlq_db *db) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
+  int rc = sqlq__enter(db);
+  if (rc != SQLQ_OK) return rc;
   if (db->driver->sub_triggers == NULL || db->driver->sql[SQLQ__SQL_SUB_ADD] == NULL)
     return sqlq__error(db, SQLQ_UNAVAILABLE, "the %s backend has no table subscriptions",
                        db->driver->name);
@@ -419,7 +419,7 @@ static int read_list(sqlq_db *db, struct listing *l) {
     s->tag = tag;
     s->actions = bit;
     s->flags = d->column_int64(st, 3) ? SQLQ_SUB_ROWS : 0;
-    s->created_us = d->column_int64(st, 4);
+    s->created_at_us = d->column_int64(st, 4);
     s->status = SQLQ_SUB_ACTIVE;
   }
   d->reset(st);

@@ -39,9 +39,11 @@ void sqlq__keepalive(int fd) {
 }
 
 int64_t sqlq__monotonic_after(double seconds) {
-  /* 3.2e9 s (about 100 years) added to the clock's few years since boot
-  ** stays far from INT64_MAX nanoseconds. */
-  double ns = !(seconds > 0) ? 0 : seconds > 3.2e9 ? 3.2e18 : seconds * 1e9;
+  /* SQLQ__SECONDS_MAX added to the clock's few years since boot stays far
+  ** from INT64_MAX nanoseconds. */
+  double ns = !(seconds > 0)                ? 0
+              : seconds > SQLQ__SECONDS_MAX ? SQLQ__SECONDS_MAX * 1e9
+                                            : seconds * 1e9;
   return sqlq__monotonic_ns() + (int64_t)ns;
 }
 
@@ -125,10 +127,6 @@ int64_t sqlq__new_token(void) {
     t &= UINT64_C(0x7fffffffffffffff);
   }
   return (int64_t)t;
-}
-
-SQLQ__API void sqlq_free(void *p) {
-  free(p);
 }
 
 int sqlq__poll_ms(int64_t deadline_ns) {

@@ -169,7 +169,6 @@ int sqlq__deadline(sqlq_db *db, double timeout, int64_t *deadline_ns) {
 
 int sqlq__wait_on(sqlq_db *db, const char *channel, sqlq__wait_check check, void *arg,
                   int64_t deadline_ns) {
-  if (db->driver == NULL) return sqlq__error(db, SQLQ_MISUSE, "the database handle failed to open");
   if (db->in_user_tx) return sqlq__error(db, SQLQ_MISUSE, "cannot wait inside a transaction");
   struct waiter w = {db, channel, 0, NULL};
   struct check c = {check, arg, -1};
@@ -181,10 +180,9 @@ int sqlq__wait_on(sqlq_db *db, const char *channel, sqlq__wait_check check, void
 }
 
 SQLQ__API int sqlq_wait(sqlq_db *db, const char *queue, double timeout) {
-  if (db == NULL) return SQLQ_MISUSE;
-  sqlq__clear_error(db);
   int64_t deadline = -1;
-  int rc = sqlq__check_queue(db, queue);
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc == SQLQ_OK) rc = sqlq__deadline(db, timeout, &deadline);
   if (rc == SQLQ_OK) rc = sqlq__wait_on(db, queue, job_due, (void *)queue, deadline);
   if (rc == SQLQ_TIMEOUT)

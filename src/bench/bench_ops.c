@@ -64,22 +64,22 @@ static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
     while (!atomic_load(&sh->go) && atomic_load(&sh->phase) != BENCH_PHASE_STOP) cli_sleep_us(100);
     while (atomic_load(&sh->done) < cfg->jobs && atomic_load(&sh->phase) != BENCH_PHASE_STOP) {
       sqlq_job *jobs = NULL;
-      int n = 0;
-      if ((rc = sqlq_claim(db, cfg->queue, (int)cfg->batch, NULL, &jobs, &n)) != SQLQ_OK) {
+      size_t n = 0;
+      if ((rc = sqlq_claim(db, cfg->queue, (size_t)cfg->batch, NULL, &jobs, &n)) != SQLQ_OK) {
         bench_fail_call(sh, db, rc, "bench: claim");
         break;
       }
-      for (int i = 0; i < n; i++) {
+      for (size_t i = 0; i < n; i++) {
         refs[i].id = jobs[i].id;
         refs[i].token = jobs[i].token;
       }
-      sqlq_claimed_free(jobs, n);
+      sqlq_jobs_free(jobs, n);
       if (n == 0) {
         cli_sleep_us(100);
         continue;
       }
       if (cfg->work_us) cli_sleep_us((long)(cfg->work_us * n));
-      if ((rc = sqlq_ack_batch(db, refs, (size_t)n, NULL)) != SQLQ_OK) {
+      if ((rc = sqlq_ack_batch(db, refs, n, NULL)) != SQLQ_OK) {
         bench_fail_call(sh, db, rc, "bench: ack");
         break;
       }
@@ -97,7 +97,7 @@ static int bench_count_ready(bench_config *cfg, sqlq_db *db) {
   size_t n = 0;
   int rc = sqlq_stats(db, cfg->queue, &stats, &n);
   cfg->jobs = rc == SQLQ_OK && n == 1 ? stats[0].ready : 0;
-  sqlq_free(stats);
+  sqlq_queue_stats_free(stats, n);
   if (rc != SQLQ_OK) {
     cli_fail(db, rc, "bench: stats");
   } else if (cfg->jobs == 0) {

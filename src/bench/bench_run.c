@@ -243,9 +243,10 @@ static int bench_worker_round(const bench_config *cfg, bench_shared *sh, sqlq_db
   int max = bench_claim_size(cfg, sh, phase);
   if (max == 0) return bench_idle(cfg, sh, db, phase);
   sqlq_job *jobs = NULL;
-  int n = 0;
+  size_t got = 0;
   int64_t t0 = cli_monotonic_ns();
-  int rc = sqlq_claim(db, cfg->queue, max, NULL, &jobs, &n);
+  int rc = sqlq_claim(db, cfg->queue, (size_t)max, NULL, &jobs, &got);
+  int n = (int)got;
   int64_t now_us = cli_realtime_us();
   if (rc == SQLQ_OK && n > 0 && phase == BENCH_PHASE_THROUGHPUT) {
     atomic_fetch_add(&sh->claim_ns, cli_monotonic_ns() - t0);
@@ -269,7 +270,7 @@ static int bench_worker_round(const bench_config *cfg, bench_shared *sh, sqlq_db
     if (phase == BENCH_PHASE_LATENCY) bench_record_latency(sh, jobs, n, now_us);
     rc = bench_ack(sh, db, jobs, n, refs, phase);
   }
-  sqlq_claimed_free(jobs, claimed);
+  sqlq_jobs_free(jobs, got);
   return rc;
 }
 

@@ -147,12 +147,12 @@ static int do_resume(sqlq_db *db, const char *queue) {
 }
 
 static int do_purge(sqlq_db *db, const char *queue) {
-  int64_t count = 0;
+  size_t count = 0;
   int rc = sqlq_purge(db, queue, &count);
   if (rc != SQLQ_OK) {
     return cli_fail(db, rc, "purge");
   }
-  printf("%" PRId64 " jobs purged\n", count);
+  printf("%zu jobs purged\n", count);
   return 0;
 }
 
@@ -267,7 +267,7 @@ int cmd_stats(const cli_global *g, int argc, char **argv) {
   } else {
     code = json ? print_stats_json(st, n) : print_stats_table(st, n);
   }
-  sqlq_free(st);
+  sqlq_queue_stats_free(st, n);
   sqlq_close(db);
   return code;
 }
@@ -385,13 +385,13 @@ int cmd_jobs(const cli_global *g, int argc, char **argv) {
   if ((db = cli_open(g, &code)) == NULL) {
     return code;
   }
-  rc = sqlq_list(db, argv[optind], state, (int)limit, &jobs, &n);
+  rc = sqlq_list(db, argv[optind], state, (size_t)limit, &jobs, &n);
   if (rc != SQLQ_OK) {
     code = cli_fail(db, rc, "jobs");
   } else {
     code = json ? print_jobs_json(jobs, n) : print_jobs_table(jobs, n);
   }
-  sqlq_list_free(jobs, n);
+  sqlq_job_infos_free(jobs, n);
   sqlq_close(db);
   return code;
 }
@@ -426,7 +426,8 @@ int cmd_retry(const cli_global *g, int argc, char **argv) {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  int64_t *ids = NULL, count = 0;
+  int64_t *ids = NULL;
+  size_t count = 0;
   sqlq_db *db;
   int c, dead = 0, code, rc, n_ids;
 
@@ -453,7 +454,7 @@ int cmd_retry(const cli_global *g, int argc, char **argv) {
   if ((db = cli_open(g, &code)) != NULL) {
     rc = sqlq_retry(db, argv[optind], ids, (size_t)n_ids, &count);
     if (rc == SQLQ_OK) {
-      printf("%" PRId64 " jobs retried\n", count);
+      printf("%zu jobs retried\n", count);
     } else {
       code = cli_fail(db, rc, "retry");
     }

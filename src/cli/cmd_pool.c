@@ -147,7 +147,7 @@ static json_t *item_json(const sqlq_pool_item *it, int with_token) {
   json_object_set_new(o, "item", cli_json_text(it->item));
   json_object_set_new(o, "id", json_integer(it->id));
   json_object_set_new(o, "uses", json_integer(it->uses));
-  json_object_set_new(o, "last_used", time_json(it->last_used_us));
+  json_object_set_new(o, "last_used", time_json(it->last_used_at_us));
   json_object_set_new(o, "held_until", time_json(it->held_until_us));
   if (with_token) {
     json_object_set_new(o, "token", it->token ? json_integer(it->token) : json_null());
@@ -164,11 +164,11 @@ static int print_table(const sqlq_pool_item *items, size_t n) {
     char uses[24], last[CLI_TIME_SIZE], held[CLI_TIME_SIZE];
     const char *row[4];
     snprintf(uses, sizeof uses, "%" PRId64, items[i].uses);
-    cli_format_time(items[i].last_used_us, 1, last);
+    cli_format_time(items[i].last_used_at_us, 1, last);
     cli_format_time(items[i].held_until_us, 1, held);
     row[0] = items[i].item;
     row[1] = uses;
-    row[2] = items[i].last_used_us ? last : "-";
+    row[2] = items[i].last_used_at_us ? last : "-";
     row[3] = items[i].held_until_us ? held : "-";
     ok = cli_table_add(&t, row) == 0;
   }

@@ -82,7 +82,7 @@ static int ring_create(const cli_global *g, int argc, char **argv) {
   if ((db = cli_open(g, &code)) == NULL) {
     return code;
   }
-  return cli_done(db, sqlq_ring_create(db, argv[optind], capacity), "ring create");
+  return cli_done(db, sqlq_ring_create(db, argv[optind], (size_t)capacity), "ring create");
 }
 
 static int ring_drop(const cli_global *g, int argc, char **argv) {
@@ -153,7 +153,7 @@ static void stop_following(int sig) {
 static json_t *entry_json(const sqlq_ring_entry *e) {
   char at[CLI_TIME_SIZE];
   json_t *o = json_object();
-  cli_format_time(e->at_us, 1, at);
+  cli_format_time(e->pushed_at_us, 1, at);
   json_object_set_new(o, "seq", json_integer(e->seq));
   json_object_set_new(o, "at", json_string(at));
   cli_json_set_payload(o, e->payload, e->payload_len);
@@ -188,7 +188,7 @@ static int read_once(sqlq_db *db, const char *ring, int64_t *since, int limit, i
                      int follow) {
   sqlq_ring_entry *entries = NULL;
   size_t n = 0;
-  int code, rc = sqlq_ring_read(db, ring, *since, limit, &entries, &n);
+  int code, rc = sqlq_ring_read(db, ring, *since, (size_t)limit, &entries, &n);
   if (rc != SQLQ_OK) {
     return cli_fail(db, rc, "ring read");
   }

@@ -156,7 +156,7 @@ static json_t *subscription_json(const sqlq_subscription *s) {
   for (size_t i = 0; on && i < N_ACTION_NAMES; i++)
     if (s->actions & action_names[i].bit)
       json_array_append_new(on, json_string(action_names[i].name));
-  cli_format_time(s->created_us, 1, created);
+  cli_format_time(s->created_at_us, 1, created);
   json_object_set_new(o, "table", cli_json_text(s->table));
   json_object_set_new(o, "tag", cli_json_text(s->tag));
   json_object_set_new(o, "on", on);

@@ -265,7 +265,7 @@ static void set_job_vars(worker *w, const sqlq_job *job) {
   job_vars *v = &w->vars;
   snprintf(v->id, sizeof v->id, "%s=%" PRId64, job_var_names[0], job->id);
   snprintf(v->queue, sizeof v->queue, "%s=%s", job_var_names[1], job->queue);
-  snprintf(v->attempt, sizeof v->attempt, "%s=%d", job_var_names[2], job->attempt);
+  snprintf(v->attempt, sizeof v->attempt, "%s=%d", job_var_names[2], job->attempts);
   snprintf(v->token, sizeof v->token, "%s=%" PRId64, job_var_names[3], job->token);
   w->env_job[0] = v->id;
   w->env_job[1] = v->queue;
@@ -357,7 +357,10 @@ static int call_release(worker *w, const slot *s, const char *why) {
 }
 
 static int call_fail(worker *w, const slot *s, const char *why) {
-  sqlq_fail_options fo = {.backoff = w->backoff, .dead = 0};
+  /* --backoff 0 retries at once; the options' zero backoff is the default. */
+  sqlq_fail_options fo = SQLQ_OPTIONS_INIT(sqlq_fail_options);
+  fo.backoff = w->backoff;
+  fo.retry_now = w->backoff == 0;
   return sqlq_fail(w->db, s->id, s->token, why, &fo);
 }
 
@@ -518,8 +521,8 @@ static double until_next_timer(const worker *w) {
 }
 
 /* Give back the n jobs the worker claimed but cannot run. */
-static void give_back(worker *w, const sqlq_job *jobs, int n) {
-  int i;
+static void give_back(worker *w, const sqlq_job *jobs, size_t n) {
+  size_t i;
   for (i = 0; i < n; i++) {
     int rc = sqlq_release(w->db, jobs[i].id, jobs[i].token, 0);
     if (rc != SQLQ_OK) {
@@ -530,14 +533,16 @@ static void give_back(worker *w, const sqlq_job *jobs, int n) {
 
 /* Claim jobs for the free slots and start their commands. */
 static enum claim_outcome claim_and_spawn(worker *w) {
-  sqlq_claim_options opts = {.lease = w->lease};
+  sqlq_claim_options opts = SQLQ_OPTIONS_INIT(sqlq_claim_options);
   sqlq_job *jobs = NULL;
-  int n = 0, i, rc;
+  size_t n = 0, i;
+  int rc;
   double claimed_at = cli_monotonic_s();
   if (w->running == w->concurrency) {
     return CLAIM_FULL;
   }
-  rc = sqlq_claim(w->db, w->queue, w->concurrency - w->running, &opts, &jobs, &n);
+  opts.lease = w->lease;
+  rc = sqlq_claim(w->db, w->queue, (size_t)(w->concurrency - w->running), &opts, &jobs, &n);
   if (rc == SQLQ_PAUSED) {
     return CLAIM_RECHECK;
   }
@@ -564,7 +569,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
       break;
     }
   }
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   return n > 0 ? CLAIM_GOT : CLAIM_EMPTY;
 }
 
@@ -584,7 +589,7 @@ static int queue_is_empty(worker *w) {
   for (i = 0; i < n; i++) {
     empty = empty && st[i].ready + st[i].scheduled + st[i].running == 0;
   }
-  sqlq_free(st);
+  sqlq_queue_stats_free(st, n);
   return empty;
 }
 

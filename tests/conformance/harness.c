@@ -166,35 +166,35 @@ int64_t fx_push(sqlq_db *db, const fixture *f, const char *payload, int priority
 }
 
 int fx_claim_ids(sqlq_db *db, const fixture *f, int max, double lease, int64_t *ids) {
-  sqlq_claim_options co = {0};
+  sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
   sqlq_job *jobs = NULL;
-  int n = -1, i;
+  size_t n = SIZE_MAX, i;
   co.lease = lease;
-  assert_ok(db, sqlq_claim(db, f->queue, max, &co, &jobs, &n));
-  assert_true(n >= 0 && n <= max);
+  assert_ok(db, sqlq_claim(db, f->queue, (size_t)max, &co, &jobs, &n));
+  assert_true(n <= (size_t)max);
   if (n == 0) assert_null(jobs);
   for (i = 0; i < n; i++) ids[i] = jobs[i].id;
-  sqlq_claimed_free(jobs, n);
-  return n;
+  sqlq_jobs_free(jobs, n);
+  return (int)n;
 }
 
 claimed fx_claim_one(sqlq_db *db, const fixture *f, double lease) {
-  sqlq_claim_options co = {0};
+  sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
   sqlq_job *jobs = NULL;
   claimed c = {0};
-  int n = -1;
+  size_t n = SIZE_MAX;
   co.lease = lease;
   assert_ok(db, sqlq_claim(db, f->queue, 1, &co, &jobs, &n));
   assert_true(n == 0 || n == 1);
   if (n == 1) {
     c.id = jobs[0].id;
     c.token = jobs[0].token;
-    c.attempt = jobs[0].attempt;
+    c.attempt = jobs[0].attempts;
     c.lease_until_us = jobs[0].lease_until_us;
   } else {
     assert_null(jobs);
   }
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   return c;
 }
 
@@ -219,7 +219,7 @@ sqlq_queue_stats fx_stats(sqlq_db *db, const fixture *f) {
     assert_string_equal(st[0].queue, f->queue);
     out = st[0];
   }
-  sqlq_free(st);
+  sqlq_queue_stats_free(st, n);
   return out;
 }
 
@@ -240,7 +240,7 @@ size_t fx_count(sqlq_db *db, const fixture *f, int state) {
   sqlq_job_info *jobs = NULL;
   size_t n = 0;
   assert_ok(db, sqlq_list(db, f->queue, state, 0, &jobs, &n));
-  sqlq_list_free(jobs, n);
+  sqlq_job_infos_free(jobs, n);
   return n;
 }
 
@@ -255,7 +255,7 @@ found fx_find(sqlq_db *db, const fixture *f, int64_t id) {
 }
 
 void fx_found_free(found *fd) {
-  sqlq_list_free(fd->all, fd->n);
+  sqlq_job_infos_free(fd->all, fd->n);
   memset(fd, 0, sizeof *fd);
 }
 

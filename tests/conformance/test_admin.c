@@ -15,7 +15,7 @@ static int64_t push_delayed(const fixture *f, double delay) {
 
 /* Claim one job and make it dead; returns its id. */
 static int64_t make_dead(const fixture *f) {
-  sqlq_fail_options dead = {0};
+  sqlq_fail_options dead = SQLQ_OPTIONS_INIT(sqlq_fail_options);
   claimed c = fx_claim_one(f->db, f, 30);
   assert_true(c.id != 0);
   dead.dead = 1;
@@ -29,7 +29,7 @@ static void pause_and_resume(void **state) {
   fixture *f = *state;
   sqlq_db *other = fx_open(f);
   sqlq_job *jobs = (sqlq_job *)&jobs;
-  int n = 99;
+  size_t n = 99;
   int64_t id = fx_push(f->db, f, "p", 0);
   assert_ok(f->db, sqlq_pause(f->db, f->queue));
   assert_status(other, sqlq_claim(other, f->queue, 10, NULL, &jobs, &n), SQLQ_PAUSED);
@@ -77,7 +77,7 @@ static void stats_counts_exact(void **state) {
     if (i > 0) assert_true(strcmp(all[i - 1].queue, all[i].queue) < 0);
   }
   assert_int_equal(mine, 1);
-  sqlq_free(all);
+  sqlq_queue_stats_free(all, n);
 }
 
 /* sqlq_list filters by state, in claim order, and honours its limit. */
@@ -98,23 +98,24 @@ static void list_with_state_filter(void **state) {
   assert_int_equal(jobs[0].payload_len, 7);
   assert_memory_equal(jobs[0].payload, "running", 8);
   assert_true(jobs[0].lease_until_us > 0);
-  sqlq_list_free(jobs, n);
+  sqlq_job_infos_free(jobs, n);
 
   assert_ok(f->db, sqlq_list(f->db, f->queue, SQLQ_STATE_SCHEDULED, 0, &jobs, &n));
   assert_int_equal(n, 1);
   assert_int_equal(jobs[0].state, SQLQ_STATE_SCHEDULED);
   assert_int_equal(jobs[0].lease_until_us, 0);
-  sqlq_list_free(jobs, n);
+  sqlq_job_infos_free(jobs, n);
 
   assert_ok(f->db, sqlq_list(f->db, f->queue, 0, 2, &jobs, &n));
   assert_int_equal(n, 2);
-  sqlq_list_free(jobs, n);
+  sqlq_job_infos_free(jobs, n);
 }
 
 /* retry by ids revives just those dead jobs with a fresh attempt count. */
 static void retry_dead_by_ids(void **state) {
   fixture *f = *state;
-  int64_t a, b, count = -1;
+  int64_t a, b;
+  size_t count = 99;
   claimed c;
   fx_push(f->db, f, "a", 0);
   a = make_dead(f);
@@ -137,7 +138,7 @@ static void retry_dead_by_ids(void **state) {
 /* retry without ids revives every dead job of the queue, and only those. */
 static void retry_all_dead(void **state) {
   fixture *f = *state;
-  int64_t count = -1;
+  size_t count = 99;
   fx_push(f->db, f, "a", 0);
   make_dead(f);
   fx_push(f->db, f, "b", 0);
@@ -152,7 +153,8 @@ static void retry_all_dead(void **state) {
 /* retry by id makes a scheduled job ready now. */
 static void retry_scheduled_by_id(void **state) {
   fixture *f = *state;
-  int64_t id = push_delayed(f, 600), count = -1;
+  int64_t id = push_delayed(f, 600);
+  size_t count = 99;
   assert_ok(f->db, sqlq_retry(f->db, f->queue, &id, 1, &count));
   assert_int_equal(count, 1);
   assert_int_equal(fx_claim_one(f->db, f, 30).id, id);
@@ -162,7 +164,8 @@ static void retry_scheduled_by_id(void **state) {
 static void retry_keeps_dead_when_key_taken(void **state) {
   fixture *f = *state;
   sqlq_job_spec spec = {0};
-  int64_t dead_id, newer, count = -1;
+  int64_t dead_id, newer;
+  size_t count = 99;
   spec.dedupe_key = "key";
   fx_push_spec(f->db, f, &spec);
   dead_id = make_dead(f);
@@ -176,7 +179,7 @@ static void retry_keeps_dead_when_key_taken(void **state) {
 /* purge deletes every job and makes running tokens stale. */
 static void purge_makes_tokens_stale(void **state) {
   fixture *f = *state;
-  int64_t count = -1;
+  size_t count = 99;
   claimed c;
   make_one_of_each(f);
   c = fx_claim_one(f->db, f, 30);
@@ -227,7 +230,7 @@ static void nested_begin_is_misuse(void **state) {
 /* Acking works with history kept, set by option or by URL. */
 static void ack_with_history(void **state) {
   fixture *f = *state;
-  sqlq_options opts = {0};
+  sqlq_options opts = SQLQ_OPTIONS_INIT(sqlq_options);
   const char *urlopt[2] = {NULL, "history=1"};
   int i;
   opts.keep_history = 1;

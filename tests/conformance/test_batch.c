@@ -57,7 +57,7 @@ static void ack_batch_of_stale_refs(void **state) {
   sqlq_job_ref *refs = stale_refs();
   for (size_t i = 0; i < N_STALE_SIZES; i++) ack_all_stale(f->db, refs, stale_sizes[i]);
 
-  sqlq_options opts = {.keep_history = 1};
+  sqlq_options opts = {.size = sizeof(sqlq_options), .keep_history = 1};
   sqlq_db *history = NULL;
   assert_ok(history, fx_open_with(f, NULL, &opts, &history));
   for (size_t i = 0; i < N_HISTORY_SIZES; i++) ack_all_stale(history, refs, stale_sizes[i]);
@@ -89,14 +89,14 @@ static void round_trip(sqlq_db *db, const fixture *f, size_t n) {
   for (size_t i = 1; i < n; i++) assert_true(ids[i] > ids[i - 1]);
 
   sqlq_job *jobs = NULL;
-  int got = 0;
+  size_t got = 0;
   assert_ok(db, sqlq_claim(db, f->queue, 100000, NULL, &jobs, &got));
   assert_int_equal(got, n);
-  for (int i = 0; i < got; i++) {
+  for (size_t i = 0; i < got; i++) {
     refs[i].id = jobs[i].id;
     refs[i].token = jobs[i].token;
   }
-  sqlq_claimed_free(jobs, got);
+  sqlq_jobs_free(jobs, got);
   size_t acked = 0;
   assert_ok(db, sqlq_ack_batch(db, refs, n, &acked));
   assert_int_equal(acked, n);
@@ -116,7 +116,7 @@ static void batches_at_each_limit(void **state) {
 ** history (PostgreSQL's and Firebird's; MariaDB's acks them one by one). */
 static void batches_with_history(void **state) {
   fixture *f = *state;
-  sqlq_options opts = {.keep_history = 1};
+  sqlq_options opts = {.size = sizeof(sqlq_options), .keep_history = 1};
   sqlq_db *db = NULL;
   assert_ok(db, fx_open_with(f, NULL, &opts, &db));
   for (size_t i = 0; i < N_HISTORY_SIZES; i++) round_trip(db, f, sizes[i]);
@@ -150,15 +150,15 @@ static void batches_of_other_sizes_on_one_handle(void **state) {
     at += n[b];
   }
   sqlq_job *jobs = NULL;
-  int got = 0;
+  size_t got = 0;
   assert_ok(f->db, sqlq_claim(f->db, f->queue, 15, NULL, &jobs, &got));
   assert_int_equal(got, 15);
   sqlq_job_ref refs[15];
-  for (int i = 0; i < got; i++) {
+  for (size_t i = 0; i < got; i++) {
     refs[i].id = jobs[i].id;
     refs[i].token = jobs[i].token;
   }
-  sqlq_claimed_free(jobs, got);
+  sqlq_jobs_free(jobs, got);
   /* Acks of 4, then 5 with the third and fourth stale, then 6 with the
   ** second stale. */
   size_t acked = 0;

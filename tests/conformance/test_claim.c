@@ -22,7 +22,8 @@ static int64_t push_attempts(const fixture *f, int max_attempts) {
 /* Every call that presents a token says SQLQ_STALE for this old one, and
 ** none changes the job: its state, attempts, lease and error stay. */
 static void assert_token_stale(sqlq_db *db, const fixture *f, int64_t id, int64_t token) {
-  sqlq_fail_options now = {0};
+  sqlq_fail_options now = SQLQ_OPTIONS_INIT(sqlq_fail_options);
+  now.retry_now = 1;
   int64_t until = 0;
   found before = fx_find(db, f, id), after;
   assert_non_null(before.job);
@@ -63,7 +64,8 @@ static void claim_returns_at_most_n(void **state) {
 ** counted; after max_attempts failures it is dead and no longer claimed. */
 static void fail_until_dead(void **state) {
   fixture *f = *state;
-  sqlq_fail_options now = {0};
+  sqlq_fail_options now = SQLQ_OPTIONS_INIT(sqlq_fail_options);
+  now.retry_now = 1;
   int64_t id = push_attempts(f, 3);
   int attempt;
   found fd;
@@ -89,7 +91,7 @@ static void fail_until_dead(void **state) {
 ** (about 1 s) is finite, so the job comes back with its next attempt. */
 static void fail_with_backoff_schedules_retry(void **state) {
   fixture *f = *state;
-  sqlq_fail_options later = {0};
+  sqlq_fail_options later = SQLQ_OPTIONS_INIT(sqlq_fail_options);
   claimed c;
   later.backoff = 60;
   fx_push(f->db, f, "b", 0);
@@ -110,7 +112,7 @@ static void fail_with_backoff_schedules_retry(void **state) {
 /* fail with dead=1 kills the job whatever attempts remain. */
 static void fail_dead_now(void **state) {
   fixture *f = *state;
-  sqlq_fail_options dead = {0};
+  sqlq_fail_options dead = SQLQ_OPTIONS_INIT(sqlq_fail_options);
   int64_t id = push_attempts(f, 25);
   claimed c = fx_claim_one(f->db, f, 30);
   found fd;
@@ -127,7 +129,7 @@ static void fail_dead_now(void **state) {
 /* The error text kept with a job is cut to 4096 bytes. */
 static void fail_error_cut_to_4096(void **state) {
   fixture *f = *state;
-  sqlq_fail_options dead = {0};
+  sqlq_fail_options dead = SQLQ_OPTIONS_INIT(sqlq_fail_options);
   char *error = malloc(10001);
   int64_t id = fx_push(f->db, f, "e", 0);
   claimed c = fx_claim_one(f->db, f, 30);

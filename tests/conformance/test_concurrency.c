@@ -61,18 +61,19 @@ static int record_and_ack(sqlq_db *db, race *r, const sqlq_job *jobs, int n) {
 /* Claim and ack until the queue is empty, on a handle of this thread. */
 static void *claim_until_empty(void *arg) {
   claimer *c = arg;
-  sqlq_options opts = {0};
-  sqlq_claim_options co = {0};
+  sqlq_options opts = SQLQ_OPTIONS_INIT(sqlq_options);
+  sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
   sqlq_db *db = NULL;
   opts.busy_timeout = 60;
   co.lease = 600;
   c->status = sqlq_open(c->race->f->url, &opts, &db);
   while (c->status == SQLQ_OK) {
     sqlq_job *jobs = NULL;
-    int n = 0;
-    c->status = sqlq_claim(db, c->race->f->queue, CLAIM_MAX, &co, &jobs, &n);
+    size_t got = 0;
+    c->status = sqlq_claim(db, c->race->f->queue, CLAIM_MAX, &co, &jobs, &got);
+    int n = (int)got;
     if (c->status == SQLQ_OK && n > 0) c->status = record_and_ack(db, c->race, jobs, n);
-    sqlq_claimed_free(jobs, n);
+    sqlq_jobs_free(jobs, got);
     c->claimed += n;
     if (n == 0) break;
   }

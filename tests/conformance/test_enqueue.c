@@ -12,7 +12,7 @@
 static int64_t claim_and_check_payload(const fixture *f, const void *bytes, size_t len) {
   sqlq_job *jobs = NULL;
   int64_t id;
-  int n = 0;
+  size_t n = 0;
   assert_ok(f->db, sqlq_claim(f->db, f->queue, 1, NULL, &jobs, &n));
   assert_int_equal(n, 1);
   assert_int_equal(jobs[0].payload_len, len);
@@ -21,7 +21,7 @@ static int64_t claim_and_check_payload(const fixture *f, const void *bytes, size
   assert_int_equal(jobs[0].payload[len], 0);
   id = jobs[0].id;
   assert_ok(f->db, sqlq_ack(f->db, id, jobs[0].token));
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   return id;
 }
 
@@ -37,10 +37,10 @@ static int push_bytes(const fixture *f, sqlq_db *db, const void *bytes, size_t l
 static void enqueue_claim_ack_roundtrip(void **state) {
   fixture *f = *state;
   sqlq_job_spec spec = {0};
-  sqlq_claim_options co = {0};
+  sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
   sqlq_job *jobs = NULL;
   int64_t id;
-  int n = 0;
+  size_t n = 0;
   spec.payload = "hello";
   spec.payload_len = 5;
   spec.priority = 3;
@@ -58,7 +58,7 @@ static void enqueue_claim_ack_roundtrip(void **state) {
   assert_int_equal(jobs[0].payload_len, 5);
   assert_memory_equal(jobs[0].payload, "hello", 6);
   assert_int_equal(jobs[0].priority, 3);
-  assert_int_equal(jobs[0].attempt, 1);
+  assert_int_equal(jobs[0].attempts, 1);
   assert_int_equal(jobs[0].max_attempts, 7);
   assert_string_equal(jobs[0].dedupe_key, "dk");
   assert_string_equal(jobs[0].group_key, "gk");
@@ -73,14 +73,14 @@ static void enqueue_claim_ack_roundtrip(void **state) {
   assert_int_equal(fx_count(f->db, f, 0), 0);
   /* A second ack finds the job no longer held. */
   assert_status(f->db, sqlq_ack(f->db, id, jobs[0].token), SQLQ_STALE);
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
 }
 
 /* Unset fields take their documented defaults. */
 static void spec_defaults(void **state) {
   fixture *f = *state;
   sqlq_job *jobs = NULL;
-  int n = 0;
+  size_t n = 0;
   fx_push(f->db, f, "x", 0);
   assert_ok(f->db, sqlq_claim(f->db, f->queue, 1, NULL, &jobs, &n));
   assert_int_equal(n, 1);
@@ -89,7 +89,7 @@ static void spec_defaults(void **state) {
   assert_null(jobs[0].dedupe_key);
   assert_null(jobs[0].group_key);
   assert_true(jobs[0].lease_until_us > jobs[0].run_at_us);
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
 }
 
 /* Payloads come back byte for byte, NUL bytes included. */
@@ -128,7 +128,7 @@ static void payload_over_limit_refused(void **state) {
 /* The limit can be set by option or URL, and the URL wins. */
 static void payload_limit_options(void **state) {
   fixture *f = *state;
-  sqlq_options opts = {0};
+  sqlq_options opts = SQLQ_OPTIONS_INIT(sqlq_options);
   sqlq_db *db = NULL;
   opts.payload_limit = 8;
   assert_ok(db, fx_open_with(f, NULL, &opts, &db));
@@ -215,7 +215,7 @@ static void dedupe_key(void **state) {
   int64_t first = 0, id = 0;
   int dup = -1;
   claimed c;
-  sqlq_fail_options dead = {0};
+  sqlq_fail_options dead = SQLQ_OPTIONS_INIT(sqlq_fail_options);
   spec.payload = "d";
   spec.payload_len = 1;
   spec.dedupe_key = "same";
@@ -295,7 +295,8 @@ static void fifo_group_one_at_a_time(void **state) {
 ** failed first job is retried before the second. */
 static void fifo_group_order_survives_failure(void **state) {
   fixture *f = *state;
-  sqlq_fail_options now = {0};
+  sqlq_fail_options now = SQLQ_OPTIONS_INIT(sqlq_fail_options);
+  now.retry_now = 1;
   int64_t a = push_grouped(f, "g", 0), b = push_grouped(f, "g", 0);
   claimed c = fx_claim_one(f->db, f, 30);
   assert_int_equal(c.id, a);
@@ -351,7 +352,7 @@ static void batch_fields_round_trip(void **state) {
   }
   assert_ok(f->db, sqlq_enqueue_batch(f->db, f->queue, specs, N, ids));
   sqlq_job *jobs = NULL;
-  int n = 0;
+  size_t n = 0;
   assert_ok(f->db, sqlq_claim(f->db, f->queue, N, NULL, &jobs, &n));
   assert_int_equal(n, N);
   for (int i = 0; i < N; i++) {
@@ -365,7 +366,7 @@ static void batch_fields_round_trip(void **state) {
     else
       assert_null(jobs[i].group_key);
   }
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   free(big);
 }
 

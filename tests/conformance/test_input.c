@@ -48,8 +48,8 @@ static void assert_intact_and_free(const fixture *f, snapshot *s) {
     assert_int_equal(now[i].payload_len, s->jobs[i].payload_len);
     assert_memory_equal(now[i].payload, s->jobs[i].payload, now[i].payload_len);
   }
-  sqlq_list_free(now, n);
-  sqlq_list_free(s->jobs, s->n);
+  sqlq_job_infos_free(now, n);
+  sqlq_job_infos_free(s->jobs, s->n);
   memset(s, 0, sizeof *s);
 }
 
@@ -63,7 +63,7 @@ static void assert_queue_name_refused(sqlq_db *db, const char *name, int control
   sqlq_job_info *infos = NULL;
   sqlq_queue_stats *stats = NULL;
   size_t n_infos = 0, n_stats = 0;
-  int n = 0;
+  size_t n = 0;
   int64_t id = 0;
   assert_status(db, sqlq_enqueue(db, name, &spec, &id, NULL), SQLQ_MISUSE);
   assert_status(db, sqlq_enqueue_batch(db, name, &spec, 1, &id), SQLQ_MISUSE);
@@ -73,7 +73,7 @@ static void assert_queue_name_refused(sqlq_db *db, const char *name, int control
   assert_status(db, sqlq_resume(db, name), SQLQ_MISUSE);
   assert_status(db, sqlq_list(db, name, 0, 0, &infos, &n_infos), SQLQ_MISUSE);
   assert_status(db, sqlq_retry(db, name, NULL, 0, NULL), SQLQ_MISUSE);
-  int64_t purged = -1;
+  size_t purged = 99;
   assert_status(db, sqlq_purge(db, name, &purged), controls ? SQLQ_OK : SQLQ_MISUSE);
   if (controls) assert_int_equal(purged, 0);
   assert_status(db, sqlq_wait(db, name, 0), SQLQ_MISUSE);
@@ -126,14 +126,15 @@ static void unusual_queue_names_work(void **state) {
   for (i = 0; i < 3; i++) {
     sqlq_job_spec spec = {0};
     sqlq_job *jobs = NULL;
-    int64_t id = 0, purged = 0;
-    int n = 0;
+    int64_t id = 0;
+    size_t purged = 0;
+    size_t n = 0;
     assert_ok(f->db, sqlq_enqueue(f->db, names[i], &spec, &id, NULL));
     assert_ok(f->db, sqlq_claim(f->db, names[i], 5, NULL, &jobs, &n));
     assert_int_equal(n, 1);
     assert_int_equal(jobs[0].id, id);
     assert_string_equal(jobs[0].queue, names[i]);
-    sqlq_claimed_free(jobs, n);
+    sqlq_jobs_free(jobs, n);
     assert_ok(f->db, sqlq_purge(f->db, names[i], &purged));
     assert_int_equal(purged, 1);
   }
@@ -247,7 +248,8 @@ static void bad_urls_refused(void **state) {
 static void unknown_job_ids_change_nothing(void **state) {
   fixture *f = *state;
   snapshot s = store_reference_jobs(f);
-  int64_t missing = 0, count = -1;
+  int64_t missing = 0;
+  size_t count = 99;
   size_t i;
   int rc;
   for (i = 0; i < s.n; i++) {

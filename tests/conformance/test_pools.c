@@ -27,8 +27,8 @@ static int64_t next_item(sqlq_db *db, const fixture *f, double hold, char *out, 
   assert_non_null(it);
   snprintf(out, size, "%s", it->item);
   token = it->token;
-  assert_true(it->last_used_us > 0);
-  assert_true(hold > 0 ? token != 0 && it->held_until_us > it->last_used_us
+  assert_true(it->last_used_at_us > 0);
+  assert_true(hold > 0 ? token != 0 && it->held_until_us > it->last_used_at_us
                        : token == 0 && it->held_until_us == 0);
   sqlq_pool_items_free(it, 1);
   return token;
@@ -59,8 +59,8 @@ static void pool_rotates(void **state) {
   assert_string_equal(list[2].item, "a");
   assert_int_equal(list[0].uses, 2);
   assert_int_equal(list[2].uses, 3);
-  assert_true(list[0].last_used_us < list[1].last_used_us);
-  assert_true(list[1].last_used_us < list[2].last_used_us);
+  assert_true(list[0].last_used_at_us < list[1].last_used_at_us);
+  assert_true(list[1].last_used_at_us < list[2].last_used_at_us);
   sqlq_pool_items_free(list, n);
   assert_ok(f->db, sqlq_pool_remove(f->db, f->queue, "b"));
   next_item(f->db, f, 0, got, sizeof got);
@@ -135,7 +135,7 @@ enum { PICKERS = 3, PICKS = 40, ITEMS = 4, HOLDERS = 4 };
 
 /* A child's picks on a handle of its own; returns the status. */
 static int pick_in_child(const fixture *f, void *arg) {
-  sqlq_options opts = {0};
+  sqlq_options opts = SQLQ_OPTIONS_INIT(sqlq_options);
   sqlq_db *db = NULL;
   int i, rc;
   (void)arg;
@@ -178,7 +178,7 @@ static void pool_concurrent_fairness(void **state) {
 /* A child that takes one item with a long hold; returns the item's
 ** number (1..ITEMS), or 100 + the failing status. */
 static int hold_in_child(const fixture *f, void *arg) {
-  sqlq_options opts = {0};
+  sqlq_options opts = SQLQ_OPTIONS_INIT(sqlq_options);
   sqlq_pool_item *it = NULL;
   sqlq_db *db = NULL;
   int rc, got = 0;

@@ -38,8 +38,8 @@ static void assert_entries(const sqlq_ring_entry *e, size_t n, int64_t first,
     assert_int_equal(e[i].payload_len, strlen(want[i]));
     assert_memory_equal(e[i].payload, want[i], e[i].payload_len);
     assert_int_equal(e[i].payload[e[i].payload_len], '\0');
-    assert_true(e[i].at_us > 0);
-    if (i > 0) assert_true(e[i].at_us >= e[i - 1].at_us);
+    assert_true(e[i].pushed_at_us > 0);
+    if (i > 0) assert_true(e[i].pushed_at_us >= e[i - 1].pushed_at_us);
   }
 }
 
@@ -208,7 +208,7 @@ enum { PUSHERS = 4, PUSHES = 50, CAPACITY = 50 };
 /* A child's pushes: PUSHES entries "P:I" on a handle of its own. */
 static int push_in_child(const fixture *f, void *arg) {
   int p = (int)(intptr_t)arg, i, rc;
-  sqlq_options opts = {0};
+  sqlq_options opts = SQLQ_OPTIONS_INIT(sqlq_options);
   sqlq_db *db = NULL;
   opts.busy_timeout = 60;
   rc = sqlq_open(f->url, &opts, &db);

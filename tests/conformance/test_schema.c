@@ -44,7 +44,8 @@ static void schema_missing_before_init(void **state) {
   sqlq_db *db = NULL;
   sqlq_job_spec spec = {0};
   sqlq_job *jobs = NULL;
-  int n = 0, version = 0;
+  size_t n = 0;
+  int version = 0;
   if (f->dir[0] == '\0') skip();
   snprintf(url, sizeof url, "sqlite:%s/fresh.db", f->dir);
   assert_ok(db, sqlq_open(url, NULL, &db));

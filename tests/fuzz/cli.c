@@ -69,11 +69,11 @@ static void make_template(const char *path) {
   spec.max_attempts = 1;
   FZ_STATUS(db, sqlq_enqueue(db, "dead", &spec, NULL, NULL), SQLQ_OK);
   sqlq_job *jobs;
-  int n;
+  size_t n;
   FZ_STATUS(db, sqlq_claim(db, "dead", 1, NULL, &jobs, &n), SQLQ_OK);
   FZ_CHECK(n == 1, "no job to kill");
   FZ_STATUS(db, sqlq_fail(db, jobs[0].id, jobs[0].token, "boom", NULL), SQLQ_OK);
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   FZ_STATUS(db, sqlq_pause(db, "paused"), SQLQ_OK);
   FZ_STATUS(db, sqlq_ring_create(db, "r", 3), SQLQ_OK);
   for (int i = 0; i < 5; i++) FZ_STATUS(db, sqlq_ring_push(db, "r", "entry", 5, NULL), SQLQ_OK);

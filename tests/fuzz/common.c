@@ -107,7 +107,7 @@ const char *fz_scratch_dir(void) {
 }
 
 sqlq_db *fz_open_init(const char *url, size_t payload_limit) {
-  sqlq_options opts = {.payload_limit = payload_limit};
+  sqlq_options opts = {.size = sizeof(sqlq_options), .payload_limit = payload_limit};
   sqlq_db *db = NULL;
   FZ_STATUS(db, sqlq_open(url, &opts, &db), SQLQ_OK);
   FZ_STATUS(db, sqlq_init(db, NULL), SQLQ_OK);
@@ -121,6 +121,6 @@ sqlq_queue_stats fz_stats(sqlq_db *db, const char *queue) {
   FZ_CHECK(n <= 1, "stats of one queue gave %zu rows", n);
   memset(&out, 0, sizeof out);
   if (n == 1) out = s[0];
-  sqlq_free(s);
+  sqlq_queue_stats_free(s, n);
   return out;
 }

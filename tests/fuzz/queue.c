@@ -138,10 +138,10 @@ static void check_claimed(const sqlq_job *c, const job *j, const char *queue) {
              memcmp(c->payload, s->payload, s->payload_len) == 0 &&
              c->payload[c->payload_len] == '\0',
            "job %lld came back with another payload", (long long)c->id);
-  FZ_CHECK(c->priority == s->priority && c->attempt == 1 &&
+  FZ_CHECK(c->priority == s->priority && c->attempts == 1 &&
              c->max_attempts == (s->max_attempts ? s->max_attempts : SQLQ_DEFAULT_MAX_ATTEMPTS),
            "job %lld came back with priority %d attempt %d of %d", (long long)c->id, c->priority,
-           c->attempt, c->max_attempts);
+           c->attempts, c->max_attempts);
   FZ_CHECK(same_text(c->group_key, s->group_key) && same_text(c->dedupe_key, s->dedupe_key),
            "job %lld came back with other keys", (long long)c->id);
 }
@@ -152,8 +152,9 @@ static void check_claimed(const sqlq_job *c, const job *j, const char *queue) {
 static int claim_round(fz_input *in, const char *queue, job *jobs, int n) {
   int max = 1 + fz_byte(in) % 8, due = 0, lowest = 0;
   sqlq_job *got = NULL;
-  int n_got = 0;
-  FZ_STATUS(db, sqlq_claim(db, queue, max, NULL, &got, &n_got), SQLQ_OK);
+  size_t n_claimed = 0;
+  FZ_STATUS(db, sqlq_claim(db, queue, (size_t)max, NULL, &got, &n_claimed), SQLQ_OK);
+  int n_got = (int)n_claimed;
   for (int i = 0; i < n; i++) due += claimable(jobs, i);
   FZ_CHECK(n_got == (due < max ? due : max), "claimed %d of %d due jobs (at most %d)", n_got, due,
            max);
@@ -199,7 +200,7 @@ static int claim_round(fz_input *in, const char *queue, job *jobs, int n) {
     FZ_STATUS(db, sqlq_ack_batch(db, refs, n_refs, &acked), SQLQ_STALE);
     FZ_CHECK(acked == 0, "ack_batch acked %zu jobs again", acked);
   }
-  sqlq_claimed_free(got, n_got);
+  sqlq_jobs_free(got, n_claimed);
   return n_got;
 }
 
@@ -217,9 +218,9 @@ static void check_end(const char *queue, const job *jobs, int n) {
            "counts %lld/%lld/%lld/%lld, expected %lld/%lld/%lld/0", (long long)s.ready,
            (long long)s.scheduled, (long long)s.running, (long long)s.dead, (long long)ready,
            (long long)scheduled, (long long)running);
-  int64_t purged = -1;
+  size_t purged = 99;
   FZ_STATUS(db, sqlq_purge(db, queue, &purged), SQLQ_OK);
-  FZ_CHECK(purged == ready + scheduled + running, "purge deleted %lld", (long long)purged);
+  FZ_CHECK((int64_t)purged == ready + scheduled + running, "purge deleted %zu", purged);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

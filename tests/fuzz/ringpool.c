@@ -71,7 +71,7 @@ static void check_read(const char *ring, int64_t capacity, unsigned char **paylo
                        int64_t total, int64_t since, int limit) {
   sqlq_ring_entry *e = NULL;
   size_t n = 0;
-  FZ_STATUS(db, sqlq_ring_read(db, ring, since, limit, &e, &n), SQLQ_OK);
+  FZ_STATUS(db, sqlq_ring_read(db, ring, since, (size_t)limit, &e, &n), SQLQ_OK);
   int64_t first = total - capacity + 1;
   if (first <= since) first = since + 1;
   if (first < 1) first = 1;
@@ -106,14 +106,14 @@ static void fuzz_ring(fz_input *in) {
   int cap_ok = capacity >= 1 && capacity <= SQLQ_RING_CAPACITY_MAX;
   if (strcmp(ring, "bystander") == 0) goto done;
 
-  int rc = sqlq_ring_create(db, ring, capacity);
+  int rc = sqlq_ring_create(db, ring, (size_t)capacity);
   FZ_CHECK(rc == (name_ok && cap_ok ? SQLQ_OK : SQLQ_MISUSE), "ring_create gave %s (%s)",
            sqlq_status_name(rc), sqlq_errmsg(db));
   if (rc != SQLQ_OK) {
     FZ_STATUS(db, sqlq_ring_push(db, ring, "x", 1, NULL), name_ok ? SQLQ_NOTFOUND : SQLQ_MISUSE);
     goto done;
   }
-  FZ_STATUS(db, sqlq_ring_create(db, ring, capacity), SQLQ_OK);
+  FZ_STATUS(db, sqlq_ring_create(db, ring, (size_t)capacity), SQLQ_OK);
   FZ_STATUS(db, sqlq_ring_create(db, ring, capacity == 1 ? 2 : 1), SQLQ_MISUSE);
 
   /* The payloads that were stored, in order. */
@@ -229,7 +229,7 @@ static void fuzz_pool(fz_input *in) {
   FZ_CHECK((int)got == n_distinct, "pool_list gave %zu items of %d", got, n_distinct);
   for (size_t i = 0; i < got; i++)
     FZ_CHECK(strcmp(list[i].item, distinct[i]) == 0 && list[i].uses == 0 &&
-               list[i].last_used_us == 0 && list[i].held_until_us == 0,
+               list[i].last_used_at_us == 0 && list[i].held_until_us == 0,
              "pool_list item %zu is '%s'", i, list[i].item);
   sqlq_pool_items_free(list, got);
   if (n_distinct == 0) goto done;

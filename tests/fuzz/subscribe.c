@@ -218,7 +218,7 @@ static void check_events(const table *t) {
   after[t->changed] = t->update;
   sqlq_job_info *jobs = NULL;
   size_t n = 0;
-  FZ_STATUS(db, sqlq_list(db, TAG, 0, -1, &jobs, &n), SQLQ_OK);
+  FZ_STATUS(db, sqlq_list(db, TAG, 0, 0, &jobs, &n), SQLQ_OK);
   FZ_CHECK(n == 3, "%zu events for one insert, update and delete", n);
   static const char *const actions[3] = {"insert", "update", "delete"};
   for (int k = 0; k < 3; k++) {
@@ -243,7 +243,7 @@ static void check_events(const table *t) {
     json_decref(p);
     jobs[j].id = INT64_MAX;
   }
-  sqlq_list_free(jobs, n);
+  sqlq_job_infos_free(jobs, n);
 }
 
 /* Subscribe to t, write its row and check the events; the table exists

@@ -89,7 +89,7 @@ static long long ready_jobs(struct fixture *f) {
   size_t n = 0;
   assert_int_equal(sqlq_stats(f->db, f->queue, &st, &n), SQLQ_OK);
   long long ready = n == 1 ? (long long)st[0].ready : 0;
-  sqlq_free(st);
+  sqlq_queue_stats_free(st, n);
   return ready;
 }
 
@@ -138,11 +138,11 @@ static void lazy_commit_stays_local(void **state) {
   sqlq_job_spec spec = {.payload = "p", .payload_len = 1};
   assert_int_equal(sqlq_enqueue(f->db, f->queue, &spec, NULL, NULL), SQLQ_OK);
   sqlq_job *jobs = NULL;
-  int n = 0;
+  size_t n = 0;
   assert_int_equal(sqlq_claim(f->db, f->queue, 1, NULL, &jobs, &n), SQLQ_OK);
   assert_int_equal(n, 1);
   assert_int_equal(sqlq_ack(f->db, jobs[0].id, jobs[0].token), SQLQ_OK);
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   PGconn *conn = sqlq_native_handle(f->db);
   PGresult *r = PQexec(conn, "SHOW synchronous_commit");
   assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
@@ -160,12 +160,12 @@ static void held_only_while_running(void **state) {
   for (int i = 0; i < 3; i++)
     assert_int_equal(sqlq_enqueue(f->db, f->queue, &spec, NULL, NULL), SQLQ_OK);
   sqlq_job *jobs = NULL;
-  int n = 0;
+  size_t n = 0;
   assert_int_equal(sqlq_claim(f->db, f->queue, 3, NULL, &jobs, &n), SQLQ_OK);
   assert_int_equal(n, 3);
   sqlq_job_ref refs[3];
   for (int i = 0; i < 3; i++) refs[i] = (sqlq_job_ref){jobs[i].id, jobs[i].token};
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   PGconn *conn = sqlq_native_handle(f->db);
   char sql[160];
   snprintf(sql, sizeof sql, "UPDATE sqlq_jobs SET state = 'ready' WHERE id = %lld",
@@ -176,7 +176,7 @@ static void held_only_while_running(void **state) {
   exec_ok(conn, sql);
 
   sqlq_db *history = NULL;
-  sqlq_options opts = {.keep_history = 1};
+  sqlq_options opts = {.size = sizeof(sqlq_options), .keep_history = 1};
   assert_int_equal(sqlq_open(getenv("SQLQ_TEST_PG_URL"), &opts, &history), SQLQ_OK);
   for (int i = 0; i < 2; i++) {
     int64_t id = refs[i].id, token = refs[i].token;
@@ -266,16 +266,16 @@ static void plans_use_indexes_after_vacuum(void **state) {
   for (int i = 0; i < 3; i++)
     assert_int_equal(sqlq_enqueue(db, f->queue, &spec, NULL, NULL), SQLQ_OK);
   sqlq_job *jobs = NULL;
-  int n = 0;
+  size_t n = 0;
   assert_int_equal(sqlq_claim(db, f->queue, 1, NULL, &jobs, &n), SQLQ_OK);
   assert_int_equal(n, 1);
   assert_int_equal(sqlq_ack(db, jobs[0].id, jobs[0].token), SQLQ_OK);
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   assert_int_equal(sqlq_claim(db, f->queue, 2, NULL, &jobs, &n), SQLQ_OK);
   assert_int_equal(n, 2);
   sqlq_job_ref refs[2] = {{jobs[0].id, jobs[0].token}, {jobs[1].id, jobs[1].token}};
   assert_int_equal(sqlq_ack_batch(db, refs, 2, NULL), SQLQ_OK);
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   /* The queue table is vacuumed once it has 1,000 dead rows, whatever its
   ** size (the dead entries slow every claim down). */
   assert_int_equal(scalar(conn, "SELECT count(*) FROM pg_class WHERE oid = 'sqlq_jobs'::regclass"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -49,9 +50,10 @@ static void status_names(void **state) {
 static void destructors_accept_null(void **state) {
   (void)state;
   sqlq_close(NULL);
-  sqlq_free(NULL);
-  sqlq_claimed_free(NULL, 0);
-  sqlq_list_free(NULL, 0);
+  sqlq_jobs_free(NULL, 0);
+  sqlq_queue_stats_free(NULL, 0);
+  sqlq_subscriptions_free(NULL, 0);
+  sqlq_job_infos_free(NULL, 0);
   sqlq_unlock(NULL);
   sqlq_ring_entries_free(NULL, 0);
   sqlq_pool_items_free(NULL, 0);
@@ -93,6 +95,10 @@ static void version_macros_agree(void **state) {
   (void)state;
   assert_int_equal(sscanf(SQLQ_VERSION, "%d.%d.%d", &major, &minor, &patch), 3);
   assert_int_equal(SQLQ_VERSION_NUMBER, major * 1000000 + minor * 1000 + patch);
+  assert_int_equal(SQLQ_VERSION_NUMBER,
+                   SQLQ_VERSION_MAJOR * 1000000 + SQLQ_VERSION_MINOR * 1000 + SQLQ_VERSION_PATCH);
+  assert_string_equal(sqlq_version(), SQLQ_VERSION);
+  assert_int_equal(sqlq_version_number(), SQLQ_VERSION_NUMBER);
   assert_true(SQLQ_SCHEMA_VERSION >= 1);
 }
 
@@ -101,7 +107,8 @@ static void memory_database_roundtrip(void **state) {
   sqlq_db *db = NULL;
   sqlq_job_spec spec = {0};
   sqlq_job *jobs = NULL;
-  int n = 0, version = 0;
+  size_t n = 0;
+  int version = 0;
   (void)state;
   assert_int_equal(sqlq_open("sqlite::memory:", NULL, &db), SQLQ_OK);
   assert_string_equal(sqlq_backend(db), "sqlite");
@@ -115,7 +122,7 @@ static void memory_database_roundtrip(void **state) {
   assert_int_equal(sqlq_claim(db, "q", 1, NULL, &jobs, &n), SQLQ_OK);
   assert_int_equal(n, 1);
   assert_int_equal(sqlq_ack(db, jobs[0].id, jobs[0].token), SQLQ_OK);
-  sqlq_claimed_free(jobs, n);
+  sqlq_jobs_free(jobs, n);
   sqlq_close(db);
 }
 
@@ -294,6 +301,159 @@ static void fuzz_unopenable_urls(void **state) {
   }
 }
 
+/* A handle that failed to open refuses every call with SQLQ_MISUSE and
+** says why; before the one entry prologue, the subscription calls read
+** the missing driver and crashed. */
+static void failed_handle_refuses_calls(void **state) {
+  sqlq_db *db = NULL;
+  sqlq_subscription *subs = (sqlq_subscription *)1;
+  sqlq_job *jobs = (sqlq_job *)1;
+  sqlq_lock *lock = (sqlq_lock *)1;
+  sqlq_job_spec spec = {0};
+  size_t n = 1;
+  (void)state;
+  assert_int_equal(sqlq_open("zz-unknown://x", NULL, &db), SQLQ_UNAVAILABLE);
+  assert_non_null(db);
+  assert_int_equal(sqlq_subscribe(db, "t", SQLQ_ON_INSERT, "tag", 0), SQLQ_MISUSE);
+  assert_non_null(strstr(sqlq_errmsg(db), "failed to open"));
+  assert_int_equal(sqlq_unsubscribe(db, "t", "tag"), SQLQ_MISUSE);
+  assert_int_equal(sqlq_subscriptions(db, &subs, &n), SQLQ_MISUSE);
+  assert_null(subs);
+  assert_int_equal(n, 0);
+  assert_int_equal(sqlq_init(db, NULL), SQLQ_MISUSE);
+  assert_int_equal(sqlq_enqueue(db, "q", &spec, NULL, NULL), SQLQ_MISUSE);
+  n = 1;
+  assert_int_equal(sqlq_claim(db, "q", 1, NULL, &jobs, &n), SQLQ_MISUSE);
+  assert_null(jobs);
+  assert_int_equal(n, 0);
+  assert_int_equal(sqlq_ack(db, 1, 1), SQLQ_MISUSE);
+  assert_int_equal(sqlq_fail(db, 1, 1, NULL, NULL), SQLQ_MISUSE);
+  assert_int_equal(sqlq_release(db, 1, 1, 0), SQLQ_MISUSE);
+  assert_int_equal(sqlq_touch(db, 1, 1, 1, NULL), SQLQ_MISUSE);
+  assert_int_equal(sqlq_wait(db, "q", 0), SQLQ_MISUSE);
+  assert_int_equal(sqlq_pause(db, "q"), SQLQ_MISUSE);
+  assert_int_equal(sqlq_purge(db, "q", NULL), SQLQ_MISUSE);
+  assert_int_equal(sqlq_begin(db), SQLQ_MISUSE);
+  assert_int_equal(sqlq_lock_acquire(db, "l", 1, 0, &lock), SQLQ_MISUSE);
+  assert_null(lock);
+  assert_int_equal(sqlq_ring_create(db, "r", 1), SQLQ_MISUSE);
+  assert_int_equal(sqlq_pool_add(db, "p", "i", NULL), SQLQ_MISUSE);
+  assert_non_null(strstr(sqlq_errmsg(db), "failed to open"));
+  sqlq_close(db);
+}
+
+/* Open an in-memory database with opts; returns the status, and the
+** payload limit it took in *limit (0 when the open failed). */
+static int open_with(const sqlq_options *opts, size_t *limit) {
+  sqlq_db *db = NULL;
+  int rc = sqlq_open("sqlite::memory:", opts, &db);
+  *limit = rc == SQLQ_OK ? sqlq_payload_limit(db) : 0;
+  if (rc == SQLQ_MISUSE) assert_non_null(strstr(sqlq_errmsg(db), "sqlq_options"));
+  sqlq_close(db);
+  return rc;
+}
+
+/* The size rule of options structs, at its edges: size 0 (a struct zeroed
+** without SQLQ_OPTIONS_INIT) is refused; a struct of only its size takes
+** every default, whatever the bytes past size hold; a larger struct (of a
+** newer header) is read when its unknown bytes are zero, and refused when
+** one is not. */
+static void options_size_edges(void **state) {
+  sqlq_options zeroed = {0}, only_size = {0}, full = SQLQ_OPTIONS_INIT(sqlq_options);
+  struct {
+    sqlq_options known;
+    unsigned char newer[16];
+  } larger;
+  size_t limit = 0;
+  (void)state;
+  zeroed.payload_limit = 10;
+  assert_int_equal(open_with(&zeroed, &limit), SQLQ_MISUSE);
+  only_size.size = sizeof(size_t);
+  only_size.payload_limit = 10;
+  assert_int_equal(open_with(&only_size, &limit), SQLQ_OK);
+  assert_int_equal(limit, 1024 * 1024);
+  full.payload_limit = 10;
+  assert_int_equal(open_with(&full, &limit), SQLQ_OK);
+  assert_int_equal(limit, 10);
+  memset(&larger, 0, sizeof larger);
+  larger.known.size = sizeof larger;
+  larger.known.payload_limit = 10;
+  assert_int_equal(open_with(&larger.known, &limit), SQLQ_OK);
+  assert_int_equal(limit, 10);
+  larger.newer[15] = 1;
+  assert_int_equal(open_with(&larger.known, &limit), SQLQ_MISUSE);
+}
+
+/* An in-memory database with its schema and one job on queue "q". */
+static sqlq_db *memory_db_with_job(void) {
+  sqlq_db *db = NULL;
+  sqlq_job_spec spec = {0};
+  assert_int_equal(sqlq_open("sqlite::memory:", NULL, &db), SQLQ_OK);
+  assert_int_equal(sqlq_init(db, NULL), SQLQ_OK);
+  assert_int_equal(sqlq_enqueue(db, "q", &spec, NULL, NULL), SQLQ_OK);
+  return db;
+}
+
+/* Claim the one job of "q" into *job (its id and token). */
+static void claim_the_job(sqlq_db *db, sqlq_job_ref *job) {
+  sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
+  sqlq_job *jobs = NULL;
+  size_t n = 0;
+  assert_int_equal(sqlq_claim(db, "q", 1, &co, &jobs, &n), SQLQ_OK);
+  assert_int_equal(n, 1);
+  job->id = jobs[0].id;
+  job->token = jobs[0].token;
+  sqlq_jobs_free(jobs, n);
+}
+
+/* When the one job of "q" runs next, microseconds since the epoch. */
+static int64_t run_at_us(sqlq_db *db) {
+  sqlq_job_info *jobs = NULL;
+  size_t n = 0;
+  assert_int_equal(sqlq_list(db, "q", 0, 0, &jobs, &n), SQLQ_OK);
+  assert_int_equal(n, 1);
+  int64_t at = jobs[0].run_at_us;
+  sqlq_job_infos_free(jobs, n);
+  return at;
+}
+
+/* The wall clock, in microseconds since the epoch. */
+static int64_t wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* sqlq_fail_options keep the zero-default rule: retry_now retries at once,
+** a zero backoff is the default of 1 s (-25% jitter: at least 0.75 s), a
+** negative one is refused; zero-sized options are refused too. */
+static void fail_retry_now_and_default_backoff(void **state) {
+  sqlq_db *db = memory_db_with_job();
+  sqlq_fail_options fo = SQLQ_OPTIONS_INIT(sqlq_fail_options), zeroed = {0};
+  sqlq_claim_options co_zeroed = {0};
+  sqlq_job_ref job;
+  sqlq_job *jobs = NULL;
+  size_t n = 1;
+  (void)state;
+  claim_the_job(db, &job);
+  assert_int_equal(sqlq_fail(db, job.id, job.token, NULL, &zeroed), SQLQ_MISUSE);
+  fo.retry_now = 1;
+  assert_int_equal(sqlq_fail(db, job.id, job.token, NULL, &fo), SQLQ_OK);
+  assert_true(run_at_us(db) <= wall_us() + 1000);
+  claim_the_job(db, &job);
+  fo.retry_now = 0;
+  fo.backoff = -1;
+  assert_int_equal(sqlq_fail(db, job.id, job.token, NULL, &fo), SQLQ_MISUSE);
+  fo.backoff = 0;
+  int64_t before = wall_us();
+  assert_int_equal(sqlq_fail(db, job.id, job.token, NULL, &fo), SQLQ_OK);
+  assert_true(run_at_us(db) >= before + 750000 - 1000);
+  assert_int_equal(sqlq_claim(db, "q", 1, &co_zeroed, &jobs, &n), SQLQ_MISUSE);
+  assert_null(jobs);
+  assert_int_equal(n, 0);
+  sqlq_close(db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(status_names),
@@ -306,6 +466,9 @@ int main(void) {
     cmocka_unit_test(unencoded_password_is_refused),
     cmocka_unit_test(fuzz_sqlite_query_strings),
     cmocka_unit_test(fuzz_unopenable_urls),
+    cmocka_unit_test(failed_handle_refuses_calls),
+    cmocka_unit_test(options_size_edges),
+    cmocka_unit_test(fail_retry_now_and_default_backoff),
   };
   return cmocka_run_group_tests_name("unit: public API", tests, NULL, NULL);
 }
