@@ -1,7 +1,8 @@
 # tests/cli/dlopen.sh -- the client libraries of PostgreSQL, MariaDB and
 # Firebird are loaded when a URL of their scheme is opened, not at start
 # (CMake option SQLQ_DLOPEN, on by default), and a missing one fails the
-# open with exit 69 and one line naming its soname and Debian package.
+# open with exit 69 and one line naming its soname and Debian package (and
+# one that lacks a function the driver calls, with one line naming it).
 #
 # The environment says what the build has: SQLQ_TEST_DLOPEN (ON or OFF)
 # and SQLQ_TEST_CLIENTS, a list of backend:soname:package of the backends
@@ -31,6 +32,11 @@ unreachable_url() {
   esac
 }
 
+# soname_path SONAME: where the system's loader finds SONAME.
+soname_path() {
+  ldconfig -p | awk -v so="$1" '$1 == so { print $NF; exit }'
+}
+
 mkdir "$tmp/empty" "$tmp/real"
 for client in $SQLQ_TEST_CLIENTS; do
   IFS=: read -r backend soname package <<<"$client"
@@ -48,10 +54,18 @@ for client in $SQLQ_TEST_CLIENTS; do
     expect_err_has "$backend: the soname is named" "$soname"
     expect_err_has "$backend: the package is named" "package $package"
 
+    # Another library under that soname (libsqlite3): it opens, but lacks
+    # the client's functions, and the open says which.
+    mkdir "$tmp/wrong-$backend"
+    ln -s "$(soname_path libsqlite3.so.0)" "$tmp/wrong-$backend/$soname"
+    run "$backend: wrong library" 69 env SQLQ_TEST_LIBDIR="$tmp/wrong-$backend" \
+      "$SQLQ" --url "$(unreachable_url "$backend")" stats
+    expect_error_line "$backend: wrong library"
+    expect_err_has "$backend: a missing function is named" "client library lacks"
+
     # The same path with the library there: the open gets as far as the
     # network, so the failure above was the library's absence alone.
-    real=$(ldconfig -p | awk -v so="$soname" '$1 == so { print $NF; exit }')
-    ln -s "$real" "$tmp/real/$soname"
+    ln -s "$(soname_path "$soname")" "$tmp/real/$soname"
     run "$backend: library found" 69 env SQLQ_TEST_LIBDIR="$tmp/real" \
       "$SQLQ" --url "$(unreachable_url "$backend")" stats
     expect_err_lacks "$backend: library found is no load error" "cannot load"
