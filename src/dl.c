@@ -40,8 +40,9 @@ static int resolve(sqlq_db *db, sqlq__dl_lib *lib, void *handle) {
   for (size_t i = 0; lib->names[i]; i++) {
     void *sym = dlsym(handle, lib->names[i]);
     if (sym == NULL)
-      return sqlq__error(db, SQLQ_UNAVAILABLE, "%s: the client library lacks %s (%s is too old)",
-                         lib->backend, lib->names[i], lib->package);
+      return sqlq__error(db, SQLQ_UNAVAILABLE,
+                         "%s: the client library lacks %s (install a newer %s)", lib->backend,
+                         lib->names[i], lib->package);
     /* POSIX makes dlsym's object pointer convertible to a function one. */
     memcpy(&lib->fns[i], &sym, sizeof sym);
   }
