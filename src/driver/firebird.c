@@ -386,6 +386,7 @@ static int make_dsn(sqlq_db *db, fb_db *f, const sqlq__url *url) {
 }
 
 static int fb_open(sqlq_db *db, const sqlq__url *url) {
+  if (sqlq__dl_load(db, &sqlq__fb_lib) != SQLQ_OK) return db->errcode;
   fb_db *f = calloc(1, sizeof *f);
   if (f == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   db->driver_data = f;

@@ -12,7 +12,7 @@
 #ifndef SQLQ_FIREBIRD_INT_H
 #define SQLQ_FIREBIRD_INT_H
 
-#include <ibase.h>
+#include "firebird_api.h"
 
 #include "sqlq_int.h"
 

@@ -258,6 +258,7 @@ int sqlq__my_ready(sqlq_db *db) {
 static void my_close(sqlq_db *db);
 
 static int my_open(sqlq_db *db, const sqlq__url *url) {
+  if (sqlq__dl_load(db, &sqlq__my_lib) != SQLQ_OK) return db->errcode;
   mysql_db *m = calloc(1, sizeof *m);
   if (m == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   db->driver_data = m;

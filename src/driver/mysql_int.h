@@ -9,7 +9,7 @@
 #ifndef SQLQ_MYSQL_INT_H
 #define SQLQ_MYSQL_INT_H
 
-#include <mysql.h>
+#include "mysql_api.h"
 
 #include "sqlq_int.h"
 

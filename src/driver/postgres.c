@@ -239,6 +239,7 @@ int sqlq__pg_ready(sqlq_db *db) {
 static void pg_close(sqlq_db *db);
 
 static int pg_open(sqlq_db *db, const sqlq__url *url) {
+  if (sqlq__dl_load(db, &sqlq__pg_lib) != SQLQ_OK) return db->errcode;
   postgres_db *p = calloc(1, sizeof *p);
   if (p == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   db->driver_data = p;

@@ -7,7 +7,7 @@
 #ifndef SQLQ_POSTGRES_INT_H
 #define SQLQ_POSTGRES_INT_H
 
-#include <libpq-fe.h>
+#include "postgres_api.h"
 
 #include "sqlq_int.h"
 
