@@ -31,8 +31,9 @@ struct claim {
   const char *queue;
   int max;
   int64_t lease_us;
+  int64_t token;
   sqlq_job *jobs;
-  int n;
+  int n, cap;
 };
 
 /* Copy n bytes and a NUL to *p, advance *p past them, return the copy. */
@@ -91,6 +92,21 @@ static int job_order(const void *a, const void *b) {
   return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Add the job of a CLAIM row to c. */
+static int add_job(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct claim *c = arg;
+  if (c->n == c->cap) {
+    int ncap = c->cap ? c->cap * 2 : (c->max < 64 ? c->max : 64);
+    sqlq_job *nj = realloc(c->jobs, (size_t)ncap * sizeof *nj);
+    if (nj == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+    c->jobs = nj;
+    c->cap = ncap;
+  }
+  int rc = copy_row(db, st, c->queue, c->token, &c->jobs[c->n]);
+  if (rc == SQLQ_OK) c->n++;
+  return rc;
+}
+
 static int claim_tx(sqlq_db *db, void *arg) {
   struct claim *c = arg;
   const sqlq__driver *d = db->driver;
@@ -101,31 +117,11 @@ static int claim_tx(sqlq_db *db, void *arg) {
   if (d->sql[SQLQ__SQL_REAP] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
-
-  sqlq__stmt *st;
-  if ((rc = sqlq__prepare(db, SQLQ__SQL_CLAIM, &st)) != SQLQ_OK) return rc;
-  int64_t token = sqlq__new_token();
-  d->bind_text(st, 1, c->queue);
-  d->bind_int64(st, 2, token);
-  d->bind_int64(st, 3, c->lease_us);
-  d->bind_int64(st, 4, c->max);
-  int cap = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    if (c->n == cap) {
-      int ncap = cap ? cap * 2 : (c->max < 64 ? c->max : 64);
-      sqlq_job *nj = realloc(c->jobs, (size_t)ncap * sizeof *nj);
-      if (nj == NULL) {
-        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
-        break;
-      }
-      c->jobs = nj;
-      cap = ncap;
-    }
-    if ((rc = copy_row(db, st, c->queue, token, &c->jobs[c->n])) != SQLQ_OK) break;
-    c->n++;
-  }
-  d->reset(st);
-  if (rc != SQLQ__DONE) return rc;
+  c->token = sqlq__new_token();
+  sqlq__query q = {.sql = SQLQ__SQL_CLAIM, .row = add_job, .arg = c, .start = d->claim};
+  rc = sqlq__run(db, &q, SQLQ__TEXT(c->queue), SQLQ__INT(c->token), SQLQ__INT(c->lease_us),
+                 SQLQ__INT(c->max));
+  if (rc != SQLQ_OK) return rc;
   if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
   /* A paused queue gives no jobs; say why. */
   int paused = 0;
@@ -146,7 +142,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, int max, const sqlq_cla
     return sqlq__error(db, SQLQ_MISUSE, "claim count must be 1 to 100000, not %d", max);
   double lease = opts && opts->lease > 0 ? opts->lease : DEFAULT_LEASE;
   if (!(lease <= 3.2e9)) return sqlq__error(db, SQLQ_MISUSE, "lease must be at most 3.2e9 seconds");
-  struct claim c = {queue, max, sqlq__seconds_to_us(lease), NULL, 0};
+  struct claim c = {.queue = queue, .max = max, .lease_us = sqlq__seconds_to_us(lease)};
   /* Without a separate reap, the claim statement is the one write.  (Should
   ** copying its rows run out of memory, the jobs it took wait out their
   ** lease.) */
@@ -176,36 +172,35 @@ SQLQ__API void sqlq_claimed_free(sqlq_job *jobs, int n) {
 ** Finishing calls.
 */
 
-/* Run a statement keyed by ($1 id, $2 token) with extra integer parameters
-** from $3 on and an optional text parameter after them; report in *changed
-** whether a row was changed, and read column 0 of a returned row into
-** *col0 (an integer) or *text0 (text the caller frees) when not NULL. */
-static int run_held(sqlq_db *db, int sql, int64_t id, int64_t token, const int64_t *extra,
-                    int n_extra, const char *text, int *changed, int64_t *col0, char **text0) {
+/* What a statement keyed by ($1 id, $2 token) did: whether it changed the
+** job, and column 0 of the row it returned, as an integer and as text (the
+** caller frees it) when asked for. */
+struct held {
+  int changed;
+  int64_t col0;
+  char **text0;
+};
+
+static int read_held(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct held *h = arg;
   const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, sql, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_int64(st, 1, id);
-  d->bind_int64(st, 2, token);
-  for (int i = 0; i < n_extra; i++) d->bind_int64(st, 3 + i, extra[i]);
-  if (text) d->bind_text(st, 3 + n_extra, text);
-  rc = d->step(db, st);
-  if (rc == SQLQ__ROW) {
-    if (col0) *col0 = d->column_int64(st, 0);
-    if (text0) {
-      size_t len = 0;
-      const void *p = d->column_blob(st, 0, &len);
-      if ((*text0 = strndup(p ? p : "", len)) == NULL)
-        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    }
-    *changed = 1;
-    while (rc == SQLQ__ROW && (rc = d->step(db, st)) == SQLQ__ROW) {}
-  } else if (rc == SQLQ__DONE) {
-    *changed = d->changes(db, st) > 0;
-  }
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  h->col0 = d->column_int64(st, 0);
+  if (h->text0 == NULL || *h->text0) return SQLQ_OK;
+  size_t len = 0;
+  const void *p = d->column_blob(st, 0, &len);
+  if ((*h->text0 = strndup(p ? p : "", len)) == NULL)
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  return SQLQ_OK;
+}
+
+/* Run sql with args, reading into h; then (its *_ROW statement) reads the
+** row of a dialect whose sql returns none. */
+static int run_held(sqlq_db *db, int sql, int then, const sqlq__arg *args, size_t n,
+                    struct held *h) {
+  sqlq__query q = {.sql = sql, .row = read_held, .arg = h, .flags = SQLQ__Q_CHANGES, .then = then};
+  int rc = sqlq__query_run(db, &q, args, n);
+  h->changed = q.rows > 0 || q.changes > 0;
+  return rc;
 }
 
 static int stale(sqlq_db *db, int64_t id) {
@@ -286,15 +281,14 @@ static int ack_tx(sqlq_db *db, void *arg) {
     one_by_one = 0;
   }
   for (size_t i = 0; i < one_by_one; i++) {
-    int changed = 0, rc;
+    struct held h = {0};
+    int rc;
     const sqlq_job_ref *r = &a->refs[i];
-    if (db->keep_history && (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, r->id, r->token, NULL, 0,
-                                           NULL, &changed, NULL, NULL)) != SQLQ_OK)
+    sqlq__arg key[] = {SQLQ__INT(r->id), SQLQ__INT(r->token)};
+    if (db->keep_history && (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, 0, key, 2, &h)) != SQLQ_OK)
       return rc;
-    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL, NULL)) !=
-        SQLQ_OK)
-      return rc;
-    if (changed)
+    if ((rc = run_held(db, SQLQ__SQL_ACK, 0, key, 2, &h)) != SQLQ_OK) return rc;
+    if (h.changed)
       a->acked++;
     else if (n_stale++ == 0)
       a->first_stale = r;
@@ -392,13 +386,16 @@ static int fail_tx(sqlq_db *db, void *arg) {
   if (rc == SQLQ__DONE) return stale(db, f->id);
   if (rc != SQLQ__ROW) return rc;
   int dead = f->dead || attempts >= max_attempts;
-  int64_t extra[2] = {dead, sqlq__seconds_to_us(dead ? 0 : backoff_delay(f->backoff, attempts))};
-  int changed = 0;
-  rc = run_held(db, SQLQ__SQL_FAIL, f->id, f->token, extra, 2, f->error, &changed, NULL, NULL);
-  if (rc == SQLQ_OK && !changed) rc = stale(db, f->id);
+  int64_t delay_us = sqlq__seconds_to_us(dead ? 0 : backoff_delay(f->backoff, attempts));
+  struct held h = {0};
+  rc = run_held(db, SQLQ__SQL_FAIL, 0,
+                SQLQ__ARGS(SQLQ__INT(f->id), SQLQ__INT(f->token), SQLQ__INT(dead),
+                           SQLQ__INT(delay_us), SQLQ__TEXT(f->error)),
+                &h);
+  if (rc == SQLQ_OK && !h.changed) rc = stale(db, f->id);
   /* A retry now is a ready job; a later one moves the queue's next due time. */
   else if (rc == SQLQ_OK && !dead)
-    sqlq__owe_wake(db, queue, extra[1] == 0);
+    sqlq__owe_wake(db, queue, delay_us == 0);
   free(queue);
   return rc;
 }
@@ -422,11 +419,13 @@ SQLQ__API int sqlq_fail(sqlq_db *db, int64_t id, int64_t token, const char *erro
 
 static int release_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
-  int64_t extra[1] = {sqlq__seconds_to_us(f->delay)};
-  int changed = 0;
   char *queue = NULL;
-  int rc = run_held(db, SQLQ__SQL_RELEASE, f->id, f->token, extra, 1, NULL, &changed, NULL, &queue);
-  if (rc == SQLQ_OK && !changed)
+  struct held h = {.text0 = &queue};
+  int rc = run_held(
+    db, SQLQ__SQL_RELEASE, SQLQ__SQL_RELEASE_ROW,
+    SQLQ__ARGS(SQLQ__INT(f->id), SQLQ__INT(f->token), SQLQ__INT(sqlq__seconds_to_us(f->delay))),
+    &h);
+  if (rc == SQLQ_OK && !h.changed)
     rc = stale(db, f->id);
   else if (rc == SQLQ_OK)
     sqlq__owe_wake(db, queue, f->delay <= 0);
@@ -444,11 +443,13 @@ SQLQ__API int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay)
 
 static int touch_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
-  int64_t extra[1] = {sqlq__seconds_to_us(f->lease)};
-  int changed = 0;
-  int rc =
-    run_held(db, SQLQ__SQL_TOUCH, f->id, f->token, extra, 1, NULL, &changed, &f->lease_until, NULL);
-  if (rc == SQLQ_OK && !changed) return stale(db, f->id);
+  struct held h = {0};
+  int rc = run_held(
+    db, SQLQ__SQL_TOUCH, SQLQ__SQL_TOUCH_ROW,
+    SQLQ__ARGS(SQLQ__INT(f->id), SQLQ__INT(f->token), SQLQ__INT(sqlq__seconds_to_us(f->lease))),
+    &h);
+  if (rc == SQLQ_OK && !h.changed) return stale(db, f->id);
+  f->lease_until = h.col0;
   return rc;
 }
 

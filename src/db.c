@@ -149,31 +149,9 @@ SQLQ__API void *sqlq_native_handle(sqlq_db *db) {
   return db && db->driver ? db->driver->native(db) : NULL;
 }
 
-int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
-  const sqlq__driver *d = db->driver;
-  if (d->sql[id] == NULL)
-    return sqlq__error(db, SQLQ_UNAVAILABLE, "the %s backend cannot do this yet (statement %d)",
-                       d->name, id);
-  return d->prepare(db, id, out);
-}
-
 size_t sqlq__array_rows(const sqlq_db *db, size_t n) {
   size_t max = db->driver->array_rows_max;
   return max && max < n ? max : n;
-}
-
-int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
-                        int64_t *changes) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, sql, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  if (id) d->bind_int64(st, 2, *id);
-  rc = d->step(db, st);
-  if (rc == SQLQ__DONE && changes) *changes += d->changes(db, st);
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
 }
 
 /* ---------------------------------------------------------------------
@@ -218,7 +196,7 @@ static void forget_wakes(sqlq_db *db) {
 ** notification with the commit. */
 static int notify_at_commit(sqlq_db *db) {
   const sqlq__driver *d = db->driver;
-  if (!(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT) || d->notify == NULL) return SQLQ_OK;
+  if (!(d->traits & SQLQ__TRAIT_NOTIFY_AT_COMMIT) || d->notify == NULL) return SQLQ_OK;
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
     int rc = d->notify(db, w->channel, w->jobs);
     if (rc != SQLQ_OK) return rc;
@@ -230,7 +208,7 @@ static int notify_at_commit(sqlq_db *db) {
 ** for drivers whose notification follows the commit. */
 static void pay_wakes(sqlq_db *db) {
   const sqlq__driver *d = db->driver;
-  int after = d->notify && !(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT);
+  int after = d->notify && !(d->traits & SQLQ__TRAIT_NOTIFY_AT_COMMIT);
   int all = db->pending_local || db->pending_all;
   if (all) sqlq__wake_local(db->ident, NULL, 0);
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {

@@ -70,15 +70,10 @@ struct create {
 
 static int create_tx(sqlq_db *db, void *arg) {
   struct create *c = arg;
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_RING_CREATE, &st);
+  /* A ring already there is checked below. */
+  sqlq__query q = {.sql = SQLQ__SQL_RING_CREATE, .flags = SQLQ__Q_TAKEN};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(c->ring), SQLQ__INT(c->capacity));
   if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, c->ring);
-  d->bind_int64(st, 2, c->capacity);
-  rc = d->step(db, st);
-  d->reset(st);
-  if (rc != SQLQ__DONE) return rc;
   int64_t capacity = 0, last = 0;
   if ((rc = ring_info(db, c->ring, &capacity, &last)) != SQLQ_OK) return rc;
   if (capacity != c->capacity)
@@ -144,22 +139,26 @@ static int push_one(sqlq_db *db, struct push *p) {
   return rc == SQLQ__ROW ? SQLQ_OK : rc;
 }
 
+/* Read the row of two integers at st into the int64_t[2] at arg. */
+static int read_pair(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  int64_t *pair = arg;
+  pair[0] = db->driver->column_int64(st, 0);
+  pair[1] = db->driver->column_int64(st, 1);
+  return SQLQ_OK;
+}
+
 /* Take n sequence numbers: the first and the ring's capacity. */
 static int advance(sqlq_db *db, struct push *p, int64_t *capacity) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_RING_ADVANCE, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, p->ring);
-  d->bind_int64(st, 2, (int64_t)p->n);
-  rc = d->step(db, st);
-  if (rc == SQLQ__ROW) {
-    p->first = d->column_int64(st, 0);
-    *capacity = d->column_int64(st, 1);
-  }
-  d->reset(st);
-  if (rc == SQLQ__DONE) return no_ring(db, p->ring);
-  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+  int64_t pair[2] = {0, 0};
+  sqlq__query q = {.sql = SQLQ__SQL_RING_ADVANCE,
+                   .row = read_pair,
+                   .arg = pair,
+                   .then = SQLQ__SQL_RING_ADVANCE_ROW};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(p->ring), SQLQ__INT((int64_t)p->n));
+  p->first = pair[0];
+  *capacity = pair[1];
+  if (rc == SQLQ_OK && q.rows == 0) return no_ring(db, p->ring);
+  return rc;
 }
 
 static int push_tx(sqlq_db *db, void *arg) {

@@ -243,7 +243,7 @@ static int check_names_free(sqlq_db *db, const char *table) {
 /* A backend whose DDL commits cannot keep it inside the caller's
 ** transaction. */
 static int check_ddl_tx(sqlq_db *db, const char *what) {
-  if ((db->driver->caps & SQLQ__CAP_DDL_COMMITS) && db->in_user_tx)
+  if ((db->driver->traits & SQLQ__TRAIT_DDL_COMMITS) && db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE,
                        "%s cannot run inside sqlq_begin() on %s: its triggers commit", what,
                        db->driver->name);
@@ -312,8 +312,7 @@ static int subscribe_tx(sqlq_db *db, void *arg) {
   if (rc == SQLQ_OK && removed == 0 && others == 0) rc = check_names_free(db, ch->table);
   for (size_t i = 0; rc == SQLQ_OK && i < N_ACTIONS; i++)
     if (ch->actions & actions[i].bit) rc = add_action(db, ch, actions[i].name);
-  if (rc == SQLQ_OK && db->driver->sql[SQLQ__SQL_QUEUE_REGISTER])
-    rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, ch->tag, NULL, NULL);
+  if (rc == SQLQ_OK) rc = sqlq__register_queue(db, ch->tag);
   if (rc == SQLQ_OK) rc = install(db, ch->table, ch->table, &ch->cols);
   return rc;
 }

@@ -585,7 +585,7 @@ const sqlq__driver sqlq__driver_firebird = {
   .name = "firebird",
   .schemes = schemes,
   .options = options,
-  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_AT_COMMIT,
+  .traits = SQLQ__TRAIT_NOTIFY_AT_COMMIT,
   .sql = sqlq__firebird_sql,
   /* Packed arrays travel as one VARCHAR each in the block (firebird_sql.c). */
   .array_rows_max = FB_ARRAY_ROWS_MAX,
@@ -609,7 +609,6 @@ const sqlq__driver sqlq__driver_firebird = {
   .column_int64 = sqlq__fb_column_int64,
   .column_blob = sqlq__fb_column_blob,
   .changes = sqlq__fb_changes,
-  .last_insert_id = NULL,
   .reset = sqlq__fb_reset,
   .wait_prepare = sqlq__fb_wait_prepare,
   .wait = sqlq__fb_wait,
