@@ -33,7 +33,8 @@ struct claim {
   int64_t lease_us;
   int64_t token;
   sqlq_job *jobs;
-  int n, cap;
+  int n;
+  size_t cap;
 };
 
 /* Copy n bytes and a NUL to *p, advance *p past them, return the copy. */
@@ -74,15 +75,11 @@ static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t toke
 
 
 static int is_paused(sqlq_db *db, const char *queue, int *paused) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_PAUSED, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  rc = d->step(db, st);
-  *paused = rc == SQLQ__ROW && d->column_int64(st, 0) != 0;
-  d->reset(st);
-  return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
+  int64_t flag = 0;
+  sqlq__query q = {.sql = SQLQ__SQL_PAUSED, .row = sqlq__read_int64, .arg = &flag};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(queue));
+  *paused = flag != 0;
+  return rc;
 }
 
 static int job_order(const void *a, const void *b) {
@@ -95,14 +92,8 @@ static int job_order(const void *a, const void *b) {
 /* Add the job of a CLAIM row to c. */
 static int add_job(sqlq_db *db, sqlq__stmt *st, void *arg) {
   struct claim *c = arg;
-  if (c->n == c->cap) {
-    int ncap = c->cap ? c->cap * 2 : (c->max < 64 ? c->max : 64);
-    sqlq_job *nj = realloc(c->jobs, (size_t)ncap * sizeof *nj);
-    if (nj == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    c->jobs = nj;
-    c->cap = ncap;
-  }
-  int rc = copy_row(db, st, c->queue, c->token, &c->jobs[c->n]);
+  int rc = sqlq__grow(db, (void **)&c->jobs, &c->cap, (size_t)c->n, sizeof *c->jobs);
+  if (rc == SQLQ_OK) rc = copy_row(db, st, c->queue, c->token, &c->jobs[c->n]);
   if (rc == SQLQ_OK) c->n++;
   return rc;
 }
@@ -185,12 +176,7 @@ static int read_held(sqlq_db *db, sqlq__stmt *st, void *arg) {
   struct held *h = arg;
   const sqlq__driver *d = db->driver;
   h->col0 = d->column_int64(st, 0);
-  if (h->text0 == NULL || *h->text0) return SQLQ_OK;
-  size_t len = 0;
-  const void *p = d->column_blob(st, 0, &len);
-  if ((*h->text0 = strndup(p ? p : "", len)) == NULL)
-    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  return SQLQ_OK;
+  return h->text0 == NULL || *h->text0 ? SQLQ_OK : sqlq__column_text(db, st, 0, h->text0, NULL);
 }
 
 /* Run sql with args, reading into h; then (its *_ROW statement) reads the
@@ -213,45 +199,44 @@ static int stale(sqlq_db *db, int64_t id) {
 struct acks {
   const sqlq_job_ref *refs;
   size_t n;
+  int by_array; /* with the array statement (see sqlq_ack_batch) */
   size_t acked;
   const sqlq_job_ref *first_stale; /* the first ref not held; NULL: none yet */
 };
+
+/* Ids read from rows into ids[0..max): n of them. */
+struct ids_read {
+  int64_t *ids;
+  size_t max, n;
+};
+
+static int read_id(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct ids_read *r = arg;
+  if (r->n < r->max) r->ids[r->n++] = db->driver->column_int64(st, 0);
+  return SQLQ_OK;
+}
 
 /* Ack refs[0..n), a part of a->refs, with one array statement, adding
 ** the jobs acked to a->acked, and noting the first ref that was not held
 ** when none was before. */
 static int ack_array(sqlq_db *db, struct acks *a, const sqlq_job_ref *refs, size_t n) {
-  const sqlq__driver *d = db->driver;
   int64_t *v = malloc(n * 2 * sizeof *v);
   if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     v[i] = refs[i].id;
     v[n + i] = refs[i].token;
   }
-  sqlq__stmt *st;
-  int rc =
-    sqlq__prepare(db, db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY, &st);
-  if (rc != SQLQ_OK) {
-    free(v);
-    return rc;
-  }
-  rc = d->bind_int64_array(st, 1, v, n);
-  if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 2, v + n, n);
   /* The acked ids overwrite the front of v, which the driver has copied. */
-  size_t acked = 0;
+  struct ids_read acked = {v, n, 0};
+  sqlq__query q = {.sql = db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY,
+                   .row = read_id,
+                   .arg = &acked};
+  int rc = sqlq__run(db, &q, SQLQ__INTS(v, n), SQLQ__INTS(v + n, n));
   if (rc == SQLQ_OK) {
-    while ((rc = d->step(db, st)) == SQLQ__ROW)
-      if (acked < n) v[acked++] = d->column_int64(st, 0);
-  }
-  d->reset(st);
-  if (rc == SQLQ__DONE) {
-    rc = SQLQ_OK;
-    a->acked += acked;
-    qsort(v, acked, sizeof *v, sqlq__id_order);
-    for (size_t i = 0; i < n && acked < n && a->first_stale == NULL; i++)
-      if (!bsearch(&refs[i].id, v, acked, sizeof *v, sqlq__id_order)) a->first_stale = &refs[i];
-  } else if (rc == SQLQ_NOMEM) {
-    rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+    a->acked += acked.n;
+    qsort(v, acked.n, sizeof *v, sqlq__id_order);
+    for (size_t i = 0; i < n && acked.n < n && a->first_stale == NULL; i++)
+      if (!bsearch(&refs[i].id, v, acked.n, sizeof *v, sqlq__id_order)) a->first_stale = &refs[i];
   }
   free(v);
   return rc;
@@ -269,9 +254,7 @@ static int ack_tx(sqlq_db *db, void *arg) {
   a->acked = 0;
   a->first_stale = NULL;
   size_t n_stale = 0, one_by_one = a->n;
-  /* The array statement acks several jobs at once, or one whose history
-  ** is kept (one statement instead of two), when the dialect has it. */
-  if (has_ack_array(db) && (a->n > 1 || db->keep_history)) {
+  if (a->by_array) {
     size_t chunk = sqlq__array_rows(db, a->n);
     for (size_t at = 0; at < a->n; at += chunk) {
       int rc = ack_array(db, a, a->refs + at, a->n - at < chunk ? a->n - at : chunk);
@@ -306,12 +289,14 @@ static int ack_tx(sqlq_db *db, void *arg) {
 SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, size_t *acked_out) {
   if (db == NULL) return SQLQ_MISUSE;
   if (n > 0 && refs == NULL) return sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
-  struct acks a = {refs, n, 0, NULL};
-  /* One statement acks them all when the dialect has the array form (see
-  ** ack_tx) and they fit one array statement, or when a single job's ack
-  ** keeps no history. */
+  struct acks a = {.refs = refs, .n = n};
+  /* The array statement acks several jobs at once, or one whose history
+  ** is kept (one statement instead of two), when the dialect has it.  One
+  ** statement acks them all when they fit one array statement, or when a
+  ** single job's ack keeps no history. */
+  a.by_array = has_ack_array(db) && (n > 1 || db->keep_history);
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
-  if ((has_ack_array(db) && sqlq__array_rows(db, n) == n) || (n == 1 && !db->keep_history))
+  if (a.by_array ? sqlq__array_rows(db, n) == n : n == 1 && !db->keep_history)
     kind |= SQLQ__TX_SINGLE;
   int rc = n ? sqlq__in_tx(db, kind, ack_tx, &a) : SQLQ_OK;
   if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? a.acked : 0;
@@ -363,29 +348,32 @@ static char *clean_error(const char *error) {
   return out;
 }
 
+/* The row of FAIL_PEEK. */
+struct peek {
+  int attempts, max_attempts;
+  char *queue; /* the caller frees it */
+};
+
+static int read_peek(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct peek *p = arg;
+  const sqlq__driver *d = db->driver;
+  p->attempts = (int)d->column_int64(st, 0);
+  p->max_attempts = (int)d->column_int64(st, 1);
+  return p->queue ? SQLQ_OK : sqlq__column_text(db, st, 2, &p->queue, NULL);
+}
+
 static int fail_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_FAIL_PEEK, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_int64(st, 1, f->id);
-  d->bind_int64(st, 2, f->token);
-  rc = d->step(db, st);
-  int attempts = 0, max_attempts = 0;
-  char *queue = NULL;
-  if (rc == SQLQ__ROW) {
-    attempts = (int)d->column_int64(st, 0);
-    max_attempts = (int)d->column_int64(st, 1);
-    size_t len = 0;
-    const void *p = d->column_blob(st, 2, &len);
-    if ((queue = strndup(p ? p : "", len)) == NULL)
-      rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  struct peek p = {0};
+  sqlq__query q = {.sql = SQLQ__SQL_FAIL_PEEK, .row = read_peek, .arg = &p};
+  int rc = sqlq__run(db, &q, SQLQ__INT(f->id), SQLQ__INT(f->token));
+  char *queue = p.queue;
+  if (rc != SQLQ_OK || q.rows == 0) {
+    free(queue);
+    return rc == SQLQ_OK ? stale(db, f->id) : rc;
   }
-  d->reset(st);
-  if (rc == SQLQ__DONE) return stale(db, f->id);
-  if (rc != SQLQ__ROW) return rc;
-  int dead = f->dead || attempts >= max_attempts;
+  int attempts = p.attempts;
+  int dead = f->dead || attempts >= p.max_attempts;
   int64_t delay_us = sqlq__seconds_to_us(dead ? 0 : backoff_delay(f->backoff, attempts));
   struct held h = {0};
   rc = run_held(db, SQLQ__SQL_FAIL, 0,

@@ -308,15 +308,11 @@ SQLQ__API int sqlq_rollback(sqlq_db *db) {
 
 /* The schema version in place, 0 when there is none. */
 static int read_version(sqlq_db *db, int *version) {
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_SCHEMA_VERSION, &st);
-  if (rc != SQLQ_OK) return rc;
-  const sqlq__driver *d = db->driver;
-  rc = d->step(db, st);
-  *version = 0;
-  if (rc == SQLQ__ROW && !d->column_is_null(st, 0)) *version = (int)d->column_int64(st, 0);
-  d->reset(st);
-  return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
+  int64_t v = 0; /* NULL reads as 0 */
+  sqlq__query q = {.sql = SQLQ__SQL_SCHEMA_VERSION, .row = sqlq__read_int64, .arg = &v};
+  int rc = sqlq__query_run(db, &q, NULL, 0);
+  *version = (int)v;
+  return rc;
 }
 
 static int migrate(sqlq_db *db, void *arg) {
@@ -331,12 +327,8 @@ static int migrate(sqlq_db *db, void *arg) {
       SQLQ_SCHEMA_VERSION);
   for (int v = *version + 1; v <= SQLQ_SCHEMA_VERSION && d->migrations[v - 1]; v++) {
     if ((rc = d->exec(db, d->migrations[v - 1])) != SQLQ_OK) return rc;
-    sqlq__stmt *st;
-    if ((rc = sqlq__prepare(db, SQLQ__SQL_SCHEMA_RECORD, &st)) != SQLQ_OK) return rc;
-    d->bind_int64(st, 1, v);
-    rc = d->step(db, st);
-    d->reset(st);
-    if (rc != SQLQ__DONE) return rc;
+    sqlq__query q = {.sql = SQLQ__SQL_SCHEMA_RECORD};
+    if ((rc = sqlq__run(db, &q, SQLQ__INT(v))) != SQLQ_OK) return rc;
     *version = v;
   }
   return SQLQ_OK;

@@ -27,19 +27,14 @@ static int check_spec(sqlq_db *db, const sqlq_job_spec *spec, size_t index, size
   return rc;
 }
 
-/* Read column 0 of a row as the int64_t at arg. */
-static int read_id(sqlq_db *db, sqlq__stmt *st, void *arg) {
-  *(int64_t *)arg = db->driver->column_int64(st, 0);
-  return SQLQ_OK;
-}
-
 /* Store one job; the caller holds a write transaction. */
 static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int64_t *id,
                       int *duplicate) {
   const sqlq__driver *d = db->driver;
   /* Without a row, the dialect's last_insert_id() gives the id; without
   ** that either, the dedupe key was taken (see SQLQ__SQL_ENQUEUE). */
-  sqlq__query q = {.sql = SQLQ__SQL_ENQUEUE, .row = read_id, .arg = id, .flags = SQLQ__Q_TAKEN};
+  sqlq__query q = {
+    .sql = SQLQ__SQL_ENQUEUE, .row = sqlq__read_int64, .arg = id, .flags = SQLQ__Q_TAKEN};
   int rc = sqlq__run(db, &q, SQLQ__TEXT(queue), SQLQ__INT(spec->priority),
                      SQLQ__INT(sqlq__seconds_to_us(spec->delay)),
                      SQLQ__INT(spec->max_attempts ? spec->max_attempts : SQLQ_DEFAULT_MAX_ATTEMPTS),
@@ -49,7 +44,7 @@ static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec,
   *duplicate = q.taken || (q.rows == 0 && d->last_insert_id == NULL);
   if (!*duplicate && q.rows == 0) *id = d->last_insert_id(db);
   if (!*duplicate) return SQLQ_OK;
-  q = (sqlq__query){.sql = SQLQ__SQL_DEDUPE_LOOKUP, .row = read_id, .arg = id};
+  q = (sqlq__query){.sql = SQLQ__SQL_DEDUPE_LOOKUP, .row = sqlq__read_int64, .arg = id};
   rc = sqlq__run(db, &q, SQLQ__TEXT(queue), SQLQ__TEXT(spec->dedupe_key));
   if (rc == SQLQ_OK && q.rows == 0)
     return sqlq__error(db, SQLQ_ERROR,
@@ -138,6 +133,7 @@ struct batch {
   const sqlq_job_spec *specs;
   size_t n;
   int64_t *ids;
+  int by_array;  /* with the array statement (fits_array) */
   int duplicate; /* for a single job */
 };
 
@@ -147,7 +143,7 @@ static int insert_batch(sqlq_db *db, void *arg) {
   /* Record the queue's name, so that stats list it even when it is empty. */
   int rc = SQLQ_OK;
   if ((rc = sqlq__register_queue(db, b->queue)) != SQLQ_OK) return rc;
-  if (fits_array(db, b->specs, b->n)) {
+  if (b->by_array) {
     size_t chunk = sqlq__array_rows(db, b->n);
     for (size_t at = 0; at < b->n; at += chunk) {
       size_t k = b->n - at < chunk ? b->n - at : chunk;
@@ -182,14 +178,15 @@ static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, s
   for (size_t i = 0; i < n; i++)
     if ((rc = check_spec(db, &specs[i], i, n)) != SQLQ_OK) return rc;
   if (n == 0) return SQLQ_OK;
-  struct batch b = {queue, specs, n, ids, 0};
+  struct batch b = {.queue = queue, .specs = specs, .n = n, .ids = ids};
+  b.by_array = fits_array(db, specs, n);
   /* One statement stores them when the dialect registers the queue in it
   ** and they fit one array statement, or when there is one job (whose
   ** duplicate, if any, is then only looked up). */
   const sqlq__driver *d = db->driver;
   unsigned kind = SQLQ__TX_WRITE;
   if (d->sql[SQLQ__SQL_QUEUE_REGISTER] == NULL &&
-      (n == 1 || (sqlq__array_rows(db, n) == n && fits_array(db, specs, n))))
+      (n == 1 || (b.by_array && sqlq__array_rows(db, n) == n)))
     kind |= SQLQ__TX_SINGLE;
   rc = sqlq__in_tx(db, kind, insert_batch, &b);
   *duplicate = b.duplicate;

@@ -39,15 +39,10 @@ struct pool_op {
   size_t n, cap;
 };
 
-static int read_count(sqlq_db *db, sqlq__stmt *st, void *arg) {
-  *(int64_t *)arg = db->driver->column_int64(st, 0);
-  return SQLQ_OK;
-}
-
 /* How many items pool has (only item, when not NULL). */
 static int count_items(sqlq_db *db, const char *pool, const char *item, int64_t *count) {
   *count = 0;
-  sqlq__query q = {.sql = SQLQ__SQL_POOL_COUNT, .row = read_count, .arg = count};
+  sqlq__query q = {.sql = SQLQ__SQL_POOL_COUNT, .row = sqlq__read_int64, .arg = count};
   return sqlq__run(db, &q, SQLQ__TEXT(pool), SQLQ__TEXT(item));
 }
 
@@ -131,19 +126,10 @@ SQLQ__API void sqlq_pool_items_free(sqlq_pool_item *items, size_t n) {
 static int add_item(sqlq_db *db, sqlq__stmt *st, void *arg) {
   struct pool_op *o = arg;
   const sqlq__driver *d = db->driver;
-  if (o->n == o->cap) {
-    size_t ncap = o->cap ? o->cap * 2 : 8;
-    sqlq_pool_item *ni = realloc(o->items, ncap * sizeof *ni);
-    if (ni == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    o->items = ni;
-    o->cap = ncap;
-  }
-  size_t len = 0;
-  const void *src = d->column_blob(st, 1, &len);
-  char *copy = malloc(len + 1);
-  if (copy == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  if (len) memcpy(copy, src, len);
-  copy[len] = '\0';
+  char *copy = NULL;
+  int rc = sqlq__grow(db, (void **)&o->items, &o->cap, o->n, sizeof *o->items);
+  if (rc == SQLQ_OK) rc = sqlq__column_text(db, st, 1, &copy, NULL);
+  if (rc != SQLQ_OK) return rc;
   sqlq_pool_item *it = &o->items[o->n++];
   it->id = d->column_int64(st, 0);
   it->item = copy;

@@ -723,6 +723,18 @@ int sqlq__query_run(sqlq_db *db, sqlq__query *q, const sqlq__arg *args, size_t n
 /* sqlq__run(db, q, SQLQ__TEXT(queue), SQLQ__INT(id), ...) */
 #define sqlq__run(db, q, ...) sqlq__query_run(db, q, SQLQ__ARGS(__VA_ARGS__))
 
+/* A row reader: column 0 as the int64_t at arg (0 for SQL NULL). */
+int sqlq__read_int64(sqlq_db *db, sqlq__stmt *st, void *arg);
+
+/* A malloc'ed copy of the bytes of column i of st's row, with a NUL after
+** them, into *out ("" for SQL NULL), and their length into *len_out when
+** not NULL; SQLQ_NOMEM recorded when memory runs out. */
+int sqlq__column_text(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *len_out);
+
+/* Make room in the array *items of *cap elements of size bytes for
+** element n (a row reader's next row), doubling it from 8 when full. */
+int sqlq__grow(sqlq_db *db, void **items, size_t *cap, size_t n, size_t size);
+
 /* Record queue's name (QUEUE_REGISTER), when the dialect does that apart
 ** from ENQUEUE, so that stats list it even when it is empty. */
 int sqlq__register_queue(sqlq_db *db, const char *queue);

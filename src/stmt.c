@@ -2,6 +2,9 @@
 ** stmt.c -- running a statement: prepare, bind a typed argument list, step
 ** through the rows, reset.  Every statement of the core runs here.
 */
+#include <stdlib.h>
+#include <string.h>
+
 #include "sqlq_int.h"
 
 int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
@@ -70,6 +73,31 @@ int sqlq__query_run(sqlq_db *db, sqlq__query *q, const sqlq__arg *args, size_t n
   rc = sqlq__query_run(db, &then, args, n);
   q->rows = then.rows;
   return rc;
+}
+
+int sqlq__read_int64(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  *(int64_t *)arg = db->driver->column_is_null(st, 0) ? 0 : db->driver->column_int64(st, 0);
+  return SQLQ_OK;
+}
+
+int sqlq__column_text(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *len_out) {
+  size_t len = 0;
+  const void *p = db->driver->column_blob(st, i, &len);
+  if ((*out = malloc(len + 1)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  if (len) memcpy(*out, p, len);
+  (*out)[len] = '\0';
+  if (len_out) *len_out = len;
+  return SQLQ_OK;
+}
+
+int sqlq__grow(sqlq_db *db, void **items, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return SQLQ_OK;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  void *p = realloc(*items, ncap * size);
+  if (p == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  *items = p;
+  *cap = ncap;
+  return SQLQ_OK;
 }
 
 int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
