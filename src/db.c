@@ -318,6 +318,7 @@ static int read_version(sqlq_db *db, int *version) {
 static int migrate(sqlq_db *db, void *arg) {
   int *version = arg, rc;
   const sqlq__driver *d = db->driver;
+  if (d->init && (rc = d->init(db)) != SQLQ_OK) return rc;
   if ((rc = d->exec(db, d->sql[SQLQ__SQL_SCHEMA_TABLE])) != SQLQ_OK) return rc;
   if ((rc = read_version(db, version)) != SQLQ_OK) return rc;
   if (*version > SQLQ_SCHEMA_VERSION)

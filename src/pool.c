@@ -47,12 +47,13 @@ static int count_items(sqlq_db *db, const char *pool, const char *item, int64_t 
 }
 
 /* Run statement sql, which takes $1 pool $2 item, and $3 token when
-** with_token is set, and returns no rows, adding the rows it changed to
-** o->changed (an item already there changed none). */
-static int run_on_item(sqlq_db *db, int sql, struct pool_op *o, int with_token) {
-  sqlq__query q = {.sql = sql, .flags = SQLQ__Q_CHANGES | SQLQ__Q_TAKEN};
+** n_args is 3, and returns no rows, adding the rows it changed to
+** o->changed; flags are the run's (SQLQ__Q_TAKEN: an item already there
+** changed none). */
+static int run_on_item(sqlq_db *db, int sql, struct pool_op *o, size_t n_args, unsigned flags) {
+  sqlq__query q = {.sql = sql, .flags = SQLQ__Q_CHANGES | flags};
   sqlq__arg args[] = {SQLQ__TEXT(o->pool), SQLQ__TEXT(o->item), SQLQ__INT(o->token)};
-  int rc = sqlq__query_run(db, &q, args, with_token ? 3 : 2);
+  int rc = sqlq__query_run(db, &q, args, n_args);
   o->changed += q.changes;
   return rc;
 }
@@ -66,7 +67,7 @@ static int no_item(sqlq_db *db, const struct pool_op *o) {
 */
 
 static int add_tx(sqlq_db *db, void *arg) {
-  return run_on_item(db, SQLQ__SQL_POOL_ADD, arg, 0);
+  return run_on_item(db, SQLQ__SQL_POOL_ADD, arg, 2, SQLQ__Q_TAKEN);
 }
 
 SQLQ__API int sqlq_pool_add(sqlq_db *db, const char *pool, const char *item, int *added_out) {
@@ -81,7 +82,7 @@ SQLQ__API int sqlq_pool_add(sqlq_db *db, const char *pool, const char *item, int
 
 static int remove_tx(sqlq_db *db, void *arg) {
   struct pool_op *o = arg;
-  int rc = run_on_item(db, SQLQ__SQL_POOL_REMOVE, o, 0);
+  int rc = run_on_item(db, SQLQ__SQL_POOL_REMOVE, o, 2, 0);
   return rc == SQLQ_OK && o->changed == 0 ? no_item(db, o) : rc;
 }
 
@@ -95,7 +96,7 @@ SQLQ__API int sqlq_pool_remove(sqlq_db *db, const char *pool, const char *item) 
 static int release_tx(sqlq_db *db, void *arg) {
   struct pool_op *o = arg;
   int64_t count = 0;
-  int rc = run_on_item(db, SQLQ__SQL_POOL_RELEASE, o, 1);
+  int rc = run_on_item(db, SQLQ__SQL_POOL_RELEASE, o, 3, 0);
   if (rc != SQLQ_OK || o->changed > 0) return rc;
   if ((rc = count_items(db, o->pool, o->item, &count)) != SQLQ_OK) return rc;
   if (count == 0) return no_item(db, o);

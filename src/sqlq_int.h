@@ -103,7 +103,8 @@ enum sqlq__sql_id {
                                 row: a job stored, whose id that gives, or
                                 SQLQ__CONSTRAINT */
   SQLQ__SQL_DEDUPE_LOOKUP,  /* $1 queue $2 dedupe_key -> id */
-  SQLQ__SQL_QUEUE_REGISTER, /* $1 queue: known from now on (stats list it);
+  SQLQ__SQL_QUEUE_REGISTER, /* $1 queue: known from now on (stats list it;
+                                SQLQ__CONSTRAINT when it was already);
                                 NULL when the ENQUEUE statements do it */
   SQLQ__SQL_REAP,           /* $1 queue: expired leases back to ready, or
                                 dead; NULL when CLAIM does it */
@@ -145,7 +146,8 @@ enum sqlq__sql_id {
   SQLQ__SQL_ACK_HISTORY_ARRAY, /* as ACK_ARRAY, copying each job to history */
   /* Rings (schema version 2: a dialect without them leaves these NULL, and
   ** the ring and pool calls answer SQLQ_UNAVAILABLE). */
-  SQLQ__SQL_RING_CREATE,      /* $1 ring $2 capacity; nothing when it exists */
+  SQLQ__SQL_RING_CREATE,      /* $1 ring $2 capacity; nothing (or
+                                SQLQ__CONSTRAINT) when it exists */
   SQLQ__SQL_RING_INFO,        /* $1 ring -> capacity, last seq (0: none yet);
                                 no row when there is no such ring */
   SQLQ__SQL_RING_ADVANCE,     /* $1 ring $2 count -> first seq, capacity: takes
@@ -165,7 +167,8 @@ enum sqlq__sql_id {
   SQLQ__SQL_RING_DROP,        /* $1 ring: deletes the ring's row (run before
                                 RING_CLEAR, in the same transaction) */
   /* Pools (schema version 2). */
-  SQLQ__SQL_POOL_ADD,     /* $1 pool $2 item; changes() 0 when there */
+  SQLQ__SQL_POOL_ADD,     /* $1 pool $2 item; changes() 0, or
+                                SQLQ__CONSTRAINT, when there */
   SQLQ__SQL_POOL_REMOVE,  /* $1 pool $2 item */
   SQLQ__SQL_POOL_LIST,    /* $1 pool -> id, item, last_used, uses,
                                 held_until (NULL when free), in the order
@@ -312,6 +315,11 @@ typedef struct sqlq__driver {
 
   /* Run a script of statements without parameters or results. */
   int (*exec)(sqlq_db *db, const char *script);
+  /* Get the database ready for sqlq_init's schema scripts, first thing
+  ** in sqlq_init's write transaction (Firebird: create the database file
+  ** when it is missing; MariaDB: take the lock that makes concurrent
+  ** inits take turns, until the transaction ends).  May be NULL. */
+  int (*init)(sqlq_db *db);
   /* Transactions.  begin opens a transaction of the given kind
   ** (SQLQ__TX_*): with SQLQ__TX_WRITE set it will write (the backend may
   ** take its write lock at once). */

@@ -550,16 +550,22 @@ int sqlq__my_query(sqlq_db *db, MYSQL *conn, const char *sql, const char *what) 
 
 #define INIT_LOCK "CONCAT('sqlq:init:', DATABASE())"
 
-/* The schema script first takes the lock that makes concurrent `sqlq
-** init`s take turns; it is let go when the transaction ends. */
 static int my_exec(sqlq_db *db, const char *script) {
   mysql_db *m = MY(db);
   int rc = m->in_tx ? SQLQ_OK : sqlq__my_ready(db);
-  if (rc == SQLQ_OK && script == sqlq__mysql_sql[SQLQ__SQL_SCHEMA_TABLE] && !m->init_lock) {
+  return rc == SQLQ_OK ? sqlq__my_query(db, m->conn, script, "script") : rc;
+}
+
+/* sqlq init first takes the lock that makes concurrent inits take turns;
+** it is let go when the transaction ends. */
+static int my_init(sqlq_db *db) {
+  mysql_db *m = MY(db);
+  int rc = m->in_tx ? SQLQ_OK : sqlq__my_ready(db);
+  if (rc == SQLQ_OK && !m->init_lock) {
     rc = sqlq__my_query(db, m->conn, "DO GET_LOCK(" INIT_LOCK ", 60)", "init lock");
     m->init_lock = rc == SQLQ_OK;
   }
-  return rc == SQLQ_OK ? sqlq__my_query(db, m->conn, script, "script") : rc;
+  return rc;
 }
 
 int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, const char *start, sqlq__my_tx_fn fn) {
@@ -636,6 +642,7 @@ const sqlq__driver sqlq__driver_mysql = {
   .open = my_open,
   .close = my_close,
   .exec = my_exec,
+  .init = my_init,
   .begin = my_begin,
   .commit = my_commit,
   .rollback = my_rollback,
