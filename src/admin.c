@@ -16,17 +16,10 @@ struct queue_op {
 
 static int pause_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_PAUSE_SET, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, q->queue);
-  d->bind_int64(st, 2, q->flag);
-  rc = d->step(db, st);
-  d->reset(st);
-  if (rc != SQLQ__DONE) return rc;
-  if (!q->flag) sqlq__owe_wake(db, q->queue, 1);
-  return SQLQ_OK;
+  sqlq__query set = {.sql = SQLQ__SQL_PAUSE_SET};
+  int rc = sqlq__run(db, &set, SQLQ__TEXT(q->queue), SQLQ__INT(q->flag));
+  if (rc == SQLQ_OK && !q->flag) sqlq__owe_wake(db, q->queue, 1);
+  return rc;
 }
 
 static int set_paused(sqlq_db *db, const char *queue, int paused) {
@@ -95,42 +88,32 @@ SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out) {
 struct stats {
   const char *queue;
   sqlq_queue_stats *rows;
-  size_t n;
+  size_t n, cap;
 };
+
+static int stats_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct stats *s = arg;
+  const sqlq__driver *d = db->driver;
+  int rc = sqlq__grow(db, (void **)&s->rows, &s->cap, s->n, sizeof *s->rows);
+  if (rc != SQLQ_OK) return rc;
+  sqlq_queue_stats *r = &s->rows[s->n++];
+  memset(r, 0, sizeof *r);
+  size_t len = 0;
+  const void *name = d->column_blob(st, 0, &len);
+  if (len > SQLQ_QUEUE_NAME_MAX) len = SQLQ_QUEUE_NAME_MAX; /* a foreign producer's long name */
+  if (name) memcpy(r->queue, name, len);
+  r->ready = d->column_int64(st, 1);
+  r->scheduled = d->column_int64(st, 2);
+  r->running = d->column_int64(st, 3);
+  r->dead = d->column_int64(st, 4);
+  r->paused = d->column_int64(st, 5) != 0;
+  return SQLQ_OK;
+}
 
 static int stats_tx(sqlq_db *db, void *arg) {
   struct stats *s = arg;
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_STATS, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, s->queue);
-  size_t cap = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    if (s->n == cap) {
-      size_t ncap = cap ? cap * 2 : 8;
-      sqlq_queue_stats *nr = realloc(s->rows, ncap * sizeof *nr);
-      if (nr == NULL) {
-        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
-        break;
-      }
-      s->rows = nr;
-      cap = ncap;
-    }
-    sqlq_queue_stats *r = &s->rows[s->n++];
-    memset(r, 0, sizeof *r);
-    size_t len = 0;
-    const void *name = d->column_blob(st, 0, &len);
-    if (len > SQLQ_QUEUE_NAME_MAX) len = SQLQ_QUEUE_NAME_MAX; /* a foreign producer's long name */
-    if (name) memcpy(r->queue, name, len);
-    r->ready = d->column_int64(st, 1);
-    r->scheduled = d->column_int64(st, 2);
-    r->running = d->column_int64(st, 3);
-    r->dead = d->column_int64(st, 4);
-    r->paused = d->column_int64(st, 5) != 0;
-  }
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = SQLQ__SQL_STATS, .row = stats_row, .arg = s};
+  return sqlq__run(db, &q, SQLQ__TEXT(s->queue));
 }
 
 SQLQ__API int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out,
@@ -142,7 +125,7 @@ SQLQ__API int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stat
   if (rc != SQLQ_OK) return rc;
   if (stats_out == NULL || n_out == NULL)
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_stats() needs somewhere to put the counts");
-  struct stats s = {queue, NULL, 0};
+  struct stats s = {.queue = queue};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, stats_tx, &s);
   if (rc != SQLQ_OK) {
     free(s.rows);
@@ -164,7 +147,7 @@ struct list {
   const char *queue;
   int state, limit;
   sqlq_job_info *rows;
-  size_t n;
+  size_t n, cap;
 };
 
 /* A malloc'ed NUL-terminated copy of column i, or NULL for SQL NULL. */
@@ -180,8 +163,12 @@ static int dup_column(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *le
   return SQLQ_OK;
 }
 
-static int list_row(sqlq_db *db, sqlq__stmt *st, sqlq_job_info *j) {
+static int list_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct list *l = arg;
   const sqlq__driver *d = db->driver;
+  int rc = sqlq__grow(db, (void **)&l->rows, &l->cap, l->n, sizeof *l->rows);
+  if (rc != SQLQ_OK) return rc;
+  sqlq_job_info *j = &l->rows[l->n++];
   memset(j, 0, sizeof *j);
   j->id = d->column_int64(st, 0);
   j->state = (int)d->column_int64(st, 1);
@@ -191,7 +178,7 @@ static int list_row(sqlq_db *db, sqlq__stmt *st, sqlq_job_info *j) {
   j->run_at_us = d->column_int64(st, 5);
   j->created_at_us = d->column_int64(st, 6);
   j->lease_until_us = d->column_is_null(st, 7) ? 0 : d->column_int64(st, 7);
-  int rc = dup_column(db, st, 8, &j->dedupe_key, NULL);
+  rc = dup_column(db, st, 8, &j->dedupe_key, NULL);
   if (rc == SQLQ_OK) rc = dup_column(db, st, 9, &j->group_key, NULL);
   if (rc == SQLQ_OK) rc = dup_column(db, st, 10, &j->last_error, NULL);
   if (rc == SQLQ_OK) rc = dup_column(db, st, 11, (char **)&j->payload, &j->payload_len);
@@ -204,30 +191,9 @@ static int list_row(sqlq_db *db, sqlq__stmt *st, sqlq_job_info *j) {
 
 static int list_tx(sqlq_db *db, void *arg) {
   struct list *l = arg;
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_LIST, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, l->queue);
-  d->bind_int64(st, 2, l->state);
-  d->bind_int64(st, 3, l->limit > 0 ? l->limit : -1);
-  size_t cap = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    if (l->n == cap) {
-      size_t ncap = cap ? cap * 2 : 16;
-      sqlq_job_info *nr = realloc(l->rows, ncap * sizeof *nr);
-      if (nr == NULL) {
-        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
-        break;
-      }
-      l->rows = nr;
-      cap = ncap;
-    }
-    rc = list_row(db, st, &l->rows[l->n++]);
-    if (rc != SQLQ_OK) break;
-  }
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = SQLQ__SQL_LIST, .row = list_row, .arg = l};
+  return sqlq__run(db, &q, SQLQ__TEXT(l->queue), SQLQ__INT(l->state),
+                   SQLQ__INT(l->limit > 0 ? l->limit : -1));
 }
 
 SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit,
@@ -241,7 +207,7 @@ SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit,
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_list() needs somewhere to put the jobs");
   if (state < 0 || state > SQLQ_STATE_SCHEDULED)
     return sqlq__error(db, SQLQ_MISUSE, "unknown job state %d", state);
-  struct list l = {queue, state, sqlq__limit(limit), NULL, 0};
+  struct list l = {.queue = queue, .state = state, .limit = sqlq__limit(limit)};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, list_tx, &l);
   if (rc != SQLQ_OK) {
     sqlq_job_infos_free(l.rows, l.n);

@@ -32,8 +32,10 @@ struct claim {
   const char *queue;
   int max;
   int64_t lease_us;
+  int64_t token;
   sqlq_job *jobs;
   int n;
+  size_t cap;
 };
 
 /* Copy n bytes and a NUL to *p, advance *p past them, return the copy. */
@@ -74,15 +76,11 @@ static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t toke
 
 
 static int is_paused(sqlq_db *db, const char *queue, int *paused) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_PAUSED, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  rc = d->step(db, st);
-  *paused = rc == SQLQ__ROW && d->column_int64(st, 0) != 0;
-  d->reset(st);
-  return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
+  int64_t flag = 0;
+  sqlq__query q = {.sql = SQLQ__SQL_PAUSED, .row = sqlq__read_int64, .arg = &flag};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(queue));
+  *paused = flag != 0;
+  return rc;
 }
 
 static int job_order(const void *a, const void *b) {
@@ -90,6 +88,15 @@ static int job_order(const void *a, const void *b) {
   if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
   if (x->run_at_us != y->run_at_us) return x->run_at_us < y->run_at_us ? -1 : 1;
   return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Add the job of a CLAIM row to c. */
+static int add_job(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct claim *c = arg;
+  int rc = sqlq__grow(db, (void **)&c->jobs, &c->cap, (size_t)c->n, sizeof *c->jobs);
+  if (rc == SQLQ_OK) rc = copy_row(db, st, c->queue, c->token, &c->jobs[c->n]);
+  if (rc == SQLQ_OK) c->n++;
+  return rc;
 }
 
 static int claim_tx(sqlq_db *db, void *arg) {
@@ -102,31 +109,11 @@ static int claim_tx(sqlq_db *db, void *arg) {
   if (d->sql[SQLQ__SQL_REAP] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
-
-  sqlq__stmt *st;
-  if ((rc = sqlq__prepare(db, SQLQ__SQL_CLAIM, &st)) != SQLQ_OK) return rc;
-  int64_t token = sqlq__new_token();
-  d->bind_text(st, 1, c->queue);
-  d->bind_int64(st, 2, token);
-  d->bind_int64(st, 3, c->lease_us);
-  d->bind_int64(st, 4, c->max);
-  int cap = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    if (c->n == cap) {
-      int ncap = cap ? cap * 2 : (c->max < 64 ? c->max : 64);
-      sqlq_job *nj = realloc(c->jobs, (size_t)ncap * sizeof *nj);
-      if (nj == NULL) {
-        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
-        break;
-      }
-      c->jobs = nj;
-      cap = ncap;
-    }
-    if ((rc = copy_row(db, st, c->queue, token, &c->jobs[c->n])) != SQLQ_OK) break;
-    c->n++;
-  }
-  d->reset(st);
-  if (rc != SQLQ__DONE) return rc;
+  c->token = sqlq__new_token();
+  sqlq__query q = {.sql = SQLQ__SQL_CLAIM, .row = add_job, .arg = c, .start = d->claim};
+  rc = sqlq__run(db, &q, SQLQ__TEXT(c->queue), SQLQ__INT(c->token), SQLQ__INT(c->lease_us),
+                 SQLQ__INT(c->max));
+  if (rc != SQLQ_OK) return rc;
   if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
   /* A paused queue gives no jobs; say why. */
   int paused = 0;
@@ -150,7 +137,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_
     return sqlq__error(db, SQLQ_MISUSE, "claim count must be 1 to 100000, not %zu", max);
   double lease = o.lease > 0 ? o.lease : DEFAULT_LEASE;
   if ((rc = sqlq__check_seconds(db, lease, 0, "lease")) != SQLQ_OK) return rc;
-  struct claim c = {queue, (int)max, sqlq__seconds_to_us(lease), NULL, 0};
+  struct claim c = {.queue = queue, .max = (int)max, .lease_us = sqlq__seconds_to_us(lease)};
   /* Without a separate reap, the claim statement is the one write.  (Should
   ** copying its rows run out of memory, the jobs it took wait out their
   ** lease.) */
@@ -180,36 +167,30 @@ SQLQ__API void sqlq_jobs_free(sqlq_job *jobs, size_t n) {
 ** Finishing calls.
 */
 
-/* Run a statement keyed by ($1 id, $2 token) with extra integer parameters
-** from $3 on and an optional text parameter after them; report in *changed
-** whether a row was changed, and read column 0 of a returned row into
-** *col0 (an integer) or *text0 (text the caller frees) when not NULL. */
-static int run_held(sqlq_db *db, int sql, int64_t id, int64_t token, const int64_t *extra,
-                    int n_extra, const char *text, int *changed, int64_t *col0, char **text0) {
+/* What a statement keyed by ($1 id, $2 token) did: whether it changed the
+** job, and column 0 of the row it returned, as an integer and as text (the
+** caller frees it) when asked for. */
+struct held {
+  int changed;
+  int64_t col0;
+  char **text0;
+};
+
+static int read_held(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct held *h = arg;
   const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, sql, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_int64(st, 1, id);
-  d->bind_int64(st, 2, token);
-  for (int i = 0; i < n_extra; i++) d->bind_int64(st, 3 + i, extra[i]);
-  if (text) d->bind_text(st, 3 + n_extra, text);
-  rc = d->step(db, st);
-  if (rc == SQLQ__ROW) {
-    if (col0) *col0 = d->column_int64(st, 0);
-    if (text0) {
-      size_t len = 0;
-      const void *p = d->column_blob(st, 0, &len);
-      if ((*text0 = strndup(p ? p : "", len)) == NULL)
-        rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    }
-    *changed = 1;
-    while (rc == SQLQ__ROW && (rc = d->step(db, st)) == SQLQ__ROW) {}
-  } else if (rc == SQLQ__DONE) {
-    *changed = d->changes(db, st) > 0;
-  }
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  h->col0 = d->column_int64(st, 0);
+  return h->text0 == NULL || *h->text0 ? SQLQ_OK : sqlq__column_text(db, st, 0, h->text0, NULL);
+}
+
+/* Run sql with args, reading into h; then (its *_ROW statement) reads the
+** row of a dialect whose sql returns none. */
+static int run_held(sqlq_db *db, int sql, int then, const sqlq__arg *args, size_t n,
+                    struct held *h) {
+  sqlq__query q = {.sql = sql, .row = read_held, .arg = h, .flags = SQLQ__Q_CHANGES, .then = then};
+  int rc = sqlq__query_run(db, &q, args, n);
+  h->changed = q.rows > 0 || q.changes > 0;
+  return rc;
 }
 
 static int stale(sqlq_db *db, int64_t id) {
@@ -222,45 +203,44 @@ static int stale(sqlq_db *db, int64_t id) {
 struct acks {
   const sqlq_job_ref *refs;
   size_t n;
+  int by_array; /* with the array statement (see sqlq_ack_batch) */
   size_t acked;
   const sqlq_job_ref *first_stale; /* the first ref not held; NULL: none yet */
 };
+
+/* Ids read from rows into ids[0..max): n of them. */
+struct ids_read {
+  int64_t *ids;
+  size_t max, n;
+};
+
+static int read_id(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct ids_read *r = arg;
+  if (r->n < r->max) r->ids[r->n++] = db->driver->column_int64(st, 0);
+  return SQLQ_OK;
+}
 
 /* Ack refs[0..n), a part of a->refs, with one array statement, adding
 ** the jobs acked to a->acked, and noting the first ref that was not held
 ** when none was before. */
 static int ack_array(sqlq_db *db, struct acks *a, const sqlq_job_ref *refs, size_t n) {
-  const sqlq__driver *d = db->driver;
   int64_t *v = malloc(n * 2 * sizeof *v);
   if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) {
     v[i] = refs[i].id;
     v[n + i] = refs[i].token;
   }
-  sqlq__stmt *st;
-  int rc =
-    sqlq__prepare(db, db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY, &st);
-  if (rc != SQLQ_OK) {
-    free(v);
-    return rc;
-  }
-  rc = d->bind_int64_array(st, 1, v, n);
-  if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 2, v + n, n);
   /* The acked ids overwrite the front of v, which the driver has copied. */
-  size_t acked = 0;
+  struct ids_read acked = {v, n, 0};
+  sqlq__query q = {.sql = db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY,
+                   .row = read_id,
+                   .arg = &acked};
+  int rc = sqlq__run(db, &q, SQLQ__INTS(v, n), SQLQ__INTS(v + n, n));
   if (rc == SQLQ_OK) {
-    while ((rc = d->step(db, st)) == SQLQ__ROW)
-      if (acked < n) v[acked++] = d->column_int64(st, 0);
-  }
-  d->reset(st);
-  if (rc == SQLQ__DONE) {
-    rc = SQLQ_OK;
-    a->acked += acked;
-    qsort(v, acked, sizeof *v, sqlq__id_order);
-    for (size_t i = 0; i < n && acked < n && a->first_stale == NULL; i++)
-      if (!bsearch(&refs[i].id, v, acked, sizeof *v, sqlq__id_order)) a->first_stale = &refs[i];
-  } else if (rc == SQLQ_NOMEM) {
-    rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+    a->acked += acked.n;
+    qsort(v, acked.n, sizeof *v, sqlq__id_order);
+    for (size_t i = 0; i < n && acked.n < n && a->first_stale == NULL; i++)
+      if (!bsearch(&refs[i].id, v, acked.n, sizeof *v, sqlq__id_order)) a->first_stale = &refs[i];
   }
   free(v);
   return rc;
@@ -278,9 +258,7 @@ static int ack_tx(sqlq_db *db, void *arg) {
   a->acked = 0;
   a->first_stale = NULL;
   size_t n_stale = 0, one_by_one = a->n;
-  /* The array statement acks several jobs at once, or one whose history
-  ** is kept (one statement instead of two), when the dialect has it. */
-  if (has_ack_array(db) && (a->n > 1 || db->keep_history)) {
+  if (a->by_array) {
     size_t chunk = sqlq__array_rows(db, a->n);
     for (size_t at = 0; at < a->n; at += chunk) {
       int rc = ack_array(db, a, a->refs + at, a->n - at < chunk ? a->n - at : chunk);
@@ -290,15 +268,14 @@ static int ack_tx(sqlq_db *db, void *arg) {
     one_by_one = 0;
   }
   for (size_t i = 0; i < one_by_one; i++) {
-    int changed = 0, rc;
+    struct held h = {0};
+    int rc;
     const sqlq_job_ref *r = &a->refs[i];
-    if (db->keep_history && (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, r->id, r->token, NULL, 0,
-                                           NULL, &changed, NULL, NULL)) != SQLQ_OK)
+    sqlq__arg key[] = {SQLQ__INT(r->id), SQLQ__INT(r->token)};
+    if (db->keep_history && (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, 0, key, 2, &h)) != SQLQ_OK)
       return rc;
-    if ((rc = run_held(db, SQLQ__SQL_ACK, r->id, r->token, NULL, 0, NULL, &changed, NULL, NULL)) !=
-        SQLQ_OK)
-      return rc;
-    if (changed)
+    if ((rc = run_held(db, SQLQ__SQL_ACK, 0, key, 2, &h)) != SQLQ_OK) return rc;
+    if (h.changed)
       a->acked++;
     else if (n_stale++ == 0)
       a->first_stale = r;
@@ -318,12 +295,14 @@ SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, si
   int rc = sqlq__enter(db);
   if (rc != SQLQ_OK) return rc;
   if (n > 0 && refs == NULL) return sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
-  struct acks a = {refs, n, 0, NULL};
-  /* One statement acks them all when the dialect has the array form (see
-  ** ack_tx) and they fit one array statement, or when a single job's ack
-  ** keeps no history. */
+  struct acks a = {.refs = refs, .n = n};
+  /* The array statement acks several jobs at once, or one whose history
+  ** is kept (one statement instead of two), when the dialect has it.  One
+  ** statement acks them all when they fit one array statement, or when a
+  ** single job's ack keeps no history. */
+  a.by_array = has_ack_array(db) && (n > 1 || db->keep_history);
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
-  if ((has_ack_array(db) && sqlq__array_rows(db, n) == n) || (n == 1 && !db->keep_history))
+  if (a.by_array ? sqlq__array_rows(db, n) == n : n == 1 && !db->keep_history)
     kind |= SQLQ__TX_SINGLE;
   rc = n ? sqlq__in_tx(db, kind, ack_tx, &a) : SQLQ_OK;
   if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? a.acked : 0;
@@ -375,36 +354,42 @@ static char *clean_error(const char *error) {
   return out;
 }
 
+/* The row of FAIL_PEEK. */
+struct peek {
+  int attempts, max_attempts;
+  char *queue; /* the caller frees it */
+};
+
+static int read_peek(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct peek *p = arg;
+  const sqlq__driver *d = db->driver;
+  p->attempts = (int)d->column_int64(st, 0);
+  p->max_attempts = (int)d->column_int64(st, 1);
+  return p->queue ? SQLQ_OK : sqlq__column_text(db, st, 2, &p->queue, NULL);
+}
+
 static int fail_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_FAIL_PEEK, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_int64(st, 1, f->id);
-  d->bind_int64(st, 2, f->token);
-  rc = d->step(db, st);
-  int attempts = 0, max_attempts = 0;
-  char *queue = NULL;
-  if (rc == SQLQ__ROW) {
-    attempts = (int)d->column_int64(st, 0);
-    max_attempts = (int)d->column_int64(st, 1);
-    size_t len = 0;
-    const void *p = d->column_blob(st, 2, &len);
-    if ((queue = strndup(p ? p : "", len)) == NULL)
-      rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  struct peek p = {0};
+  sqlq__query q = {.sql = SQLQ__SQL_FAIL_PEEK, .row = read_peek, .arg = &p};
+  int rc = sqlq__run(db, &q, SQLQ__INT(f->id), SQLQ__INT(f->token));
+  char *queue = p.queue;
+  if (rc != SQLQ_OK || q.rows == 0) {
+    free(queue);
+    return rc == SQLQ_OK ? stale(db, f->id) : rc;
   }
-  d->reset(st);
-  if (rc == SQLQ__DONE) return stale(db, f->id);
-  if (rc != SQLQ__ROW) return rc;
-  int dead = f->dead || attempts >= max_attempts;
-  int64_t extra[2] = {dead, sqlq__seconds_to_us(dead ? 0 : backoff_delay(f->backoff, attempts))};
-  int changed = 0;
-  rc = run_held(db, SQLQ__SQL_FAIL, f->id, f->token, extra, 2, f->error, &changed, NULL, NULL);
-  if (rc == SQLQ_OK && !changed) rc = stale(db, f->id);
+  int attempts = p.attempts;
+  int dead = f->dead || attempts >= p.max_attempts;
+  int64_t delay_us = sqlq__seconds_to_us(dead ? 0 : backoff_delay(f->backoff, attempts));
+  struct held h = {0};
+  rc = run_held(db, SQLQ__SQL_FAIL, 0,
+                SQLQ__ARGS(SQLQ__INT(f->id), SQLQ__INT(f->token), SQLQ__INT(dead),
+                           SQLQ__INT(delay_us), SQLQ__TEXT(f->error)),
+                &h);
+  if (rc == SQLQ_OK && !h.changed) rc = stale(db, f->id);
   /* A retry now is a ready job; a later one moves the queue's next due time. */
   else if (rc == SQLQ_OK && !dead)
-    sqlq__owe_wake(db, queue, extra[1] == 0);
+    sqlq__owe_wake(db, queue, delay_us == 0);
   free(queue);
   return rc;
 }
@@ -431,11 +416,13 @@ SQLQ__API int sqlq_fail(sqlq_db *db, int64_t id, int64_t token, const char *erro
 
 static int release_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
-  int64_t extra[1] = {sqlq__seconds_to_us(f->delay)};
-  int changed = 0;
   char *queue = NULL;
-  int rc = run_held(db, SQLQ__SQL_RELEASE, f->id, f->token, extra, 1, NULL, &changed, NULL, &queue);
-  if (rc == SQLQ_OK && !changed)
+  struct held h = {.text0 = &queue};
+  int rc = run_held(
+    db, SQLQ__SQL_RELEASE, SQLQ__SQL_RELEASE_ROW,
+    SQLQ__ARGS(SQLQ__INT(f->id), SQLQ__INT(f->token), SQLQ__INT(sqlq__seconds_to_us(f->delay))),
+    &h);
+  if (rc == SQLQ_OK && !h.changed)
     rc = stale(db, f->id);
   else if (rc == SQLQ_OK)
     sqlq__owe_wake(db, queue, f->delay <= 0);
@@ -453,11 +440,13 @@ SQLQ__API int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay)
 
 static int touch_tx(sqlq_db *db, void *arg) {
   struct finish *f = arg;
-  int64_t extra[1] = {sqlq__seconds_to_us(f->lease)};
-  int changed = 0;
-  int rc =
-    run_held(db, SQLQ__SQL_TOUCH, f->id, f->token, extra, 1, NULL, &changed, &f->lease_until, NULL);
-  if (rc == SQLQ_OK && !changed) return stale(db, f->id);
+  struct held h = {0};
+  int rc = run_held(
+    db, SQLQ__SQL_TOUCH, SQLQ__SQL_TOUCH_ROW,
+    SQLQ__ARGS(SQLQ__INT(f->id), SQLQ__INT(f->token), SQLQ__INT(sqlq__seconds_to_us(f->lease))),
+    &h);
+  if (rc == SQLQ_OK && !h.changed) return stale(db, f->id);
+  f->lease_until = h.col0;
   return rc;
 }
 

@@ -156,31 +156,9 @@ SQLQ__API void *sqlq_native_handle(sqlq_db *db) {
   return db && db->driver ? db->driver->native(db) : NULL;
 }
 
-int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out) {
-  const sqlq__driver *d = db->driver;
-  if (d->sql[id] == NULL)
-    return sqlq__error(db, SQLQ_UNAVAILABLE, "the %s backend cannot do this yet (statement %d)",
-                       d->name, id);
-  return d->prepare(db, id, out);
-}
-
 size_t sqlq__array_rows(const sqlq_db *db, size_t n) {
   size_t max = db->driver->array_rows_max;
   return max && max < n ? max : n;
-}
-
-int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
-                        int64_t *changes) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, sql, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  if (id) d->bind_int64(st, 2, *id);
-  rc = d->step(db, st);
-  if (rc == SQLQ__DONE && changes) *changes += d->changes(db, st);
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
 }
 
 /* ---------------------------------------------------------------------
@@ -225,7 +203,7 @@ static void forget_wakes(sqlq_db *db) {
 ** notification with the commit. */
 static int notify_at_commit(sqlq_db *db) {
   const sqlq__driver *d = db->driver;
-  if (!(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT) || d->notify == NULL) return SQLQ_OK;
+  if (!(d->traits & SQLQ__TRAIT_NOTIFY_AT_COMMIT) || d->notify == NULL) return SQLQ_OK;
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
     int rc = d->notify(db, w->channel, w->jobs);
     if (rc != SQLQ_OK) return rc;
@@ -237,7 +215,7 @@ static int notify_at_commit(sqlq_db *db) {
 ** for drivers whose notification follows the commit. */
 static void pay_wakes(sqlq_db *db) {
   const sqlq__driver *d = db->driver;
-  int after = d->notify && !(d->caps & SQLQ__CAP_NOTIFY_AT_COMMIT);
+  int after = d->notify && !(d->traits & SQLQ__TRAIT_NOTIFY_AT_COMMIT);
   int all = db->pending_local || db->pending_all;
   if (all) sqlq__wake_local(db->ident, NULL, 0);
   for (struct sqlq__wake *w = db->pending; w; w = w->next) {
@@ -331,20 +309,17 @@ SQLQ__API int sqlq_rollback(sqlq_db *db) {
 
 /* The schema version in place, 0 when there is none. */
 static int read_version(sqlq_db *db, int *version) {
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_SCHEMA_VERSION, &st);
-  if (rc != SQLQ_OK) return rc;
-  const sqlq__driver *d = db->driver;
-  rc = d->step(db, st);
-  *version = 0;
-  if (rc == SQLQ__ROW && !d->column_is_null(st, 0)) *version = (int)d->column_int64(st, 0);
-  d->reset(st);
-  return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
+  int64_t v = 0; /* NULL reads as 0 */
+  sqlq__query q = {.sql = SQLQ__SQL_SCHEMA_VERSION, .row = sqlq__read_int64, .arg = &v};
+  int rc = sqlq__query_run(db, &q, NULL, 0);
+  *version = (int)v;
+  return rc;
 }
 
 static int migrate(sqlq_db *db, void *arg) {
   int *version = arg, rc;
   const sqlq__driver *d = db->driver;
+  if (d->init && (rc = d->init(db)) != SQLQ_OK) return rc;
   if ((rc = d->exec(db, d->sql[SQLQ__SQL_SCHEMA_TABLE])) != SQLQ_OK) return rc;
   if ((rc = read_version(db, version)) != SQLQ_OK) return rc;
   if (*version > SQLQ_SCHEMA_VERSION)
@@ -354,12 +329,8 @@ static int migrate(sqlq_db *db, void *arg) {
       SQLQ_SCHEMA_VERSION);
   for (int v = *version + 1; v <= SQLQ_SCHEMA_VERSION && d->migrations[v - 1]; v++) {
     if ((rc = d->exec(db, d->migrations[v - 1])) != SQLQ_OK) return rc;
-    sqlq__stmt *st;
-    if ((rc = sqlq__prepare(db, SQLQ__SQL_SCHEMA_RECORD, &st)) != SQLQ_OK) return rc;
-    d->bind_int64(st, 1, v);
-    rc = d->step(db, st);
-    d->reset(st);
-    if (rc != SQLQ__DONE) return rc;
+    sqlq__query q = {.sql = SQLQ__SQL_SCHEMA_RECORD};
+    if ((rc = sqlq__run(db, &q, SQLQ__INT(v))) != SQLQ_OK) return rc;
     *version = v;
   }
   return SQLQ_OK;

@@ -31,53 +31,51 @@ static int check_spec(sqlq_db *db, const sqlq_job_spec *spec, size_t index, size
 static int insert_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int64_t *id,
                       int *duplicate) {
   const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_ENQUEUE, &st);
+  /* Without a row, the dialect's last_insert_id() gives the id; without
+  ** that either, the dedupe key was taken (see SQLQ__SQL_ENQUEUE). */
+  sqlq__query q = {
+    .sql = SQLQ__SQL_ENQUEUE, .row = sqlq__read_int64, .arg = id, .flags = SQLQ__Q_TAKEN};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(queue), SQLQ__INT(spec->priority),
+                     SQLQ__INT(sqlq__seconds_to_us(spec->delay)),
+                     SQLQ__INT(spec->max_attempts ? spec->max_attempts : SQLQ_DEFAULT_MAX_ATTEMPTS),
+                     SQLQ__TEXT(spec->dedupe_key), SQLQ__TEXT(spec->group_key),
+                     SQLQ__BLOB(spec->payload ? spec->payload : "", spec->payload_len));
   if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  d->bind_int64(st, 2, spec->priority);
-  d->bind_int64(st, 3, sqlq__seconds_to_us(spec->delay));
-  d->bind_int64(st, 4, spec->max_attempts ? spec->max_attempts : SQLQ_DEFAULT_MAX_ATTEMPTS);
-  d->bind_text(st, 5, spec->dedupe_key);
-  d->bind_text(st, 6, spec->group_key);
-  d->bind_blob(st, 7, spec->payload ? spec->payload : "", spec->payload_len);
-  rc = d->step(db, st);
-  if (rc == SQLQ__ROW) {
-    *id = d->column_int64(st, 0);
-    *duplicate = 0;
-    rc = d->step(db, st);
-  } else if (rc == SQLQ__DONE) {
-    /* No row: the dedupe key is held by an unfinished job, or the dialect
-    ** returns ids through last_insert_id(). */
-    *duplicate = d->changes(db, st) == 0;
-    if (!*duplicate) *id = d->last_insert_id(db, st);
-  }
-  d->reset(st);
-  if (rc != SQLQ__DONE) return rc;
+  *duplicate = q.taken || (q.rows == 0 && d->last_insert_id == NULL);
+  if (!*duplicate && q.rows == 0) *id = d->last_insert_id(db);
   if (!*duplicate) return SQLQ_OK;
-
-  if ((rc = sqlq__prepare(db, SQLQ__SQL_DEDUPE_LOOKUP, &st)) != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  d->bind_text(st, 2, spec->dedupe_key);
-  rc = d->step(db, st);
-  if (rc == SQLQ__ROW) *id = d->column_int64(st, 0);
-  d->reset(st);
-  if (rc == SQLQ__DONE)
+  q = (sqlq__query){.sql = SQLQ__SQL_DEDUPE_LOOKUP, .row = sqlq__read_int64, .arg = id};
+  rc = sqlq__run(db, &q, SQLQ__TEXT(queue), SQLQ__TEXT(spec->dedupe_key));
+  if (rc == SQLQ_OK && q.rows == 0)
     return sqlq__error(db, SQLQ_ERROR,
                        "a job was refused as a duplicate but no job holds its dedupe key");
-  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+  return rc;
+}
+
+/* The ids an array statement returns, into ids[0..n) when ids is set. */
+struct got_ids {
+  int64_t *ids;
+  size_t n;
+};
+
+static int read_ids(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct got_ids *g = arg;
+  if (g->ids && g->n) {
+    *g->ids++ = db->driver->column_int64(st, 0);
+    g->n--;
+  }
+  return SQLQ_OK;
 }
 
 /* Store specs[0..n) with one array statement (no dedupe keys among them);
 ** ids receives their ids when not NULL. */
 static int insert_array(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
                         int64_t *ids) {
-  const sqlq__driver *d = db->driver;
   int64_t *ints = malloc(n * 3 * sizeof *ints);
   const char **groups = malloc(n * sizeof *groups);
   const void **payloads = malloc(n * sizeof *payloads);
   size_t *lens = malloc(n * sizeof *lens);
-  int rc = SQLQ_NOMEM;
+  int rc = SQLQ_OK;
   if (ints && groups && payloads && lens) {
     for (size_t i = 0; i < n; i++) {
       ints[i] = specs[i].priority;
@@ -87,34 +85,25 @@ static int insert_array(sqlq_db *db, const char *queue, const sqlq_job_spec *spe
       payloads[i] = specs[i].payload ? specs[i].payload : "";
       lens[i] = specs[i].payload_len;
     }
-    sqlq__stmt *st;
-    if ((rc = sqlq__prepare(db, SQLQ__SQL_ENQUEUE_ARRAY, &st)) != SQLQ_OK) goto done;
-    rc = d->bind_text(st, 1, queue);
-    if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 2, ints, n);
-    if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 3, ints + n, n);
-    if (rc == SQLQ_OK) rc = d->bind_int64_array(st, 4, ints + 2 * n, n);
-    if (rc == SQLQ_OK) rc = d->bind_text_array(st, 5, groups, n);
-    if (rc == SQLQ_OK) rc = d->bind_blob_array(st, 6, payloads, lens, n);
-    size_t got = 0;
-    if (rc == SQLQ_OK) {
-      while ((rc = d->step(db, st)) == SQLQ__ROW) {
-        if (ids && got < n) ids[got] = d->column_int64(st, 0);
-        got++;
-      }
-      /* Ids grow in the order the rows were stored, whatever order the
-      ** statement returns them in. */
-      if (ids && got == n) qsort(ids, n, sizeof *ids, sqlq__id_order);
-      if (rc == SQLQ__DONE)
-        rc = got == n ? SQLQ_OK : sqlq__error(db, SQLQ_ERROR, "stored %zu of %zu jobs", got, n);
-    }
-    d->reset(st);
+    struct got_ids g = {ids, n};
+    sqlq__query q = {
+      .sql = SQLQ__SQL_ENQUEUE_ARRAY, .row = read_ids, .arg = &g, .start = db->driver->take_ids};
+    rc = sqlq__run(db, &q, SQLQ__TEXT(queue), SQLQ__INTS(ints, n), SQLQ__INTS(ints + n, n),
+                   SQLQ__INTS(ints + 2 * n, n), SQLQ__TEXTS(groups, n),
+                   SQLQ__BLOBS(payloads, lens, n));
+    /* Ids grow in the order the rows were stored, whatever order the
+    ** statement returns them in. */
+    if (rc == SQLQ_OK && q.rows != n)
+      rc = sqlq__error(db, SQLQ_ERROR, "stored %zu of %zu jobs", q.rows, n);
+    else if (rc == SQLQ_OK && ids)
+      qsort(ids, n, sizeof *ids, sqlq__id_order);
+  } else {
+    rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
   }
-done:
   free(ints);
   free(groups);
   free(payloads);
   free(lens);
-  if (rc == SQLQ_NOMEM) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   return rc;
 }
 
@@ -134,11 +123,17 @@ static int fits_array(sqlq_db *db, const sqlq_job_spec *specs, size_t n) {
   return 1;
 }
 
+int sqlq__register_queue(sqlq_db *db, const char *queue) {
+  sqlq__query q = {.sql = SQLQ__SQL_QUEUE_REGISTER, .flags = SQLQ__Q_TAKEN};
+  return db->driver->sql[q.sql] ? sqlq__run(db, &q, SQLQ__TEXT(queue)) : SQLQ_OK;
+}
+
 struct batch {
   const char *queue;
   const sqlq_job_spec *specs;
   size_t n;
   int64_t *ids;
+  int by_array;  /* with the array statement (fits_array) */
   int duplicate; /* for a single job */
 };
 
@@ -147,10 +142,8 @@ static int insert_batch(sqlq_db *db, void *arg) {
   size_t fresh = 0;
   /* Record the queue's name, so that stats list it even when it is empty. */
   int rc = SQLQ_OK;
-  if (db->driver->sql[SQLQ__SQL_QUEUE_REGISTER] &&
-      (rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, b->queue, NULL, NULL)) != SQLQ_OK)
-    return rc;
-  if (fits_array(db, b->specs, b->n)) {
+  if ((rc = sqlq__register_queue(db, b->queue)) != SQLQ_OK) return rc;
+  if (b->by_array) {
     size_t chunk = sqlq__array_rows(db, b->n);
     for (size_t at = 0; at < b->n; at += chunk) {
       size_t k = b->n - at < chunk ? b->n - at : chunk;
@@ -184,14 +177,15 @@ static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, s
   for (size_t i = 0; i < n; i++)
     if ((rc = check_spec(db, &specs[i], i, n)) != SQLQ_OK) return rc;
   if (n == 0) return SQLQ_OK;
-  struct batch b = {queue, specs, n, ids, 0};
+  struct batch b = {.queue = queue, .specs = specs, .n = n, .ids = ids};
+  b.by_array = fits_array(db, specs, n);
   /* One statement stores them when the dialect registers the queue in it
   ** and they fit one array statement, or when there is one job (whose
   ** duplicate, if any, is then only looked up). */
   const sqlq__driver *d = db->driver;
   unsigned kind = SQLQ__TX_WRITE;
   if (d->sql[SQLQ__SQL_QUEUE_REGISTER] == NULL &&
-      (n == 1 || (sqlq__array_rows(db, n) == n && fits_array(db, specs, n))))
+      (n == 1 || (b.by_array && sqlq__array_rows(db, n) == n)))
     kind |= SQLQ__TX_SINGLE;
   rc = sqlq__in_tx(db, kind, insert_batch, &b);
   *duplicate = b.duplicate;

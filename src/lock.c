@@ -9,7 +9,7 @@
 
 /* Check the arguments of a lock call. */
 static int check_lock(sqlq_db *db, const void *name, size_t name_len, double timeout) {
-  if (!(db->driver->caps & SQLQ__CAP_LOCKS))
+  if (db->driver->lock == NULL)
     return sqlq__error(db, SQLQ_MISUSE, "the %s backend has no named locks", db->driver->name);
   if (name == NULL || name_len == 0) return sqlq__error(db, SQLQ_MISUSE, "lock name is empty");
   if (name_len > SQLQ_LOCK_NAME_MAX)

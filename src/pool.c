@@ -36,37 +36,26 @@ struct pool_op {
   int64_t token;
   int64_t changed;
   sqlq_pool_item *items;
-  size_t n;
+  size_t n, cap;
 };
 
 /* How many items pool has (only item, when not NULL). */
 static int count_items(sqlq_db *db, const char *pool, const char *item, int64_t *count) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_POOL_COUNT, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, pool);
-  d->bind_text(st, 2, item);
-  rc = d->step(db, st);
-  *count = rc == SQLQ__ROW ? d->column_int64(st, 0) : 0;
-  d->reset(st);
-  return rc == SQLQ__ROW || rc == SQLQ__DONE ? SQLQ_OK : rc;
+  *count = 0;
+  sqlq__query q = {.sql = SQLQ__SQL_POOL_COUNT, .row = sqlq__read_int64, .arg = count};
+  return sqlq__run(db, &q, SQLQ__TEXT(pool), SQLQ__TEXT(item));
 }
 
-/* Run statement sql, which takes $1 pool $2 item and returns no rows,
-** adding the rows it changed to o->changed. */
-static int run_on_item(sqlq_db *db, int sql, struct pool_op *o) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, sql, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, o->pool);
-  d->bind_text(st, 2, o->item);
-  if (sql == SQLQ__SQL_POOL_RELEASE) d->bind_int64(st, 3, o->token);
-  rc = d->step(db, st);
-  if (rc == SQLQ__DONE) o->changed += d->changes(db, st);
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+/* Run statement sql, which takes $1 pool $2 item, and $3 token when
+** n_args is 3, and returns no rows, adding the rows it changed to
+** o->changed; flags are the run's (SQLQ__Q_TAKEN: an item already there
+** changed none). */
+static int run_on_item(sqlq_db *db, int sql, struct pool_op *o, size_t n_args, unsigned flags) {
+  sqlq__query q = {.sql = sql, .flags = SQLQ__Q_CHANGES | flags};
+  sqlq__arg args[] = {SQLQ__TEXT(o->pool), SQLQ__TEXT(o->item), SQLQ__INT(o->token)};
+  int rc = sqlq__query_run(db, &q, args, n_args);
+  o->changed += q.changes;
+  return rc;
 }
 
 static int no_item(sqlq_db *db, const struct pool_op *o) {
@@ -78,7 +67,7 @@ static int no_item(sqlq_db *db, const struct pool_op *o) {
 */
 
 static int add_tx(sqlq_db *db, void *arg) {
-  return run_on_item(db, SQLQ__SQL_POOL_ADD, arg);
+  return run_on_item(db, SQLQ__SQL_POOL_ADD, arg, 2, SQLQ__Q_TAKEN);
 }
 
 SQLQ__API int sqlq_pool_add(sqlq_db *db, const char *pool, const char *item, int *added_out) {
@@ -93,7 +82,7 @@ SQLQ__API int sqlq_pool_add(sqlq_db *db, const char *pool, const char *item, int
 
 static int remove_tx(sqlq_db *db, void *arg) {
   struct pool_op *o = arg;
-  int rc = run_on_item(db, SQLQ__SQL_POOL_REMOVE, o);
+  int rc = run_on_item(db, SQLQ__SQL_POOL_REMOVE, o, 2, 0);
   return rc == SQLQ_OK && o->changed == 0 ? no_item(db, o) : rc;
 }
 
@@ -107,7 +96,7 @@ SQLQ__API int sqlq_pool_remove(sqlq_db *db, const char *pool, const char *item) 
 static int release_tx(sqlq_db *db, void *arg) {
   struct pool_op *o = arg;
   int64_t count = 0;
-  int rc = run_on_item(db, SQLQ__SQL_POOL_RELEASE, o);
+  int rc = run_on_item(db, SQLQ__SQL_POOL_RELEASE, o, 3, 0);
   if (rc != SQLQ_OK || o->changed > 0) return rc;
   if ((rc = count_items(db, o->pool, o->item, &count)) != SQLQ_OK) return rc;
   if (count == 0) return no_item(db, o);
@@ -135,21 +124,13 @@ SQLQ__API void sqlq_pool_items_free(sqlq_pool_item *items, size_t n) {
 }
 
 /* Append the current row of st to o->items. */
-static int add_item(sqlq_db *db, sqlq__stmt *st, struct pool_op *o, size_t *cap) {
+static int add_item(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct pool_op *o = arg;
   const sqlq__driver *d = db->driver;
-  if (o->n == *cap) {
-    size_t ncap = *cap ? *cap * 2 : 8;
-    sqlq_pool_item *ni = realloc(o->items, ncap * sizeof *ni);
-    if (ni == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    o->items = ni;
-    *cap = ncap;
-  }
-  size_t len = 0;
-  const void *src = d->column_blob(st, 1, &len);
-  char *copy = malloc(len + 1);
-  if (copy == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  if (len) memcpy(copy, src, len);
-  copy[len] = '\0';
+  char *copy = NULL;
+  int rc = sqlq__grow(db, (void **)&o->items, &o->cap, o->n, sizeof *o->items);
+  if (rc == SQLQ_OK) rc = sqlq__column_text(db, st, 1, &copy, NULL);
+  if (rc != SQLQ_OK) return rc;
   sqlq_pool_item *it = &o->items[o->n++];
   it->id = d->column_int64(st, 0);
   it->item = copy;
@@ -160,24 +141,6 @@ static int add_item(sqlq_db *db, sqlq__stmt *st, struct pool_op *o, size_t *cap)
   return SQLQ_OK;
 }
 
-/* Run sql (POOL_LIST or POOL_NEXT) and collect its rows. */
-static int collect(sqlq_db *db, int sql, struct pool_op *o) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, sql, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, o->pool);
-  if (sql == SQLQ__SQL_POOL_NEXT) {
-    d->bind_int64(st, 2, o->hold_us);
-    d->bind_int64(st, 3, o->token);
-  }
-  size_t cap = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW)
-    if ((rc = add_item(db, st, o, &cap)) != SQLQ_OK) break;
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
-}
-
 static int no_pool(sqlq_db *db, const char *pool) {
   return sqlq__error(db, SQLQ_NOTFOUND, "pool '%s' has no items (add some with sqlq pool add)",
                      pool);
@@ -185,14 +148,17 @@ static int no_pool(sqlq_db *db, const char *pool) {
 
 static int list_tx(sqlq_db *db, void *arg) {
   struct pool_op *o = arg;
-  int rc = collect(db, SQLQ__SQL_POOL_LIST, o);
+  sqlq__query q = {.sql = SQLQ__SQL_POOL_LIST, .row = add_item, .arg = o};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(o->pool));
   return rc == SQLQ_OK && o->n == 0 ? no_pool(db, o->pool) : rc;
 }
 
 static int next_tx(sqlq_db *db, void *arg) {
   struct pool_op *o = arg;
   int64_t count = 0;
-  int rc = collect(db, SQLQ__SQL_POOL_NEXT, o);
+  sqlq__query q = {
+    .sql = SQLQ__SQL_POOL_NEXT, .row = add_item, .arg = o, .start = db->driver->pool_next};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(o->pool), SQLQ__INT(o->hold_us), SQLQ__INT(o->token));
   if (rc != SQLQ_OK || o->n > 0) return rc;
   if ((rc = count_items(db, o->pool, NULL, &count)) != SQLQ_OK) return rc;
   if (count == 0) return no_pool(db, o->pool);

@@ -40,23 +40,24 @@ static int no_ring(sqlq_db *db, const char *ring) {
                      ring);
 }
 
+/* Read the row of two integers at st into the int64_t[2] at arg. */
+static int read_pair(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  int64_t *pair = arg;
+  pair[0] = db->driver->column_int64(st, 0);
+  pair[1] = db->driver->column_int64(st, 1);
+  return SQLQ_OK;
+}
+
 /* The ring's capacity and last sequence number (both 0 on failure);
 ** SQLQ_NOTFOUND recorded when there is no such ring. */
 static int ring_info(sqlq_db *db, const char *ring, int64_t *capacity, int64_t *last) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  *capacity = *last = 0;
-  int rc = sqlq__prepare(db, SQLQ__SQL_RING_INFO, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, ring);
-  rc = d->step(db, st);
-  if (rc == SQLQ__ROW) {
-    *capacity = d->column_int64(st, 0);
-    *last = d->column_int64(st, 1);
-  }
-  d->reset(st);
-  if (rc == SQLQ__DONE) return no_ring(db, ring);
-  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+  int64_t pair[2] = {0, 0};
+  sqlq__query q = {.sql = SQLQ__SQL_RING_INFO, .row = read_pair, .arg = pair};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(ring));
+  *capacity = pair[0];
+  *last = pair[1];
+  if (rc == SQLQ_OK && q.rows == 0) return no_ring(db, ring);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------
@@ -70,15 +71,10 @@ struct create {
 
 static int create_tx(sqlq_db *db, void *arg) {
   struct create *c = arg;
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_RING_CREATE, &st);
+  /* A ring already there is checked below. */
+  sqlq__query q = {.sql = SQLQ__SQL_RING_CREATE, .flags = SQLQ__Q_TAKEN};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(c->ring), SQLQ__INT(c->capacity));
   if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, c->ring);
-  d->bind_int64(st, 2, c->capacity);
-  rc = d->step(db, st);
-  d->reset(st);
-  if (rc != SQLQ__DONE) return rc;
   int64_t capacity = 0, last = 0;
   if ((rc = ring_info(db, c->ring, &capacity, &last)) != SQLQ_OK) return rc;
   if (capacity != c->capacity)
@@ -131,35 +127,25 @@ struct push {
 
 /* One entry in one statement, for dialects that have it. */
 static int push_one(sqlq_db *db, struct push *p) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_RING_PUSH, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, p->ring);
-  d->bind_blob(st, 2, p->lens[0] ? p->payloads[0] : "", p->lens[0]);
-  rc = d->step(db, st);
-  if (rc == SQLQ__ROW) p->first = d->column_int64(st, 0);
-  d->reset(st);
-  if (rc == SQLQ__DONE) return no_ring(db, p->ring);
-  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = SQLQ__SQL_RING_PUSH, .row = sqlq__read_int64, .arg = &p->first};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(p->ring),
+                     SQLQ__BLOB(p->lens[0] ? p->payloads[0] : "", p->lens[0]));
+  if (rc == SQLQ_OK && q.rows == 0) return no_ring(db, p->ring);
+  return rc;
 }
 
 /* Take n sequence numbers: the first and the ring's capacity. */
 static int advance(sqlq_db *db, struct push *p, int64_t *capacity) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_RING_ADVANCE, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, p->ring);
-  d->bind_int64(st, 2, (int64_t)p->n);
-  rc = d->step(db, st);
-  if (rc == SQLQ__ROW) {
-    p->first = d->column_int64(st, 0);
-    *capacity = d->column_int64(st, 1);
-  }
-  d->reset(st);
-  if (rc == SQLQ__DONE) return no_ring(db, p->ring);
-  return rc == SQLQ__ROW ? SQLQ_OK : rc;
+  int64_t pair[2] = {0, 0};
+  sqlq__query q = {.sql = SQLQ__SQL_RING_ADVANCE,
+                   .row = read_pair,
+                   .arg = pair,
+                   .then = SQLQ__SQL_RING_ADVANCE_ROW};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(p->ring), SQLQ__INT((int64_t)p->n));
+  p->first = pair[0];
+  *capacity = pair[1];
+  if (rc == SQLQ_OK && q.rows == 0) return no_ring(db, p->ring);
+  return rc;
 }
 
 static int push_tx(sqlq_db *db, void *arg) {
@@ -171,19 +157,12 @@ static int push_tx(sqlq_db *db, void *arg) {
   } else {
     int64_t capacity = 0;
     rc = advance(db, p, &capacity);
-    sqlq__stmt *st = NULL;
-    if (rc == SQLQ_OK) rc = sqlq__prepare(db, SQLQ__SQL_RING_STORE, &st);
     /* Entries a later one of the batch would overwrite are not stored. */
     size_t from = (int64_t)p->n > capacity ? p->n - (size_t)capacity : 0;
-    for (size_t i = from; rc == SQLQ_OK && i < p->n; i++) {
-      d->bind_text(st, 1, p->ring);
-      d->bind_int64(st, 2, p->first + (int64_t)i);
-      d->bind_int64(st, 3, capacity);
-      d->bind_blob(st, 4, p->lens[i] ? p->payloads[i] : "", p->lens[i]);
-      rc = d->step(db, st);
-      d->reset(st);
-      if (rc == SQLQ__DONE) rc = SQLQ_OK;
-    }
+    sqlq__query q = {.sql = SQLQ__SQL_RING_STORE};
+    for (size_t i = from; rc == SQLQ_OK && i < p->n; i++)
+      rc = sqlq__run(db, &q, SQLQ__TEXT(p->ring), SQLQ__INT(p->first + (int64_t)i),
+                     SQLQ__INT(capacity), SQLQ__BLOB(p->lens[i] ? p->payloads[i] : "", p->lens[i]));
   }
   char channel[CHANNEL_SIZE];
   if (rc == SQLQ_OK) sqlq__owe_wake(db, ring_channel(p->ring, channel), SQLQ__WAKE_ALL);
@@ -228,49 +207,35 @@ struct read {
   int64_t since;
   int limit;
   sqlq_ring_entry *entries;
-  size_t n;
+  size_t n, cap;
 };
 
 /* Append the current row of st (seq, at, payload) to r->entries. */
-static int add_entry(sqlq_db *db, sqlq__stmt *st, struct read *r, size_t *cap) {
+static int add_entry(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct read *r = arg;
   const sqlq__driver *d = db->driver;
-  if (r->n == *cap) {
-    size_t ncap = *cap ? *cap * 2 : 16;
-    sqlq_ring_entry *ne = realloc(r->entries, ncap * sizeof *ne);
-    if (ne == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-    r->entries = ne;
-    *cap = ncap;
-  }
+  char *copy = NULL;
   size_t len = 0;
-  const void *src = d->column_blob(st, 2, &len);
-  unsigned char *copy = malloc(len + 1);
-  if (copy == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  if (len) memcpy(copy, src, len);
-  copy[len] = '\0';
+  int rc = sqlq__grow(db, (void **)&r->entries, &r->cap, r->n, sizeof *r->entries);
+  if (rc == SQLQ_OK) rc = sqlq__column_text(db, st, 2, &copy, &len);
+  if (rc != SQLQ_OK) return rc;
   sqlq_ring_entry *e = &r->entries[r->n++];
   e->seq = d->column_int64(st, 0);
   e->pushed_at_us = d->column_int64(st, 1);
-  e->payload = copy;
+  e->payload = (unsigned char *)copy;
   e->payload_len = len;
   return SQLQ_OK;
 }
 
 static int read_tx(sqlq_db *db, void *arg) {
   struct read *r = arg;
-  const sqlq__driver *d = db->driver;
   int64_t capacity, last;
   int rc = ring_info(db, r->ring, &capacity, &last);
-  sqlq__stmt *st;
-  if (rc == SQLQ_OK) rc = sqlq__prepare(db, SQLQ__SQL_RING_READ, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, r->ring);
-  d->bind_int64(st, 2, r->since);
-  d->bind_int64(st, 3, r->limit > 0 ? r->limit : -1);
-  size_t cap = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW)
-    if ((rc = add_entry(db, st, r, &cap)) != SQLQ_OK) break;
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = SQLQ__SQL_RING_READ, .row = add_entry, .arg = r};
+  if (rc == SQLQ_OK)
+    rc = sqlq__run(db, &q, SQLQ__TEXT(r->ring), SQLQ__INT(r->since),
+                   SQLQ__INT(r->limit > 0 ? r->limit : -1));
+  return rc;
 }
 
 SQLQ__API void sqlq_ring_entries_free(sqlq_ring_entry *entries, size_t n) {
@@ -287,7 +252,7 @@ SQLQ__API int sqlq_ring_read(sqlq_db *db, const char *ring, int64_t since, size_
   if (rc != SQLQ_OK) return rc;
   if (entries_out == NULL || n_out == NULL)
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_ring_read() needs somewhere to put the entries");
-  struct read r = {ring, since < 0 ? 0 : since, sqlq__limit(limit), NULL, 0};
+  struct read r = {.ring = ring, .since = since < 0 ? 0 : since, .limit = sqlq__limit(limit)};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, read_tx, &r);
   if (rc != SQLQ_OK) {
     sqlq_ring_entries_free(r.entries, r.n);

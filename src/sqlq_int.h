@@ -4,15 +4,23 @@
 ** Tiers: `sqlq_` is the public API, `sqlq__` is internal to the library,
 ** plain static names stay inside one file.
 **
-** The core (the .c files of src/) holds all queue logic, and no decision of
-** it depends on a backend's name: the only backend names in it are db.c's
-** table of known URL schemes, used only for sqlq_open()'s message when this
-** build has no driver for a scheme ("backend not built").  A backend is one
-** `const struct sqlq__driver` (src/driver/NAME*.c) whose differences from
-** the others are data -- capability bits and the text of each SQL statement
-** in its dialect -- or a method, for the operations whose shape differs
-** between backends: opening and closing, transactions, statements, waiting
-** and waking, named locks, and the triggers of table subscriptions.
+** The core (the .c files of src/) holds all queue logic; it names backends
+** only in src/db.c's list of known URL schemes (for "backend not built").
+** A backend is one `const struct sqlq__driver` (src/driver/NAME*.c) whose
+** differences from the others are data -- the text of each SQL statement in
+** its dialect -- or a method, for the operations whose shape differs between
+** backends: opening and closing, transactions, statements, waiting and
+** waking, named locks, the triggers of table subscriptions, and, with a
+** core default, claim, pool pick and id reservation.
+**
+** What a backend can do is said one way: a NULL entry of sql[] is a
+** statement the dialect lacks (the calls that need it answer
+** SQLQ_UNAVAILABLE, or the core does the work another way, as each
+** statement's comment says), and a NULL method is an operation the driver
+** leaves to the core's default or lacks (as each method's comment says).
+** There are no capability bits: the flags of sqlq__driver.traits
+** (SQLQ__TRAIT_*) are not things a backend can or cannot do but how its
+** database behaves, which the core must work with.
 */
 #ifndef SQLQ_INT_H
 #define SQLQ_INT_H
@@ -89,11 +97,15 @@ enum sqlq__sql_id {
   SQLQ__SQL_SCHEMA_RECORD,  /* $1 version */
   SQLQ__SQL_ENQUEUE,        /* $1 queue $2 priority $3 delay_us $4 max_attempts
                                 $5 dedupe_key $6 group_key $7 payload
-                                -> id, or no row: then changes() is 0 when
-                                the dedupe key is taken, else the driver's
-                                last_insert_id() gives the id */
+                                -> id; when the dedupe key is taken by an
+                                unfinished job, no row (ON CONFLICT DO
+                                NOTHING), or step returns SQLQ__CONSTRAINT.
+                                A dialect with last_insert_id returns no
+                                row: a job stored, whose id that gives, or
+                                SQLQ__CONSTRAINT */
   SQLQ__SQL_DEDUPE_LOOKUP,  /* $1 queue $2 dedupe_key -> id */
-  SQLQ__SQL_QUEUE_REGISTER, /* $1 queue: known from now on (stats list it);
+  SQLQ__SQL_QUEUE_REGISTER, /* $1 queue: known from now on (stats list it;
+                                SQLQ__CONSTRAINT when it was already);
                                 NULL when the ENQUEUE statements do it */
   SQLQ__SQL_REAP,           /* $1 queue: expired leases back to ready, or
                                 dead; NULL when CLAIM does it */
@@ -108,7 +120,11 @@ enum sqlq__sql_id {
   SQLQ__SQL_FAIL_PEEK,      /* $1 id $2 token -> attempts, max_attempts, queue */
   SQLQ__SQL_FAIL,           /* $1 id $2 token $3 dead(0/1) $4 delay_us $5 error */
   SQLQ__SQL_RELEASE,        /* $1 id $2 token $3 delay_us -> queue */
+  SQLQ__SQL_RELEASE_ROW,    /* optional, for a dialect whose RELEASE returns
+                                no row: its parameters -> RELEASE's row, run
+                                after RELEASE changed a row */
   SQLQ__SQL_TOUCH,          /* $1 id $2 token $3 lease_us -> lease_until */
+  SQLQ__SQL_TOUCH_ROW,      /* optional, as RELEASE_ROW for TOUCH */
   SQLQ__SQL_NEXT_DUE,       /* $1 queue -> paused, run_at_in_us, lease_in_us
                                 (each NULL when none; *_in_us relative to now) */
   SQLQ__SQL_PAUSE_SET,      /* $1 queue $2 paused(0/1) */
@@ -131,26 +147,29 @@ enum sqlq__sql_id {
   SQLQ__SQL_ACK_HISTORY_ARRAY, /* as ACK_ARRAY, copying each job to history */
   /* Rings (schema version 2: a dialect without them leaves these NULL, and
   ** the ring and pool calls answer SQLQ_UNAVAILABLE). */
-  SQLQ__SQL_RING_CREATE,  /* $1 ring $2 capacity; nothing when it exists */
-  SQLQ__SQL_RING_INFO,    /* $1 ring -> capacity, last seq (0: none yet);
+  SQLQ__SQL_RING_CREATE,      /* $1 ring $2 capacity; nothing (or
+                                SQLQ__CONSTRAINT) when it exists */
+  SQLQ__SQL_RING_INFO,        /* $1 ring -> capacity, last seq (0: none yet);
                                 no row when there is no such ring */
-  SQLQ__SQL_RING_ADVANCE, /* $1 ring $2 count -> first seq, capacity: takes
+  SQLQ__SQL_RING_ADVANCE,     /* $1 ring $2 count -> first seq, capacity: takes
                                 the next count sequence numbers, holding the
                                 ring's row until the transaction ends; no row
                                 when there is no such ring */
-  SQLQ__SQL_RING_STORE,   /* $1 ring $2 seq $3 capacity $4 payload: into
+  SQLQ__SQL_RING_ADVANCE_ROW, /* optional, as RELEASE_ROW for RING_ADVANCE */
+  SQLQ__SQL_RING_STORE,       /* $1 ring $2 seq $3 capacity $4 payload: into
                                 slot seq % capacity, over what was there */
-  SQLQ__SQL_RING_PUSH,    /* optional, ADVANCE and STORE of one entry as
+  SQLQ__SQL_RING_PUSH,        /* optional, ADVANCE and STORE of one entry as
                                 one statement: $1 ring $2 payload -> seq; no
                                 row when there is no such ring */
-  SQLQ__SQL_RING_READ,    /* $1 ring $2 since $3 limit (-1 all) -> seq,
+  SQLQ__SQL_RING_READ,        /* $1 ring $2 since $3 limit (-1 all) -> seq,
                                 at, payload of the entries above since,
                                 ordered by seq */
-  SQLQ__SQL_RING_CLEAR,   /* $1 ring: deletes its entries */
-  SQLQ__SQL_RING_DROP,    /* $1 ring: deletes the ring's row (run before
+  SQLQ__SQL_RING_CLEAR,       /* $1 ring: deletes its entries */
+  SQLQ__SQL_RING_DROP,        /* $1 ring: deletes the ring's row (run before
                                 RING_CLEAR, in the same transaction) */
   /* Pools (schema version 2). */
-  SQLQ__SQL_POOL_ADD,     /* $1 pool $2 item; changes() 0 when there */
+  SQLQ__SQL_POOL_ADD,     /* $1 pool $2 item; changes() 0, or
+                                SQLQ__CONSTRAINT, when there */
   SQLQ__SQL_POOL_REMOVE,  /* $1 pool $2 item */
   SQLQ__SQL_POOL_LIST,    /* $1 pool -> id, item, last_used, uses,
                                 held_until (NULL when free), in the order
@@ -192,12 +211,12 @@ enum sqlq__sql_id {
   SQLQ__SQL_COUNT
 };
 
-/* Capability bits of a driver. */
-#define SQLQ__CAP_LOCKS 0x01            /* named locks: lock/unlock methods */
-#define SQLQ__CAP_NOTIFY_AT_COMMIT 0x02 /* notify is called before the commit */
-#define SQLQ__CAP_DDL_COMMITS \
-  0x04 /* creating a trigger commits the open
-                                       transaction (MariaDB) */
+/* Traits of a backend's database (sqlq__driver.traits): how it behaves,
+** not what it can do (see the top of this file). */
+#define SQLQ__TRAIT_NOTIFY_AT_COMMIT 0x01 /* notify is called before the commit */
+#define SQLQ__TRAIT_DDL_COMMITS \
+  0x02 /* creating a trigger commits the open
+                                             transaction (MariaDB) */
 
 /* Kinds of transaction, for sqlq__driver.begin: SQLQ__TX_READ, or
 ** SQLQ__TX_WRITE with any of the hints after it, which a driver may ignore. */
@@ -242,9 +261,18 @@ typedef struct sqlq__sub_plan {
 /* A prepared statement of a driver.  Opaque to the core. */
 typedef struct sqlq__stmt sqlq__stmt;
 
-/* Result of sqlq__driver.step(). */
+/* Results of sqlq__driver.step(), besides the public status codes.
+** SQLQ__CONSTRAINT: the statement violated a unique key, and the database
+** undid that statement only: the error is recorded on db as any other
+** (db->errcode), the transaction goes on, and the statement is ready for
+** reset.  A driver whose database aborts the whole transaction then
+** returns the error instead (its dialect avoids the violation with ON
+** CONFLICT DO NOTHING).  The core reads it as "already there" where a
+** statement's comment allows it (ENQUEUE, QUEUE_REGISTER, RING_CREATE,
+** POOL_ADD), and as the error recorded everywhere else. */
 #define SQLQ__ROW 100
 #define SQLQ__DONE 101
+#define SQLQ__CONSTRAINT 102
 
 /* A named lock held by a driver.  Opaque to the core. */
 typedef struct sqlq__lockstate sqlq__lockstate;
@@ -259,7 +287,7 @@ typedef struct sqlq__driver {
   const char *name;           /* "sqlite" */
   const char *const *schemes; /* URL schemes served, NULL-terminated */
   const char *const *options; /* URL options the driver reads, NULL-terminated */
-  unsigned caps;              /* SQLQ__CAP_* */
+  unsigned traits;            /* SQLQ__TRAIT_* */
   const char *const *sql;     /* SQLQ__SQL_COUNT statements */
   /* The most elements (jobs) one *_ARRAY statement takes: a server's
   ** limit (placeholders of a statement, the length of a packed array) or
@@ -288,6 +316,11 @@ typedef struct sqlq__driver {
 
   /* Run a script of statements without parameters or results. */
   int (*exec)(sqlq_db *db, const char *script);
+  /* Get the database ready for sqlq_init's schema scripts, first thing
+  ** in sqlq_init's write transaction (Firebird: create the database file
+  ** when it is missing; MariaDB: take the lock that makes concurrent
+  ** inits take turns, until the transaction ends).  May be NULL. */
+  int (*init)(sqlq_db *db);
   /* Transactions.  begin opens a transaction of the given kind
   ** (SQLQ__TX_*): with SQLQ__TX_WRITE set it will write (the backend may
   ** take its write lock at once). */
@@ -323,10 +356,30 @@ typedef struct sqlq__driver {
   const void *(*column_blob)(sqlq__stmt *st, int i, size_t *len);
   /* Rows changed by the last step of st (for INSERT/UPDATE/DELETE). */
   int64_t (*changes)(sqlq_db *db, sqlq__stmt *st);
-  /* The id of the row the last INSERT of st stored (for dialects whose
-  ** ENQUEUE returns no row).  May be NULL when every INSERT returns it. */
-  int64_t (*last_insert_id)(sqlq_db *db, sqlq__stmt *st);
+  /* The id of the row the last INSERT on db's connection stored, for a
+  ** dialect whose ENQUEUE returns no row (see SQLQ__SQL_ENQUEUE); NULL in
+  ** the others. */
+  int64_t (*last_insert_id)(sqlq_db *db);
   void (*reset)(sqlq__stmt *st);
+
+  /*
+  ** Operations that are one statement for the core but more for some
+  ** dialects.  Each is given the statement prepared and bound, before its
+  ** first step; each may be NULL, and the core's default then is to step
+  ** the statement as any other.
+  **
+  ** Run st, sql[SQLQ__SQL_CLAIM], so that its steps then return the jobs
+  ** claimed, with their rows as CLAIM's comment says (MariaDB: a pick and
+  ** an UPDATE, in a transaction of their own outside the core's).
+  */
+  int (*claim)(sqlq_db *db, sqlq__stmt *st);
+  /* Run st, sql[SQLQ__SQL_POOL_NEXT], so that its steps then return the
+  ** item picked (MariaDB: five statements, as above). */
+  int (*pool_next)(sqlq_db *db, sqlq__stmt *st);
+  /* Give st, sql[SQLQ__SQL_ENQUEUE_ARRAY] with its jobs' arrays bound,
+  ** the ids of its jobs (MariaDB: taken from a counter at once, bound as
+  ** $7).  NULL: the statement numbers the rows it inserts. */
+  int (*take_ids)(sqlq_db *db, sqlq__stmt *st);
 
   /*
   ** Wake-ups travel on channels: a queue's channel is its name; other
@@ -349,13 +402,15 @@ typedef struct sqlq__driver {
   /* Tell waiters of other processes that channel has n new ready jobs (n
   ** 0: its next due time changed; n SQLQ__WAKE_ALL: every waiter should
   ** look).  Called once per channel per transaction: just before the commit
-  ** when caps has SQLQ__CAP_NOTIFY_AT_COMMIT (the driver then sends the
+  ** when traits has SQLQ__TRAIT_NOTIFY_AT_COMMIT (the driver then sends the
   ** notification once the commit succeeds, and a failure here rolls the
   ** transaction back), else just after the commit (the result is ignored).
   ** May be NULL when wait needs no help. */
   int (*notify)(sqlq_db *db, const char *channel, int n);
 
-  /* Take the named lock whose 64-bit key is key (name, name_len are given
+  /* Named locks: lock, unlock and lock_check, all NULL when the backend
+  ** has none (sqlq_lock answers SQLQ_MISUSE).
+  ** Take the named lock whose 64-bit key is key (name, name_len are given
   ** too for backends that use names natively).  timeout_s < 0: for ever,
   ** 0: try once.  SQLQ_BUSY when not had in time. */
   int (*lock)(sqlq_db *db, uint64_t key, const void *name, size_t name_len, double timeout_s,
@@ -384,7 +439,7 @@ typedef struct sqlq__driver {
   ** payload and group key of docs/subscriptions.md, row images only for
   ** subscriptions whose rows flag is set, and the same wake-ups as
   ** any other client's jobs.  Runs in the core's write transaction;
-  ** SQLQ__CAP_DDL_COMMITS drivers commit it.  The core runs SUB_REMOVE
+  ** SQLQ__TRAIT_DDL_COMMITS drivers commit it.  The core runs SUB_REMOVE
   ** before SUB_ACTIONS in every change of a table's subscriptions, so that
   ** a dialect may serialise the changes of one table there (a lock until
   ** the transaction ends).  When the table is gone
@@ -636,6 +691,87 @@ size_t sqlq__array_rows(const sqlq_db *db, size_t n);
 /* Prepare sql[id] of db's driver (cached per connection).  A statement
 ** the dialect lacks is SQLQ_UNAVAILABLE. */
 int sqlq__prepare(sqlq_db *db, int id, sqlq__stmt **out);
+
+/* ---------------------------------------------------------------------
+** Running a statement (stmt.c): the one way the core runs sql[id].
+*/
+
+/* A typed argument of a statement: $1, $2, ... in the order given.  The
+** caller owns what p points at, until the run returns. */
+typedef struct sqlq__arg {
+  enum {
+    SQLQ__ARG_INT,
+    SQLQ__ARG_TEXT,  /* p NULL: SQL NULL */
+    SQLQ__ARG_BLOB,  /* n bytes at p */
+    SQLQ__ARG_INTS,  /* the arrays: n elements, for the *_ARRAY statements */
+    SQLQ__ARG_TEXTS, /* a NULL element is SQL NULL */
+    SQLQ__ARG_BLOBS  /* element k: lens[k] bytes */
+  } type;
+  int64_t i;
+  const void *p;
+  const size_t *lens;
+  size_t n;
+} sqlq__arg;
+#define SQLQ__INT(v) ((sqlq__arg){.type = SQLQ__ARG_INT, .i = (v)})
+#define SQLQ__TEXT(s) ((sqlq__arg){.type = SQLQ__ARG_TEXT, .p = (s)})
+#define SQLQ__BLOB(b, len) ((sqlq__arg){.type = SQLQ__ARG_BLOB, .p = (b), .n = (len)})
+#define SQLQ__INTS(v, count) ((sqlq__arg){.type = SQLQ__ARG_INTS, .p = (v), .n = (count)})
+#define SQLQ__TEXTS(v, count) ((sqlq__arg){.type = SQLQ__ARG_TEXTS, .p = (v), .n = (count)})
+#define SQLQ__BLOBS(v, l, count) \
+  ((sqlq__arg){.type = SQLQ__ARG_BLOBS, .p = (v), .lens = (l), .n = (count)})
+
+/* Read the row st stands on into arg: SQLQ_OK to go on to the next row,
+** SQLQ__DONE to read no more (the run succeeds), or an error status (the
+** run's result, recorded on db by the reader). */
+typedef int (*sqlq__row_fn)(sqlq_db *db, sqlq__stmt *st, void *arg);
+
+/* One run of a statement: what to run (set by the caller) and what it did
+** (set by the run). */
+#define SQLQ__Q_CHANGES 0x01 /* count the rows changed, when it returned none */
+#define SQLQ__Q_TAKEN \
+  0x02 /* a unique key violated (SQLQ__CONSTRAINT) is
+                                "already there": taken set, no error */
+typedef struct sqlq__query {
+  int sql;          /* SQLQ__SQL_* */
+  sqlq__row_fn row; /* called for each row; NULL: rows are only counted */
+  void *arg;        /* row's */
+  unsigned flags;   /* SQLQ__Q_* */
+  /* A driver method (claim, pool_next, take_ids) called with the statement
+  ** bound, before its first step; NULL: none. */
+  int (*start)(sqlq_db *db, sqlq__stmt *st);
+  /* A *_ROW statement, or 0: when the dialect has it and the statement
+  ** changed rows but returned none, it runs next with the same arguments,
+  ** and its rows are read as the statement's. */
+  int then;
+  size_t rows;     /* rows read */
+  int64_t changes; /* with SQLQ__Q_CHANGES (0 when taken) */
+  int taken;       /* with SQLQ__Q_TAKEN */
+} sqlq__query;
+
+/* Prepare q->sql (SQLQ_UNAVAILABLE when the dialect lacks it), bind the n
+** arguments, step through its rows handing each to q->row, and reset it.
+** Returns SQLQ_OK or an error status recorded on db. */
+int sqlq__query_run(sqlq_db *db, sqlq__query *q, const sqlq__arg *args, size_t n);
+#define SQLQ__ARGS(...) \
+  (const sqlq__arg[]){__VA_ARGS__}, sizeof((const sqlq__arg[]){__VA_ARGS__}) / sizeof(sqlq__arg)
+/* sqlq__run(db, q, SQLQ__TEXT(queue), SQLQ__INT(id), ...) */
+#define sqlq__run(db, q, ...) sqlq__query_run(db, q, SQLQ__ARGS(__VA_ARGS__))
+
+/* A row reader: column 0 as the int64_t at arg (0 for SQL NULL). */
+int sqlq__read_int64(sqlq_db *db, sqlq__stmt *st, void *arg);
+
+/* A malloc'ed copy of the bytes of column i of st's row, with a NUL after
+** them, into *out ("" for SQL NULL), and their length into *len_out when
+** not NULL; SQLQ_NOMEM recorded when memory runs out. */
+int sqlq__column_text(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *len_out);
+
+/* Make room in the array *items of *cap elements of size bytes for
+** element n (a row reader's next row), doubling it from 8 when full. */
+int sqlq__grow(sqlq_db *db, void **items, size_t *cap, size_t n, size_t size);
+
+/* Record queue's name (QUEUE_REGISTER), when the dialect does that apart
+** from ENQUEUE, so that stats list it even when it is empty. */
+int sqlq__register_queue(sqlq_db *db, const char *queue);
 
 /* Run statement sql, which takes $1 queue and, when id is not NULL, $2 id,
 ** and returns no rows.  When changes is not NULL, add the number of rows

@@ -73,25 +73,13 @@ static unsigned trigger_action(const char *name, size_t len, const char *base) {
   return 0;
 }
 
-/* A malloc'ed, NUL-terminated copy of text column i of st's row, or NULL
-** when memory ran out. */
-static char *copy_column(const sqlq__driver *d, sqlq__stmt *st, int i) {
-  size_t len = 0;
-  const char *p = d->column_blob(st, i, &len);
-  char *s = malloc(len + 1);
-  if (s == NULL) return NULL;
-  if (len) memcpy(s, p, len);
-  s[len] = '\0';
-  return s;
-}
-
 /* ---------------------------------------------------------------------
 ** The columns of a table.
 */
 
 struct columns {
   sqlq__sub_column *cols;
-  size_t n;
+  size_t n, cap;
   int has_pk;
 };
 
@@ -101,63 +89,85 @@ static void columns_free(struct columns *c) {
   memset(c, 0, sizeof *c);
 }
 
+static int column_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct columns *c = arg;
+  const sqlq__driver *d = db->driver;
+  char *copy = NULL;
+  int rc = sqlq__grow(db, (void **)&c->cols, &c->cap, c->n, sizeof *c->cols);
+  if (rc == SQLQ_OK) rc = sqlq__column_text(db, st, 0, &copy, NULL);
+  if (rc != SQLQ_OK) return rc;
+  sqlq__sub_column *col = &c->cols[c->n++];
+  col->name = copy;
+  col->pk = (int)d->column_int64(st, 1);
+  col->binary = d->column_int64(st, 2) != 0;
+  if (col->pk > 0) c->has_pk = 1;
+  return SQLQ_OK;
+}
+
 /* Read the columns of table into *c (none when it does not exist). */
 static int read_columns(sqlq_db *db, const char *table, struct columns *c) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
   columns_free(c);
-  int rc = sqlq__prepare(db, SQLQ__SQL_SUB_COLUMNS, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, table);
-  size_t cap = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    if (c->n == cap) {
-      size_t ncap = cap ? 2 * cap : 16;
-      sqlq__sub_column *n = realloc(c->cols, ncap * sizeof *n);
-      if (n == NULL) {
-        rc = SQLQ_NOMEM;
-        break;
-      }
-      c->cols = n;
-      cap = ncap;
-    }
-    char *copy = copy_column(d, st, 0);
-    if (copy == NULL) {
-      rc = SQLQ_NOMEM;
-      break;
-    }
-    sqlq__sub_column *col = &c->cols[c->n++];
-    col->name = copy;
-    col->pk = (int)d->column_int64(st, 1);
-    col->binary = d->column_int64(st, 2) != 0;
-    if (col->pk > 0) c->has_pk = 1;
-  }
-  d->reset(st);
-  if (rc == SQLQ_NOMEM) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = SQLQ__SQL_SUB_COLUMNS, .row = column_row, .arg = c};
+  return sqlq__run(db, &q, SQLQ__TEXT(table));
 }
 
 /* ---------------------------------------------------------------------
 ** Installing the triggers a table needs.
 */
 
+/* What the subscriptions of a table want. */
+struct wants {
+  unsigned acts;
+  int rows;
+};
+
+static int action_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct wants *w = arg;
+  const sqlq__driver *d = db->driver;
+  size_t len = 0;
+  const void *name = d->column_blob(st, 0, &len);
+  w->acts |= action_bit(name, len);
+  if (d->column_int64(st, 1)) w->rows = 1;
+  return SQLQ_OK;
+}
+
 /* The actions that have subscribers on table, and whether any wants rows. */
 static int table_actions(sqlq_db *db, const char *table, unsigned *acts, int *rows) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  *acts = 0;
-  *rows = 0;
-  int rc = sqlq__prepare(db, SQLQ__SQL_SUB_ACTIONS, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, table);
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    size_t len = 0;
-    const void *name = d->column_blob(st, 0, &len);
-    *acts |= action_bit(name, len);
-    if (d->column_int64(st, 1)) *rows = 1;
-  }
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  struct wants w = {0, 0};
+  sqlq__query q = {.sql = SQLQ__SQL_SUB_ACTIONS, .row = action_row, .arg = &w};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(table));
+  *acts = w.acts;
+  *rows = w.rows;
+  return rc;
+}
+
+/* A look at the triggers whose names start with the trigger base of
+** table (SUB_TRIGGERS), one row reader per use. */
+struct trigger_scan {
+  const char *table;
+  char base[32];
+  unsigned here, elsewhere; /* actions of sqlq's triggers on table, on others */
+  char *moved;              /* moved_to's */
+};
+
+static int scan_triggers(sqlq_db *db, struct trigger_scan *t, sqlq__row_fn row) {
+  trigger_base(t->table, t->base);
+  sqlq__query q = {.sql = SQLQ__SQL_SUB_TRIGGERS, .row = row, .arg = t};
+  return sqlq__run(db, &q, SQLQ__TEXT(t->base));
+}
+
+/* Is the trigger of st's row on t->table? */
+static int on_table(sqlq_db *db, sqlq__stmt *st, const struct trigger_scan *t) {
+  size_t tlen = 0;
+  const char *on = db->driver->column_blob(st, 1, &tlen);
+  return tlen == strlen(t->table) && memcmp(on, t->table, tlen) == 0;
+}
+
+/* The action of the trigger of st's row (0: not one of sqlq's names). */
+static unsigned row_action(sqlq_db *db, sqlq__stmt *st, const struct trigger_scan *t) {
+  size_t nlen = 0;
+  const char *name = db->driver->column_blob(st, 0, &nlen);
+  return trigger_action(name, nlen, t->base);
 }
 
 /* Give table the triggers its subscriptions need, on table on (the table
@@ -183,29 +193,18 @@ static int install(sqlq_db *db, const char *table, const char *on, const struct 
 
 /* The table that table's triggers are on when that is another one (table
 ** was renamed), malloc'ed into *moved; else *moved is NULL. */
+static int moved_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct trigger_scan *t = arg;
+  if (on_table(db, st, t)) return SQLQ_OK;
+  int rc = sqlq__column_text(db, st, 1, &t->moved, NULL);
+  return rc == SQLQ_OK ? SQLQ__DONE : rc;
+}
+
 static int moved_to(sqlq_db *db, const char *table, char **moved) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  char base[32];
-  *moved = NULL;
-  trigger_base(table, base);
-  int rc = sqlq__prepare(db, SQLQ__SQL_SUB_TRIGGERS, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, base);
-  while (*moved == NULL && (rc = d->step(db, st)) == SQLQ__ROW) {
-    char *on = copy_column(d, st, 1);
-    if (on == NULL) {
-      rc = SQLQ_NOMEM;
-      break;
-    }
-    if (strcmp(on, table) != 0)
-      *moved = on;
-    else
-      free(on);
-  }
-  d->reset(st);
-  if (rc == SQLQ_NOMEM) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  return rc == SQLQ__DONE || rc == SQLQ__ROW ? SQLQ_OK : rc;
+  struct trigger_scan t = {.table = table};
+  int rc = scan_triggers(db, &t, moved_row);
+  *moved = t.moved;
+  return rc;
 }
 
 /* Refuse to subscribe to table, which has no subscription yet, while a
@@ -214,36 +213,28 @@ static int moved_to(sqlq_db *db, const char *table, char **moved) {
 ** trigger of a table whose name hashes alike (the names hold 64 bits of
 ** the table name's hash), or not sqlq's, and making table's triggers
 ** would drop it. */
+static int taken_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct trigger_scan *t = arg;
+  if (row_action(db, st, t) == 0 || on_table(db, st, t)) return SQLQ_OK;
+  size_t nlen = 0, tlen = 0;
+  const char *name = db->driver->column_blob(st, 0, &nlen);
+  const char *on = db->driver->column_blob(st, 1, &tlen);
+  return sqlq__error(
+    db, SQLQ_MISUSE,
+    "the trigger %.*s on table '%.*s' has a name that the triggers of '%s' would take"
+    " (a table whose name hashes alike, or a trigger of someone else's): drop it first",
+    (int)nlen, name, (int)(tlen > 200 ? 200 : tlen), on, t->table);
+}
+
 static int check_names_free(sqlq_db *db, const char *table) {
-  const sqlq__driver *d = db->driver;
-  char base[32];
-  trigger_base(table, base);
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_SUB_TRIGGERS, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, base);
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    size_t nlen = 0, tlen = 0;
-    const char *name = d->column_blob(st, 0, &nlen);
-    const char *on = d->column_blob(st, 1, &tlen);
-    if (trigger_action(name, nlen, base) == 0 ||
-        (tlen == strlen(table) && memcmp(on, table, tlen) == 0))
-      continue;
-    rc = sqlq__error(
-      db, SQLQ_MISUSE,
-      "the trigger %.*s on table '%.*s' has a name that the triggers of '%s' would take"
-      " (a table whose name hashes alike, or a trigger of someone else's): drop it first",
-      (int)nlen, name, (int)(tlen > 200 ? 200 : tlen), on, table);
-    break;
-  }
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  struct trigger_scan t = {.table = table};
+  return scan_triggers(db, &t, taken_row);
 }
 
 /* A backend whose DDL commits cannot keep it inside the caller's
 ** transaction. */
 static int check_ddl_tx(sqlq_db *db, const char *what) {
-  if ((db->driver->caps & SQLQ__CAP_DDL_COMMITS) && db->in_user_tx)
+  if ((db->driver->traits & SQLQ__TRAIT_DDL_COMMITS) && db->in_user_tx)
     return sqlq__error(db, SQLQ_MISUSE,
                        "%s cannot run inside sqlq_begin() on %s: its triggers commit", what,
                        db->driver->name);
@@ -267,30 +258,16 @@ struct change {
 /* Run statement sql with text parameters $1 a and $2 b, adding the rows
 ** it changed to *changes when not NULL. */
 static int run_pair(sqlq_db *db, int sql, const char *a, const char *b, int64_t *changes) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, sql, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, a);
-  d->bind_text(st, 2, b);
-  rc = d->step(db, st);
-  if (rc == SQLQ__DONE && changes) *changes += d->changes(db, st);
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = sql, .flags = changes ? SQLQ__Q_CHANGES : 0};
+  int rc = sqlq__run(db, &q, SQLQ__TEXT(a), SQLQ__TEXT(b));
+  if (changes) *changes += q.changes;
+  return rc;
 }
 
 static int add_action(sqlq_db *db, const struct change *ch, const char *action) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_SUB_ADD, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, ch->table);
-  d->bind_text(st, 2, action);
-  d->bind_text(st, 3, ch->tag);
-  d->bind_int64(st, 4, (ch->flags & SQLQ_SUB_ROWS) != 0);
-  rc = d->step(db, st);
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = SQLQ__SQL_SUB_ADD};
+  return sqlq__run(db, &q, SQLQ__TEXT(ch->table), SQLQ__TEXT(action), SQLQ__TEXT(ch->tag),
+                   SQLQ__INT((ch->flags & SQLQ_SUB_ROWS) != 0));
 }
 
 static int subscribe_tx(sqlq_db *db, void *arg) {
@@ -312,8 +289,7 @@ static int subscribe_tx(sqlq_db *db, void *arg) {
   if (rc == SQLQ_OK && removed == 0 && others == 0) rc = check_names_free(db, ch->table);
   for (size_t i = 0; rc == SQLQ_OK && i < N_ACTIONS; i++)
     if (ch->actions & actions[i].bit) rc = add_action(db, ch, actions[i].name);
-  if (rc == SQLQ_OK && db->driver->sql[SQLQ__SQL_QUEUE_REGISTER])
-    rc = sqlq__run_for_queue(db, SQLQ__SQL_QUEUE_REGISTER, ch->tag, NULL, NULL);
+  if (rc == SQLQ_OK) rc = sqlq__register_queue(db, ch->tag);
   if (rc == SQLQ_OK) rc = install(db, ch->table, ch->table, &ch->cols);
   return rc;
 }
@@ -329,7 +305,7 @@ SQLQ__API int sqlq_subscribe(sqlq_db *db, const char *table, unsigned acts, cons
   if (flags & ~(unsigned)SQLQ_SUB_ROWS)
     return sqlq__error(db, SQLQ_MISUSE, "unknown subscription flags 0x%x", flags);
   if ((rc = check_ddl_tx(db, "sqlq_subscribe()")) != SQLQ_OK) return rc;
-  struct change ch = {table, tag, acts, flags, {NULL, 0, 0}, 0, NULL};
+  struct change ch = {.table = table, .tag = tag, .actions = acts, .flags = flags};
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, subscribe_tx, &ch);
   columns_free(&ch.cols);
   return rc;
@@ -359,7 +335,7 @@ SQLQ__API int sqlq_unsubscribe(sqlq_db *db, const char *table, const char *tag) 
   if (rc == SQLQ_OK) rc = sqlq__check_queue(db, tag);
   if (rc == SQLQ_OK) rc = check_ddl_tx(db, "sqlq_unsubscribe()");
   if (rc != SQLQ_OK) return rc;
-  struct change ch = {table, tag, 0, 0, {NULL, 0, 0}, 0, NULL};
+  struct change ch = {.table = table, .tag = tag};
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, unsubscribe_tx, &ch);
   columns_free(&ch.cols);
   free(ch.moved);
@@ -372,7 +348,7 @@ SQLQ__API int sqlq_unsubscribe(sqlq_db *db, const char *table, const char *tag) 
 
 struct listing {
   sqlq_subscription *subs;
-  size_t n;
+  size_t n, cap;
 };
 
 static void listing_free(struct listing *l) {
@@ -381,83 +357,65 @@ static void listing_free(struct listing *l) {
   l->n = 0;
 }
 
+static int list_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct listing *l = arg;
+  const sqlq__driver *d = db->driver;
+  char *table = NULL, *tag = NULL;
+  size_t alen = 0;
+  const void *action = d->column_blob(st, 2, &alen);
+  unsigned bit = action_bit(action, alen);
+  int rc = sqlq__column_text(db, st, 0, &table, NULL);
+  if (rc == SQLQ_OK) rc = sqlq__column_text(db, st, 1, &tag, NULL);
+  sqlq_subscription *last = l->n ? &l->subs[l->n - 1] : NULL;
+  if (rc == SQLQ_OK && last && strcmp(last->table, table) == 0 && strcmp(last->tag, tag) == 0) {
+    last->actions |= bit;
+    rc = SQLQ__DONE; /* no new entry */
+  }
+  if (rc == SQLQ_OK) rc = sqlq__grow(db, (void **)&l->subs, &l->cap, l->n, sizeof *l->subs);
+  if (rc != SQLQ_OK) {
+    free(table);
+    free(tag);
+    return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  }
+  sqlq_subscription *s = &l->subs[l->n++];
+  s->table = table;
+  s->tag = tag;
+  s->actions = bit;
+  s->flags = d->column_int64(st, 3) ? SQLQ_SUB_ROWS : 0;
+  s->created_at_us = d->column_int64(st, 4);
+  s->status = SQLQ_SUB_ACTIVE;
+  return SQLQ_OK;
+}
+
 /* Read the rows of SUB_LIST into one entry per (table, tag). */
 static int read_list(sqlq_db *db, struct listing *l) {
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_SUB_LIST, &st);
-  if (rc != SQLQ_OK) return rc;
-  size_t cap = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    char *table = copy_column(d, st, 0), *tag = copy_column(d, st, 1);
-    size_t alen = 0;
-    const void *action = d->column_blob(st, 2, &alen);
-    unsigned bit = action_bit(action, alen);
-    sqlq_subscription *last = l->n ? &l->subs[l->n - 1] : NULL;
-    if (table && tag && last && strcmp(last->table, table) == 0 && strcmp(last->tag, tag) == 0) {
-      last->actions |= bit;
-      free(table);
-      free(tag);
-      continue;
-    }
-    if (table && tag && l->n == cap) {
-      size_t ncap = cap ? 2 * cap : 8;
-      sqlq_subscription *n = realloc(l->subs, ncap * sizeof *n);
-      if (n) {
-        l->subs = n;
-        cap = ncap;
-      }
-    }
-    if (table == NULL || tag == NULL || l->n == cap) {
-      free(table);
-      free(tag);
-      rc = SQLQ_NOMEM;
-      break;
-    }
-    sqlq_subscription *s = &l->subs[l->n++];
-    s->table = table;
-    s->tag = tag;
-    s->actions = bit;
-    s->flags = d->column_int64(st, 3) ? SQLQ_SUB_ROWS : 0;
-    s->created_at_us = d->column_int64(st, 4);
-    s->status = SQLQ_SUB_ACTIVE;
-  }
-  d->reset(st);
-  if (rc == SQLQ_NOMEM) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = SQLQ__SQL_SUB_LIST, .row = list_row, .arg = l};
+  return sqlq__query_run(db, &q, NULL, 0);
+}
+
+static int where_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct trigger_scan *t = arg;
+  unsigned bit = row_action(db, st, t);
+  if (on_table(db, st, t))
+    t->here |= bit;
+  else
+    t->elsewhere |= bit;
+  return SQLQ_OK;
 }
 
 /* The SQLQ_SUB_* status of the subscriptions of table, which need the
 ** triggers of the actions acts. */
 static int table_status(sqlq_db *db, const char *table, unsigned acts, int *status) {
-  const sqlq__driver *d = db->driver;
-  struct columns c = {NULL, 0, 0};
+  struct columns c = {0};
   int rc = read_columns(db, table, &c);
   int exists = c.n > 0;
   columns_free(&c);
   if (rc != SQLQ_OK) return rc;
-  char base[32];
-  trigger_base(table, base);
-  sqlq__stmt *st;
-  if ((rc = sqlq__prepare(db, SQLQ__SQL_SUB_TRIGGERS, &st)) != SQLQ_OK) return rc;
-  d->bind_text(st, 1, base);
-  unsigned here = 0, elsewhere = 0;
-  while ((rc = d->step(db, st)) == SQLQ__ROW) {
-    size_t nlen = 0, tlen = 0;
-    const char *name = d->column_blob(st, 0, &nlen);
-    const char *on = d->column_blob(st, 1, &tlen);
-    unsigned bit = trigger_action(name, nlen, base);
-    if (bit == 0) continue;
-    if (tlen == strlen(table) && memcmp(on, table, tlen) == 0)
-      here |= bit;
-    else
-      elsewhere |= bit;
-  }
-  d->reset(st);
-  if (rc != SQLQ__DONE) return rc;
-  if (exists && (here & acts) == acts)
+  struct trigger_scan t = {.table = table};
+  if ((rc = scan_triggers(db, &t, where_row)) != SQLQ_OK) return rc;
+  if (exists && (t.here & acts) == acts)
     *status = SQLQ_SUB_ACTIVE;
-  else if (elsewhere & acts)
+  else if (t.elsewhere & acts)
     *status = SQLQ_SUB_MOVED;
   else
     *status = exists ? SQLQ_SUB_NO_TRIGGER : SQLQ_SUB_NO_TABLE;
@@ -489,7 +447,7 @@ SQLQ__API int sqlq_subscriptions(sqlq_db *db, sqlq_subscription **subs_out, size
   if (rc != SQLQ_OK) return rc;
   if (subs_out == NULL || n_out == NULL)
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_subscriptions() needs somewhere to put them");
-  struct listing l = {NULL, 0};
+  struct listing l = {0};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, list_tx, &l);
   if (rc != SQLQ_OK) {
     listing_free(&l);

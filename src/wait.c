@@ -84,29 +84,25 @@ SQLQ__API void sqlq_interrupt(sqlq_db *db) {
   signal_fd(db->wake_fd);
 }
 
+static int due_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  int64_t *due_in_us = arg;
+  const sqlq__driver *d = db->driver;
+  /* A paused queue has no timer: sqlq_resume() wakes it. */
+  int paused = !d->column_is_null(st, 0) && d->column_int64(st, 0) != 0;
+  for (int col = 1; col <= 2 && !paused; col++) {
+    if (d->column_is_null(st, col)) continue;
+    int64_t in = d->column_int64(st, col);
+    if (in < 0) in = 0;
+    if (*due_in_us < 0 || in < *due_in_us) *due_in_us = in;
+  }
+  return SQLQ__DONE;
+}
+
 /* When the queue next needs a worker, from the database's point of view. */
 static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
-  const char *queue = arg;
-  const sqlq__driver *d = db->driver;
-  sqlq__stmt *st;
-  int rc = sqlq__prepare(db, SQLQ__SQL_NEXT_DUE, &st);
-  if (rc != SQLQ_OK) return rc;
-  d->bind_text(st, 1, queue);
-  rc = d->step(db, st);
   *due_in_us = -1;
-  if (rc == SQLQ__ROW) {
-    /* A paused queue has no timer: sqlq_resume() wakes it. */
-    int paused = !d->column_is_null(st, 0) && d->column_int64(st, 0) != 0;
-    for (int col = 1; col <= 2 && !paused; col++) {
-      if (d->column_is_null(st, col)) continue;
-      int64_t in = d->column_int64(st, col);
-      if (in < 0) in = 0;
-      if (*due_in_us < 0 || in < *due_in_us) *due_in_us = in;
-    }
-    rc = SQLQ__DONE;
-  }
-  d->reset(st);
-  return rc == SQLQ__DONE ? SQLQ_OK : rc;
+  sqlq__query q = {.sql = SQLQ__SQL_NEXT_DUE, .row = due_row, .arg = due_in_us};
+  return sqlq__run(db, &q, SQLQ__TEXT((const char *)arg));
 }
 
 /* The longest a wait sleeps before it looks again, in microseconds (about

@@ -559,15 +559,15 @@ static int fb_rollback(sqlq_db *db) {
 ** bodies hold semicolons.
 */
 
+/* Only sqlq init runs on a missing database: it creates it first. */
+static int fb_init(sqlq_db *db) {
+  if (FB(db)->att) return SQLQ_OK;
+  int rc = create_database(db);
+  return rc == SQLQ_OK ? fb_begin(db, SQLQ__TX_WRITE) : rc;
+}
+
 static int fb_exec(sqlq_db *db, const char *script) {
-  fb_db *f = FB(db);
-  if (f->att == 0) {
-    /* Only sqlq init's first statement runs on a missing database. */
-    if (script != sqlq__firebird_sql[SQLQ__SQL_SCHEMA_TABLE]) return missing(db);
-    int rc = create_database(db);
-    if (rc == SQLQ_OK) rc = fb_begin(db, SQLQ__TX_WRITE);
-    if (rc != SQLQ_OK) return rc;
-  }
+  if (FB(db)->att == 0) return missing(db);
   for (const char *s = script; *s;) {
     const char *end = strstr(s, FB_SEP);
     size_t len = end ? (size_t)(end - s) : strlen(s);
@@ -586,7 +586,7 @@ const sqlq__driver sqlq__driver_firebird = {
   .name = "firebird",
   .schemes = schemes,
   .options = options,
-  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_AT_COMMIT,
+  .traits = SQLQ__TRAIT_NOTIFY_AT_COMMIT,
   .sql = sqlq__firebird_sql,
   /* Packed arrays travel as one VARCHAR each in the block (firebird_sql.c). */
   .array_rows_max = FB_ARRAY_ROWS_MAX,
@@ -595,6 +595,7 @@ const sqlq__driver sqlq__driver_firebird = {
   .open = fb_open,
   .close = fb_close,
   .exec = fb_exec,
+  .init = fb_init,
   .begin = fb_begin,
   .commit = fb_commit,
   .rollback = fb_rollback,
@@ -610,7 +611,6 @@ const sqlq__driver sqlq__driver_firebird = {
   .column_int64 = sqlq__fb_column_int64,
   .column_blob = sqlq__fb_column_blob,
   .changes = sqlq__fb_changes,
-  .last_insert_id = NULL,
   .reset = sqlq__fb_reset,
   .wait_prepare = sqlq__fb_wait_prepare,
   .wait = sqlq__fb_wait,

@@ -26,14 +26,6 @@
 /* The most bytes a VARYING parameter takes; longer bytes go as a blob. */
 #define VARYING_MAX 32765
 
-/* Statements whose unique-key violation means "already there": no row,
-** changes() 0, the transaction going on (the failed statement undid
-** itself). */
-static int dupe_is_no_row(int id) {
-  return id == SQLQ__SQL_ENQUEUE || id == SQLQ__SQL_QUEUE_REGISTER || id == SQLQ__SQL_RING_CREATE ||
-         id == SQLQ__SQL_POOL_ADD;
-}
-
 /* Rewrite $N to ?, outside quotes, recording N-1 for each mark. */
 static char *rewrite(sqlq_db *db, sqlq__stmt *st, const char *sql) {
   size_t n = strlen(sql);
@@ -388,11 +380,15 @@ static int execute(sqlq_db *db, sqlq__stmt *st) {
     return SQLQ_OK;
   }
   if (isc_dsql_execute2(s, &f->tr, &st->h, 1, in, st->out)) {
-    if (dupe_is_no_row(st->id) &&
-        (sqlq__fb_has(s, isc_unique_key_violation) || sqlq__fb_has(s, isc_no_dup))) {
+    if (sqlq__fb_has(s, isc_unique_key_violation) || sqlq__fb_has(s, isc_no_dup)) {
+      /* The failed statement undid itself and the transaction goes on:
+      ** whatever else the status says, it is no reason to run it again. */
+      int retryable = db->tx_retryable;
+      sqlq__fb_error(db, s, "statement");
+      db->tx_retryable = retryable;
       st->changes = 0;
       st->done = 1;
-      return SQLQ_OK;
+      return SQLQ__CONSTRAINT;
     }
     return sqlq__fb_error(db, s, "statement");
   }

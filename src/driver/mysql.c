@@ -12,13 +12,13 @@
 ** claim's own transactions (mysql_claim.c): under binlog_format=STATEMENT,
 ** MariaDB refuses writes under READ COMMITTED.
 **
-** Five of the core's statements are more than one statement here:
-** RELEASE, TOUCH and RING_ADVANCE return a row, which UPDATE cannot on
-** MariaDB 10.11, so a follow-up SELECT reads it once the UPDATE changed a
-** row; the claim is a pick and an UPDATE (mysql_claim.c), and POOL_NEXT
-** five statements (mysql_pool.c).  A duplicate dedupe key makes the
-** ENQUEUE fail with error 1062, which only undoes that statement: it reads
-** as "no row stored".
+** RELEASE, TOUCH and RING_ADVANCE cannot return a row from an UPDATE on
+** MariaDB 10.11: the dialect has their *_ROW statements, which the core
+** runs after them.  The claim is a pick and an UPDATE (mysql_claim.c),
+** POOL_NEXT five statements (mysql_pool.c), and ENQUEUE_ARRAY takes its
+** ids first (mysql_ids.c): the driver's claim, pool_next and take_ids
+** methods.  A duplicate key (error 1062) only undoes the statement that
+** hit it: step says SQLQ__CONSTRAINT.
 **
 ** A session lost outside a transaction is opened again at the next call,
 ** paced by sqlq__backoff; within a transaction, a lost session fails the
@@ -44,13 +44,6 @@
 #define ER_CLIENT_INTERACTION_TIMEOUT_MARIADB 4031
 
 static const char *const options[] = {"socket", "wake", "wake_interval", "connect_timeout", NULL};
-
-/* The follow-up statement of each statement that has one (0: none). */
-static const int follow_up[MY_SQL_COUNT] = {
-  [SQLQ__SQL_RELEASE] = MY_SQL_RELEASED_QUEUE,
-  [SQLQ__SQL_TOUCH] = MY_SQL_TOUCHED,
-  [SQLQ__SQL_RING_ADVANCE] = MY_SQL_RING_ADVANCED,
-};
 
 /* ---------------------------------------------------------------------
 ** Errors.
@@ -230,8 +223,6 @@ static void forget_statements(mysql_db *m) {
     if (st->ms) mysql_stmt_close(st->ms);
     st->ms = NULL;
     st->executed = 0;
-    free(st->rows);
-    st->rows = NULL;
     st->view = NULL;
   }
 }
@@ -293,7 +284,6 @@ static void free_stmt(sqlq__stmt *st) {
   free(st->marks);
   free(st->binds);
   forget_columns(st);
-  free(st->rows);
 }
 
 static void my_close(sqlq_db *db) {
@@ -445,75 +435,51 @@ int sqlq__my_fetch(sqlq_db *db, sqlq__stmt *st) {
   return SQLQ__ROW;
 }
 
-/* Run st's follow-up statement with st's first parameters when st changed
-** a row: its rows stand for st's. */
-static int run_follow_up(sqlq_db *db, sqlq__stmt *st) {
-  sqlq__stmt *f = &MY(db)->stmts[follow_up[st->id]];
-  if (st->changes == 0) return SQLQ_OK;
-  memcpy(f->params, st->params, sizeof f->params);
-  memcpy(f->ints, st->ints, sizeof f->ints);
-  memcpy(f->lens, st->lens, sizeof f->lens);
-  for (int k = 0; k < st->n_params; k++)
-    if (st->params[k].buffer == &st->ints[k])
-      f->params[k].buffer = &f->ints[k];
-    else if (st->params[k].length == &st->lens[k])
-      f->params[k].length = &f->lens[k];
-  f->n_params = st->n_params;
-  int rc = sqlq__my_execute(db, f);
-  if (rc == SQLQ_OK) st->view = f;
-  return rc;
+int sqlq__my_start(sqlq_db *db) {
+  mysql_db *m = MY(db);
+  return m->in_tx && !m->lost ? SQLQ_OK : sqlq__my_ready(db);
 }
 
+/* A statement that hit a duplicate key (see above) is ready for reset. */
+static int duplicate_key(sqlq__stmt *st) {
+  if (st->ms == NULL || mysql_stmt_errno(st->ms) != ER_DUP_ENTRY) return 0;
+  /* A statement that returns rows (RETURNING id) must be reset: else the
+  ** client library waits for the rows of the failed execution at the
+  ** statement's next one, for ever. */
+  mysql_stmt_reset(st->ms);
+  st->changes = 0;
+  st->executed = 1;
+  return 1;
+}
 
 static int my_step(sqlq_db *db, sqlq__stmt *st) {
-  mysql_db *m = MY(db);
   if (!st->executed) {
-    int rc = m->in_tx ? (m->lost ? sqlq__my_ready(db) : SQLQ_OK) : sqlq__my_ready(db);
-    if (rc != SQLQ_OK) return rc;
-    if (st->id == SQLQ__SQL_CLAIM) {
-      rc = sqlq__my_claim(db, st);
-    } else if (st->id == SQLQ__SQL_POOL_NEXT) {
-      rc = sqlq__my_pool_next(db, st);
-    } else {
-      if (st->id == SQLQ__SQL_ENQUEUE_ARRAY) rc = sqlq__my_take_ids(db, st);
-      if (rc == SQLQ_OK) rc = sqlq__my_execute(db, st);
-      /* A duplicate dedupe key: nothing stored (see above). */
-      if (rc != SQLQ_OK && st->id == SQLQ__SQL_ENQUEUE && st->ms &&
-          mysql_stmt_errno(st->ms) == ER_DUP_ENTRY) {
-        /* The statement returns rows (RETURNING id): without a reset, the
-        ** client library waits for the rows of the failed execution at the
-        ** statement's next one, for ever. */
-        mysql_stmt_reset(st->ms);
-        sqlq__clear_error(db);
-        st->changes = 0;
-        st->executed = 1;
-        return SQLQ__DONE;
-      }
-      if (rc == SQLQ_OK && follow_up[st->id]) rc = run_follow_up(db, st);
-    }
-    if (rc != SQLQ_OK) return rc;
-  }
-  if (st->rows) { /* the claim's rows */
-    if (st->next_row == st->n_rows) return SQLQ__DONE;
-    mysql_stmt_data_seek(st->ms, st->rows[st->next_row++]);
+    int rc = sqlq__my_start(db);
+    if (rc == SQLQ_OK) rc = sqlq__my_execute(db, st);
+    if (rc != SQLQ_OK) return duplicate_key(st) ? SQLQ__CONSTRAINT : rc;
   }
   return sqlq__my_fetch(db, st->view ? st->view : st);
 }
 
-/* The claim shows its pick's rows with the attempt counted and the new
-** lease: see mysql_claim.c. */
+static int my_claim(sqlq_db *db, sqlq__stmt *st) {
+  int rc = sqlq__my_start(db);
+  return rc == SQLQ_OK ? sqlq__my_claim(db, st) : rc;
+}
+
+static int my_pool_next(sqlq_db *db, sqlq__stmt *st) {
+  int rc = sqlq__my_start(db);
+  return rc == SQLQ_OK ? sqlq__my_pool_next(db, st) : rc;
+}
+
 static int64_t my_column_int64(sqlq__stmt *st, int i) {
   if (st->view) st = st->view;
   my_col *col = &st->cols[i];
-  if (st->rows && i == 6) return st->lease_until;
   if (col->is_null) return 0;
-  int64_t v = col->is_int ? col->ival : strtoll(col->buf, NULL, 10);
-  return st->rows && i == 3 ? v + 1 : v;
+  return col->is_int ? col->ival : strtoll(col->buf, NULL, 10);
 }
 
 static int my_column_is_null(sqlq__stmt *st, int i) {
   if (st->view) st = st->view;
-  if (st->rows && i == 6) return 0;
   return st->cols[i].is_null;
 }
 
@@ -533,20 +499,12 @@ static int64_t my_changes(sqlq_db *db, sqlq__stmt *st) {
   return st->changes;
 }
 
-static int64_t my_last_insert_id(sqlq_db *db, sqlq__stmt *st) {
-  (void)db;
-  return st->insert_id;
-}
-
 static void clear(sqlq__stmt *st) {
   if (st->executed && st->ms) mysql_stmt_free_result(st->ms);
   st->executed = 0;
   sqlq__my_free_arrays(st);
   st->n_params = 0;
   st->changes = 0;
-  free(st->rows);
-  st->rows = NULL;
-  st->n_rows = st->next_row = 0;
   if (st->view) clear(st->view);
   st->view = NULL;
 }
@@ -593,16 +551,22 @@ int sqlq__my_query(sqlq_db *db, MYSQL *conn, const char *sql, const char *what) 
 
 #define INIT_LOCK "CONCAT('sqlq:init:', DATABASE())"
 
-/* The schema script first takes the lock that makes concurrent `sqlq
-** init`s take turns; it is let go when the transaction ends. */
 static int my_exec(sqlq_db *db, const char *script) {
   mysql_db *m = MY(db);
   int rc = m->in_tx ? SQLQ_OK : sqlq__my_ready(db);
-  if (rc == SQLQ_OK && script == sqlq__mysql_sql[SQLQ__SQL_SCHEMA_TABLE] && !m->init_lock) {
+  return rc == SQLQ_OK ? sqlq__my_query(db, m->conn, script, "script") : rc;
+}
+
+/* sqlq init first takes the lock that makes concurrent inits take turns;
+** it is let go when the transaction ends. */
+static int my_init(sqlq_db *db) {
+  mysql_db *m = MY(db);
+  int rc = m->in_tx ? SQLQ_OK : sqlq__my_ready(db);
+  if (rc == SQLQ_OK && !m->init_lock) {
     rc = sqlq__my_query(db, m->conn, "DO GET_LOCK(" INIT_LOCK ", 60)", "init lock");
     m->init_lock = rc == SQLQ_OK;
   }
-  return rc == SQLQ_OK ? sqlq__my_query(db, m->conn, script, "script") : rc;
+  return rc;
 }
 
 int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, const char *start, sqlq__my_tx_fn fn) {
@@ -668,7 +632,7 @@ const sqlq__driver sqlq__driver_mysql = {
   .name = "mysql",
   .schemes = schemes,
   .options = options,
-  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_DDL_COMMITS,
+  .traits = SQLQ__TRAIT_DDL_COMMITS,
   .sql = sqlq__mysql_sql,
   /* A prepared statement takes at most 65,535 placeholders, and a row of
   ** ENQUEUE_ARRAY has 7 (ACK_ARRAY's 3). */
@@ -679,6 +643,7 @@ const sqlq__driver sqlq__driver_mysql = {
   .open = my_open,
   .close = my_close,
   .exec = my_exec,
+  .init = my_init,
   .begin = my_begin,
   .commit = my_commit,
   .rollback = my_rollback,
@@ -694,8 +659,10 @@ const sqlq__driver sqlq__driver_mysql = {
   .column_int64 = my_column_int64,
   .column_blob = my_column_blob,
   .changes = my_changes,
-  .last_insert_id = my_last_insert_id,
   .reset = my_reset,
+  .claim = my_claim,
+  .pool_next = my_pool_next,
+  .take_ids = sqlq__my_take_ids,
   .wait_prepare = sqlq__my_wait_prepare,
   .wait = sqlq__my_wait,
   .notify = sqlq__my_notify,

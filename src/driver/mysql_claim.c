@@ -19,8 +19,8 @@
 ** replication.  The ids written into their text are integers the server
 ** returned, never text from the caller.
 **
-** The statement then shows the pick's rows, with the attempt counted and
-** the new lease (see my_column_int64 in mysql.c).  A claim outside a
+** The statement then shows the pick's rows again, which read the attempt
+** counted and the new lease as the UPDATE writes them.  A claim outside a
 ** transaction (SQLQ__TX_SINGLE) opens its own, and sends its COMMIT with
 ** the UPDATE: three round trips.  Unless the binary log is statement-based
 ** (which refuses writes under READ COMMITTED), that transaction reads
@@ -35,7 +35,7 @@
 #include "mysql_int.h"
 
 /* The pick's columns this file reads. */
-enum { COL_ID = 0, COL_LEASE_UNTIL = 10, COL_EXPIRED_EXIST = 11 };
+enum { COL_ID = 0, COL_LEASE_UNTIL = 6, COL_EXPIRED_EXIST = 10 };
 
 static long long col_int(const sqlq__stmt *st, int i) {
   const my_col *c = &st->cols[i];
@@ -130,12 +130,9 @@ static int pick_and_mark(sqlq_db *db, sqlq__stmt *st, int commit, int *committed
   }
   if (rc != SQLQ_OK || n == 0) return rc;
   long long *ids = malloc((size_t)n * sizeof *ids);
-  st->rows = calloc((size_t)n, sizeof *st->rows);
-  if (ids == NULL || st->rows == NULL) {
-    free(ids);
-    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  }
+  if (ids == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   mysql_stmt_data_seek(st->ms, 0);
+  long long lease_until = 0;
   for (int r = 0; rc == SQLQ_OK && r < n; r++) {
     rc = sqlq__my_fetch(db, st);
     if (rc == SQLQ__ROW)
@@ -143,16 +140,16 @@ static int pick_and_mark(sqlq_db *db, sqlq__stmt *st, int commit, int *committed
     else if (rc == SQLQ__DONE)
       rc = sqlq__error(db, SQLQ_ERROR, "mysql: the pick lost a row");
     ids[r] = col_int(st, COL_ID);
-    st->rows[r] = (unsigned long long)r;
-    st->lease_until = col_int(st, COL_LEASE_UNTIL);
+    lease_until = col_int(st, COL_LEASE_UNTIL);
   }
   char set[160];
   snprintf(set, sizeof set,
            "attempts = attempts + 1, state = 'running', token = %lld, lease_until = %lld",
-           st->ints[1], st->lease_until);
+           st->ints[1], lease_until);
   if (rc == SQLQ_OK) rc = update_ids(db, set, ids, n, commit);
   *committed = rc == SQLQ_OK && commit;
-  st->n_rows = rc == SQLQ_OK ? n : 0;
+  /* The statement's steps show the rows from the first. */
+  mysql_stmt_data_seek(st->ms, 0);
   free(ids);
   return rc;
 }
@@ -161,8 +158,5 @@ int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st) {
   const char *start = MY(db)->rc_claims
                         ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION"
                         : "START TRANSACTION";
-  int rc = sqlq__my_in_own_tx(db, st, start, pick_and_mark);
-  /* With no row taken, step shows none. */
-  if (rc == SQLQ_OK && st->rows == NULL) st->rows = calloc(1, sizeof *st->rows);
-  return rc == SQLQ_OK && st->rows == NULL ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : rc;
+  return sqlq__my_in_own_tx(db, st, start, pick_and_mark);
 }

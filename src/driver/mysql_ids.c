@@ -15,11 +15,13 @@
 #include "mysql_int.h"
 
 int sqlq__my_take_ids(sqlq_db *db, sqlq__stmt *st) {
+  int rc = sqlq__my_start(db);
+  if (rc != SQLQ_OK) return rc;
   size_t n = sqlq__my_array_rows(st);
   const char *params[1] = {NULL};
   long long count[1] = {(long long)n};
   sqlq__stmt *take = NULL;
-  int rc = sqlq__my_run(db, MY_SQL_TAKE_IDS, 1, params, count, &take);
+  rc = sqlq__my_run(db, MY_SQL_TAKE_IDS, 1, params, count, &take);
   /* LAST_INSERT_ID(expr) hands the new last id back with the UPDATE's
   ** result, as its insert id. */
   long long last = take ? take->insert_id : 0, matched = take ? take->changes : 0;

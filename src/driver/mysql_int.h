@@ -20,22 +20,18 @@
 
 /* The driver's own statements, numbered after the core's. */
 enum {
-  MY_SQL_RELEASED_QUEUE = SQLQ__SQL_COUNT, /* $1 id -> queue (after RELEASE) */
-  MY_SQL_EXPIRED_EXIST,                    /* $1 queue -> has expired leases (no locks) */
-  MY_SQL_EXPIRED,                          /* $1 queue -> id, dead: expired leases, locked */
-  MY_SQL_TOUCHED,                          /* $1 id $2 token -> lease_until (after TOUCH) */
+  MY_SQL_EXPIRED_EXIST = SQLQ__SQL_COUNT, /* $1 queue -> has expired leases (no locks) */
+  MY_SQL_EXPIRED,                         /* $1 queue -> id, dead: expired leases, locked */
   MY_SQL_WAIT_QUEUE, /* $1 queue $2 block lock: what the wait statement reads */
   MY_SQL_WAIT_TAG,   /* $1 queue -> the tag of its waiters */
   MY_SQL_WAKE,       /* $1 queue $2 n: interrupt n waiters */
   /* Rings and pools (schema version 2). */
-  MY_SQL_RING_ADVANCED, /* $1 ring $2 count -> first seq, capacity
-                                              (after RING_ADVANCE) */
-  MY_SQL_WAIT_MARK,     /* the counter of the ring waited for
+  MY_SQL_WAIT_MARK,   /* the counter of the ring waited for
                                               (@sqlq_wait_queue) into @sqlq_wait_mark */
-  MY_SQL_POOL_TURN,     /* $1 pool: locks its first item by name */
-  MY_SQL_POOL_NEWEST,   /* $1 pool -> its newest stamp, locked */
-  MY_SQL_POOL_STAMP,    /* $1 newest stamp $2 hold_us $3 token $4 id */
-  MY_SQL_POOL_PICKED,   /* $1 id -> POOL_NEXT's columns */
+  MY_SQL_POOL_TURN,   /* $1 pool: locks its first item by name */
+  MY_SQL_POOL_NEWEST, /* $1 pool -> its newest stamp, locked */
+  MY_SQL_POOL_STAMP,  /* $1 newest stamp $2 hold_us $3 token $4 id */
+  MY_SQL_POOL_PICKED, /* $1 id -> POOL_NEXT's columns */
   /* Subscriptions (schema version 3). */
   MY_SQL_SUB_TAGS, /* $1 table -> action, tag, with_rows of
                                               its subscriptions, locked */
@@ -83,9 +79,8 @@ typedef struct my_col {
 ** prepared once per connection, bound by $N, executed at its first step,
 ** its rows stored on the client and fetched one by one.
 **
-** Some of the core's statements are more than one statement here (see
-** mysql.c): a follow-up statement's rows stand for the first's, and the
-** claim shows a subset of its pick's rows with some columns replaced.
+** A pool's next item is more than one statement here (mysql_pool.c): the
+** rows of the last stand for the first's (view).
 */
 struct sqlq__stmt {
   int id;
@@ -106,12 +101,7 @@ struct sqlq__stmt {
   int executed; /* rows (if any) are stored */
   long long changes;
   long long insert_id;
-  /* The claim: the rows of its pick shown (their indexes, in order), the
-  ** next one to show, and the replaced columns. */
-  unsigned long long *rows;
-  int n_rows, next_row;
-  long long lease_until;
-  /* The follow-up whose rows stand for this statement's, once it ran. */
+  /* The statement whose rows stand for this one's, once it ran. */
   struct sqlq__stmt *view;
 };
 
@@ -160,6 +150,9 @@ MYSQL *sqlq__my_connect(sqlq_db *db);
 /* Make sure db's connection is up, reconnecting (paced) when it was lost
 ** outside a transaction. */
 int sqlq__my_ready(sqlq_db *db);
+/* Get ready to run a statement: sqlq__my_ready(), but for nothing more
+** than a check within a transaction. */
+int sqlq__my_start(sqlq_db *db);
 /* Run a driver statement with the given text ($1..$n) or integer
 ** parameters: params[k] NULL means the integer ints[k].  Rows, if any, are
 ** read with the statement interface; the caller resets st. */
@@ -202,15 +195,17 @@ typedef int (*sqlq__my_tx_fn)(sqlq_db *db, sqlq__stmt *st, int commit, int *comm
 int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, const char *start, sqlq__my_tx_fn fn);
 
 /* The claim (mysql_claim.c): run the pick of st, mark the jobs taken, and
-** leave st showing their rows. */
+** leave st showing their rows (as the claim left them: the pick reads
+** attempts + 1 and the new lease). */
 int sqlq__my_claim(sqlq_db *db, sqlq__stmt *st);
 /* A pool's next item (mysql_pool.c): take the pool's turn, run the pick
 ** of st, stamp the item and leave st showing its row (none when no item
 ** is free). */
 int sqlq__my_pool_next(sqlq_db *db, sqlq__stmt *st);
 
-/* Take the ids of the jobs of st, an ENQUEUE_ARRAY with its arrays bound,
-** from the counter, and bind them as its $7 (mysql_ids.c). */
+/* The take_ids method (mysql_ids.c): take the ids of the jobs of st, an
+** ENQUEUE_ARRAY with its arrays bound, from the counter, and bind them as
+** its $7. */
 int sqlq__my_take_ids(sqlq_db *db, sqlq__stmt *st);
 
 /* The sub_triggers method (mysql_sub.c). */

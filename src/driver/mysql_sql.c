@@ -95,11 +95,12 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   /* The claim's pick: the first $4 due jobs no other claimer holds.  The
   ** locking reads name their index: a scan of another would lock rows
   ** other claimers need (see mysql_claim.c).
-  ** Columns: those of the core's CLAIM, then the new lease_until and
-  ** whether the queue has expired leases (read without locking). */
+  ** Columns: those of the core's CLAIM as the claim's UPDATE leaves them
+  ** (the attempt counted, the new lease), then whether the queue has
+  ** expired leases (read without locking). */
   [SQLQ__SQL_CLAIM] =
-    "SELECT j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at,"
-    " j.lease_until, j.group_key, j.dedupe_key, j.payload, " NOW_US " + $3,"
+    "SELECT j.id, j.priority, j.run_at, j.attempts + 1, j.max_attempts, j.created_at,"
+    " " NOW_US " + $3, j.group_key, j.dedupe_key, j.payload,"
     " EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")"
     " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)"
     " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " GROUP_HEAD
@@ -118,7 +119,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
                      " run_at = IF($3 <> 0, run_at, " NOW_US " + $4),"
                      " state = IF($3 <> 0, 'dead', 'ready'),"
                      " last_error = $5, token = NULL, lease_until = NULL WHERE " HELD,
-  /* RELEASE returns the queue: a second statement reads it (mysql.c). */
+  /* RELEASE and TOUCH cannot return their rows: *_ROW read them. */
   [SQLQ__SQL_RELEASE] =
     "UPDATE sqlq_jobs SET state = 'ready', attempts = GREATEST(attempts - 1, 0),"
     " run_at = " NOW_US " + $3, token = NULL, lease_until = NULL WHERE " HELD,
@@ -176,16 +177,16 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [MY_SQL_EXPIRED] =
     "SELECT id, attempts >= max_attempts FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
     " WHERE " EXPIRED " ORDER BY id FOR UPDATE SKIP LOCKED",
-  [MY_SQL_RELEASED_QUEUE] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
-  [MY_SQL_TOUCHED] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_RELEASE_ROW] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
+  [SQLQ__SQL_TOUCH_ROW] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,
   [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1, @sqlq_wait_block = $2",
   [MY_SQL_WAIT_TAG] = "SELECT MD5(CONCAT(DATABASE(), '/', $1))",
   [MY_SQL_WAKE] = "CALL sqlq_wake($1, $2)",
 
   /* Rings (schema version 2).  RING_ADVANCE's UPDATE takes the next
   ** numbers and keeps the ring's row locked until the transaction ends, so
-  ** concurrent pushes take turns; its follow-up SELECT (MY_SQL_RING_ADVANCED,
-  ** run by mysql.c once the UPDATE matched the row) reads the row as the
+  ** concurrent pushes take turns; RING_ADVANCE_ROW (run by the core once
+  ** the UPDATE matched the row) reads the row as the
   ** UPDATE left it, since a transaction sees its own changes.  The ring
   ** entries have one unique key only, so that STORE's upsert is safe under
   ** statement-based replication. */
@@ -194,7 +195,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " ON DUPLICATE KEY UPDATE name = name",
   [SQLQ__SQL_RING_INFO] = "SELECT capacity, next_seq - 1 FROM sqlq_rings WHERE name = $1",
   [SQLQ__SQL_RING_ADVANCE] = "UPDATE sqlq_rings SET next_seq = next_seq + $2 WHERE name = $1",
-  [MY_SQL_RING_ADVANCED] = "SELECT next_seq - $2, capacity FROM sqlq_rings WHERE name = $1",
+  [SQLQ__SQL_RING_ADVANCE_ROW] = "SELECT next_seq - $2, capacity FROM sqlq_rings WHERE name = $1",
   [SQLQ__SQL_RING_STORE] = "INSERT INTO sqlq_ring_entries (ring, slot, seq, at, payload)"
                            " VALUES ($1, $2 % $3, $2, " NOW_US ", $4) ON DUPLICATE KEY UPDATE"
                            " seq = VALUES(seq), at = VALUES(at), payload = VALUES(payload)",

@@ -757,7 +757,7 @@ const sqlq__driver sqlq__driver_postgres = {
   .name = "postgres",
   .schemes = schemes,
   .options = options,
-  .caps = SQLQ__CAP_LOCKS | SQLQ__CAP_NOTIFY_AT_COMMIT,
+  .traits = SQLQ__TRAIT_NOTIFY_AT_COMMIT,
   .sql = sqlq__postgres_sql,
   /* An ack's arrays meet the jobs in a join whose generic plan, made with
   ** the statistics of a table that VACUUM saw empty, can be a nested loop
@@ -783,7 +783,6 @@ const sqlq__driver sqlq__driver_postgres = {
   .column_int64 = pg_column_int64,
   .column_blob = pg_column_blob,
   .changes = pg_changes,
-  .last_insert_id = NULL,
   .reset = pg_reset,
   .wait_prepare = sqlq__pg_wait_prepare,
   .wait = sqlq__pg_wait,

@@ -370,7 +370,12 @@ static int sqlite_step(sqlq_db *db, sqlq__stmt *st) {
   int src = sqlite3_step((sqlite3_stmt *)st);
   if (src == SQLITE_ROW) return SQLQ__ROW;
   if (src == SQLITE_DONE) return SQLQ__DONE;
-  return sqlq__sqlite_error(db, src, "statement failed");
+  int rc = sqlq__sqlite_error(db, src, "statement failed");
+  /* A unique key violated undoes the statement only (SQLite's default
+  ** conflict resolution, ABORT). */
+  int ext = sqlite3_extended_errcode(SQLITE_CONN(db)->sh->conn);
+  return ext == SQLITE_CONSTRAINT_UNIQUE || ext == SQLITE_CONSTRAINT_PRIMARYKEY ? SQLQ__CONSTRAINT
+                                                                                : rc;
 }
 
 static int sqlite_column_is_null(sqlq__stmt *st, int i) {
@@ -397,8 +402,7 @@ static int64_t sqlite_changes(sqlq_db *db, sqlq__stmt *st) {
   return sqlite3_changes64(SQLITE_CONN(db)->sh->conn);
 }
 
-static int64_t sqlite_last_insert_id(sqlq_db *db, sqlq__stmt *st) {
-  (void)st;
+static int64_t sqlite_last_insert_id(sqlq_db *db) {
   return sqlite3_last_insert_rowid(SQLITE_CONN(db)->sh->conn);
 }
 
@@ -430,7 +434,7 @@ const sqlq__driver sqlq__driver_sqlite = {
   .name = "sqlite",
   .schemes = schemes,
   .options = options,
-  .caps = SQLQ__CAP_LOCKS,
+  .traits = 0,
   .sql = sqlq__sqlite_sql,
   .migrations = sqlq__sqlite_migrations,
   .open = sqlite_open,

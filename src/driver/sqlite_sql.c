@@ -8,7 +8,9 @@
 ** Every ordering ends with the unique id, so claims are deterministic.
 ** SQLite builds a temporary B-tree for a RETURNING clause and for an IN list
 ** of three or more constants, so the hot statements avoid both: the enqueue
-** reads its id from sqlite3_last_insert_rowid(), and the state CHECK is
+** reads its id from sqlite3_last_insert_rowid() (a taken dedupe key fails
+** the INSERT on the unique index, which undoes only that statement: the
+** driver's step says SQLQ__CONSTRAINT), and the state CHECK is
 ** written with OR.  The claim names its index: without statistics the planner would rather
 ** take the range run_at <= now on sqlq_jobs_due and sort every due job,
 ** which costs time in proportion to the queue's length.
@@ -34,9 +36,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_ENQUEUE] =
     "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, dedupe_key,"
     " group_key, payload, created_at)"
-    " SELECT $1, $2, now + $3, $4, $5, $6, $7, now FROM (SELECT sqlq_now() AS now)"
-    " WHERE true ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
-    " AND state IN ('ready','running') DO NOTHING",
+    " SELECT $1, $2, now + $3, $4, $5, $6, $7, now FROM (SELECT sqlq_now() AS now)",
   [SQLQ__SQL_DEDUPE_LOOKUP] = "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_key = $2"
                               " AND state IN ('ready','running')",
 
