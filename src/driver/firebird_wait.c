@@ -245,11 +245,15 @@ static struct fb_events *events_of(sqlq_db *db) {
 }
 
 /* Register channel's event on the events attachment (made when there is
-** none).  A failure of events is no error: the waiter polls. */
+** none).  A failure of events is no error: the waiter polls.  Looking up
+** the event's name may reattach a lost main attachment, which frees e
+** (sqlq__fb_forget_wait): then this wait polls, and the next one starts
+** afresh. */
 static int register_channel(sqlq_db *db, struct fb_events *e, const char *channel) {
   char name[32];
   int rc = event_name(db, channel, name);
   if (rc != SQLQ_OK) return rc;
+  if (FB(db)->events == NULL) return SQLQ_OK; /* e is freed */
   unregister(e);
   if ((e->channel = strdup(channel)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   long len = isc_event_block(&e->ev, &e->res, 1, name);
