@@ -42,16 +42,33 @@ static void guard_set(sigset_t *set) {
   }
 }
 
-/* C: in a child just forked by the guardian parent (whose signal handlers
-** are already the defaults), unblock every signal, arrange to be killed
-** with SIGKILL when the parent dies (and die at once if it already has),
-** put stdin_fd (unless -1) on stdin and execvpe(argv) with envp (NULL: this
-** process's environment).  When the program cannot be run, prints one line
-** and exits 127 (not found) or 126. */
+/* Give every signal that has a handler its default action, in this
+** process only: a vfork()ed child shares its parent's memory, where no
+** handler may run (as glibc's posix_spawn does). */
+static void default_handlers(void) {
+  for (int sig = 1; sig < NSIG; sig++) {
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) == 0 &&
+        ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)))
+      signal(sig, SIG_DFL);
+  }
+}
+
+/* C: in a child just vfork()ed by the guardian (so sharing its memory until
+** the exec: it only makes system calls, writes nothing of the guardian's
+** but errno, and runs no signal handler), unblock every signal, arrange to
+** be killed with SIGKILL when the parent dies (and die at once if it
+** already has), put stdin_fd (unless -1) on stdin and execvpe(argv) with
+** envp (NULL: this process's environment).  When the program cannot be
+** run, prints one line and exits 127 (not found) or 126.  vfork() rather
+** than fork(): the guardian is suspended for the few system calls up to
+** the exec instead of having its page tables copied, about a tenth of
+** what `sqlq lock -n NAME -- true` costs (docs/benchmarks.md, "Start-up"). */
 static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *envp)
   __attribute__((noreturn));
 static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *envp) {
   sigset_t none;
+  default_handlers();
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   /* The parent may have died between fork() and prctl(): then the death
@@ -168,7 +185,7 @@ static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp)
   guard_set(&set);
   fds[0].fd = lifeline[0];
   fds[1].fd = signalfd(-1, &set, SFD_CLOEXEC);
-  if (fds[1].fd < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || (c = fork()) < 0) {
+  if (fds[1].fd < 0 || prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || (c = vfork()) < 0) {
     dprintf(STDERR_FILENO, "sqlq: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(EXIT_SOFTWARE);
   }

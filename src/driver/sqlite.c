@@ -134,7 +134,39 @@ static void shared_free(sqlite_shared *sh) {
   free(sh);
 }
 
-/* Open a new connection to path (NULL: in memory) with the pragmas. */
+/* Record why the connection sh could not be opened or configured (src,
+** SQLite's code) on db. */
+static void open_failed(sqlq_db *db, sqlite_shared *sh, int src) {
+  const char *msg = sh->conn ? sqlite3_errmsg(sh->conn) : sqlite3_errstr(src);
+  int status = (src & 0xff) == SQLITE_BUSY ? SQLQ_BUSY : SQLQ_UNAVAILABLE;
+  sqlq__error(db, status, "cannot open the SQLite database '%s': %s",
+              sh->key ? sh->key : ":memory:", msg);
+}
+
+/* Run the connection's pragmas once, before its first statement: WAL
+** (persistent in the file, so this only matters for a new database), the
+** sync option, temporary tables in memory.  These read the file's header
+** and schema, which is where a file that is not a database fails. */
+static int configure(sqlq_db *db, sqlite_shared *sh) {
+  if (sh->configured) return SQLQ_OK;
+  int src = SQLITE_OK;
+  if (sh->key) src = sqlite3_exec(sh->conn, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+  if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, sh->sync, NULL, NULL, NULL);
+  if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, "PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
+  if (src != SQLITE_OK) {
+    open_failed(db, sh, src);
+    return db->errcode;
+  }
+  sh->configured = 1;
+  return SQLQ_OK;
+}
+
+/* Open a new connection to path (NULL: in memory).  Its pragmas wait for
+** its first statement (configure): opening reads nothing of the file, so a
+** call that runs no SQL, such as a named lock, which lives in the sidecar
+** file, never makes SQLite create the -wal and -shm files (and the close
+** remove them again), which was a fifth of what `sqlq lock -n NAME -- true`
+** cost (docs/benchmarks.md, "Start-up"). */
 static int shared_open(sqlq_db *db, const char *path, const char *sync, sqlite_shared **out) {
   sqlite_shared *sh = calloc(1, sizeof *sh);
   if (sh == NULL || (path && (sh->key = strdup(path)) == NULL)) {
@@ -145,6 +177,7 @@ static int shared_open(sqlq_db *db, const char *path, const char *sync, sqlite_s
   sh->pid = getpid();
   sh->refs = 1;
   sh->busy_timeout = db->busy_timeout;
+  sh->sync = sync;
   int flags =
     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
   int src = sqlite3_open_v2(path ? path : ":memory:", &sh->conn, flags, NULL);
@@ -153,17 +186,10 @@ static int shared_open(sqlq_db *db, const char *path, const char *sync, sqlite_s
     src = sqlite3_create_function(sh->conn, "sqlq_now", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
                                   now_function, NULL, NULL);
   }
-  if (src == SQLITE_OK && path)
-    src = sqlite3_exec(sh->conn, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
-  if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, sync, NULL, NULL, NULL);
-  if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, "PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
   if (src != SQLITE_OK) {
-    const char *msg = sh->conn ? sqlite3_errmsg(sh->conn) : sqlite3_errstr(src);
-    int status = (src & 0xff) == SQLITE_BUSY ? SQLQ_BUSY : SQLQ_UNAVAILABLE;
-    sqlq__error(db, status, "cannot open the SQLite database '%s': %s",
-                path ? path : ":memory:", msg);
+    open_failed(db, sh, src);
     shared_free(sh);
-    return status;
+    return db->errcode;
   }
   *out = sh;
   return SQLQ_OK;
@@ -291,6 +317,8 @@ static char *placeholders(const char *sql) {
 static int get_stmt(sqlq_db *db, int id, sqlite3_stmt **out) {
   sqlite_shared *sh = SQLITE_CONN(db)->sh;
   *out = NULL;
+  int rc = configure(db, sh);
+  if (rc != SQLQ_OK) return rc;
   if (sh->cache[id] == NULL) {
     const char *text =
       id < SQLQ__SQL_COUNT ? sqlq__sqlite_sql[id] : driver_sql[id - SQLQ__SQL_COUNT];
@@ -344,6 +372,8 @@ static int sqlite_rollback(sqlq_db *db) {
 }
 
 static int sqlite_exec(sqlq_db *db, const char *script) {
+  int rc = configure(db, SQLITE_CONN(db)->sh);
+  if (rc != SQLQ_OK) return rc;
   int src = sqlite3_exec(SQLITE_CONN(db)->sh->conn, script, NULL, NULL, NULL);
   return src == SQLITE_OK ? SQLQ_OK : sqlq__sqlite_error(db, src, "cannot change the schema");
 }

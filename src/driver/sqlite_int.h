@@ -38,6 +38,8 @@ typedef struct sqlite_shared {
   int refs;             /* handles using it */
   pthread_mutex_t turn; /* held by the handle in a transaction */
   sqlite3 *conn;
+  const char *sync; /* the PRAGMA of the sync option (static text) */
+  int configured;   /* its pragmas have run (sqlite.c's configure) */
   sqlite3_stmt *cache[SQLQ__SQLITE_COUNT];
   int64_t busy_deadline_ns; /* end of the current wait for another process */
   double busy_timeout;      /* of the handle holding the turn */
