@@ -33,8 +33,8 @@ int sqlq__limit(size_t limit) {
 }
 
 int sqlq__check_seconds(sqlq_db *db, double seconds, int zero_ok, const char *what) {
-  if (zero_ok && seconds >= 0 && seconds <= SQLQ__SECONDS_MAX) return SQLQ_OK;
-  if (!zero_ok && seconds > 0 && seconds <= SQLQ__SECONDS_MAX) return SQLQ_OK;
+  int above_floor = zero_ok ? seconds >= 0 : seconds > 0;
+  if (above_floor && seconds <= SQLQ__SECONDS_MAX) return SQLQ_OK;
   return sqlq__error(
     db, SQLQ_MISUSE, "%s must be %s seconds", what,
     zero_ok ? "0 to " SECONDS_MAX_TEXT : "more than 0 and at most " SECONDS_MAX_TEXT);
