@@ -135,7 +135,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_claim() needs somewhere to put the jobs");
   if (max < 1 || max > 100000)
     return sqlq__error(db, SQLQ_MISUSE, "claim count must be 1 to 100000, not %zu", max);
-  double lease = o.lease > 0 ? o.lease : DEFAULT_LEASE;
+  double lease = o.lease == 0 ? DEFAULT_LEASE : o.lease;
   if ((rc = sqlq__check_seconds(db, lease, 0, "lease")) != SQLQ_OK) return rc;
   struct claim c = {.queue = queue, .max = (int)max, .lease_us = sqlq__seconds_to_us(lease)};
   /* Without a separate reap, the claim statement is the one write.  (Should

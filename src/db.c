@@ -99,6 +99,8 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
   if (rc != SQLQ_OK) return rc;
   db->payload_limit = o.payload_limit ? o.payload_limit : 1024 * 1024;
   db->keep_history = o.keep_history;
+  if (!(o.busy_timeout >= 0 && o.busy_timeout <= 86400))
+    return sqlq__error(db, SQLQ_MISUSE, "sqlq_options.busy_timeout must be 0 to 86400 seconds");
   db->busy_timeout = o.busy_timeout > 0 ? o.busy_timeout : 5.0;
 
   sqlq__url url;

@@ -4,6 +4,7 @@
 ** redaction, an in-memory database, and a deterministic fuzz of the URL
 ** parser through sqlq_open().
 */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -454,6 +455,32 @@ static void fail_retry_now_and_default_backoff(void **state) {
   sqlq_close(db);
 }
 
+/* A zero duration takes the default; a negative or NaN one is refused, not
+** silently replaced by the default: a claim's lease and a handle's
+** busy_timeout. */
+static void negative_durations_are_refused(void **state) {
+  sqlq_db *db = memory_db_with_job();
+  sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
+  sqlq_job *jobs = NULL;
+  size_t n = 1;
+  (void)state;
+  co.lease = -1;
+  assert_int_equal(sqlq_claim(db, "q", 1, &co, &jobs, &n), SQLQ_MISUSE);
+  co.lease = NAN;
+  assert_int_equal(sqlq_claim(db, "q", 1, &co, &jobs, &n), SQLQ_MISUSE);
+  assert_int_equal(n, 0);
+  co.lease = 0;
+  assert_int_equal(sqlq_claim(db, "q", 1, &co, &jobs, &n), SQLQ_OK);
+  assert_int_equal(n, 1);
+  sqlq_jobs_free(jobs, n);
+  sqlq_close(db);
+  sqlq_options o = SQLQ_OPTIONS_INIT(sqlq_options);
+  o.busy_timeout = -1;
+  assert_int_equal(sqlq_open("sqlite::memory:", &o, &db), SQLQ_MISUSE);
+  assert_non_null(strstr(sqlq_errmsg(db), "busy_timeout"));
+  sqlq_close(db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(status_names),
@@ -468,6 +495,7 @@ int main(void) {
     cmocka_unit_test(fuzz_unopenable_urls),
     cmocka_unit_test(failed_handle_refuses_calls),
     cmocka_unit_test(options_size_edges),
+    cmocka_unit_test(negative_durations_are_refused),
     cmocka_unit_test(fail_retry_now_and_default_backoff),
   };
   return cmocka_run_group_tests_name("unit: public API", tests, NULL, NULL);
