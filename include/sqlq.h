@@ -122,7 +122,8 @@ typedef struct sqlq_options {
   int keep_history;
   /* How long a statement waits for a database lock held by another
   ** connection before failing with SQLQ_BUSY, in seconds.  0 means the
-  ** default of 5 seconds. */
+  ** default of 5 seconds; more than 86400, a negative value or NaN is
+  ** refused (SQLQ_MISUSE). */
   double busy_timeout;
 } sqlq_options;
 
@@ -286,7 +287,7 @@ typedef struct sqlq_job {
 ** field takes its default. */
 typedef struct sqlq_claim_options {
   size_t size;  /* sizeof(sqlq_claim_options): see SQLQ_OPTIONS_INIT */
-  double lease; /* lease length in seconds; 0: the default of 30 */
+  double lease; /* lease length in seconds; 0: the default of 30; < 0 or NaN: SQLQ_MISUSE */
 } sqlq_claim_options;
 
 /*
