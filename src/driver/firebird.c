@@ -41,10 +41,15 @@ static const char *const options[] = {"connect_timeout", "events", "poll_interva
 ** Errors.
 */
 
-int sqlq__fb_has(const ISC_STATUS *status, ISC_STATUS gdscode) {
+/* Whether any cluster of the status vector status matches: match is called
+** with each cluster's type and a pointer to its value (which may read the
+** clusters that follow), and want, which it may compare with. */
+static int status_any(const ISC_STATUS *status,
+                      int (*match)(ISC_STATUS arg, const ISC_STATUS *value, ISC_STATUS want),
+                      ISC_STATUS want) {
   for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
     ISC_STATUS arg = *s++;
-    if (arg == isc_arg_gds && *s == gdscode) return 1;
+    if (match(arg, s, want)) return 1;
     if (arg == isc_arg_cstring)
       s += 2;
     else
@@ -53,23 +58,23 @@ int sqlq__fb_has(const ISC_STATUS *status, ISC_STATUS gdscode) {
   return 0;
 }
 
-/* Whether status is the engine's "cannot update erased record" (isc_random
+static int is_gdscode(ISC_STATUS arg, const ISC_STATUS *value, ISC_STATUS gdscode) {
+  return arg == isc_arg_gds && *value == gdscode;
+}
+
+int sqlq__fb_has(const ISC_STATUS *status, ISC_STATUS gdscode) {
+  return status_any(status, is_gdscode, gdscode);
+}
+
+/* Whether a cluster is the engine's "cannot update erased record" (isc_random
 ** with that text, not a code of its own): an UPDATE reached a row that a
 ** concurrent transaction deleted and committed after the statement read
 ** it (seen embedded: a claim's UPDATE of a job another worker had acked
 ** meanwhile).  Another transaction changed the row: a conflict. */
-static int erased_meanwhile(const ISC_STATUS *status) {
-  for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
-    ISC_STATUS arg = *s++;
-    if (arg == isc_arg_gds && *s == isc_random && s[1] == isc_arg_string &&
-        strcmp((const char *)s[2], "cannot update erased record") == 0)
-      return 1;
-    if (arg == isc_arg_cstring)
-      s += 2;
-    else
-      s++;
-  }
-  return 0;
+static int is_erased_meanwhile(ISC_STATUS arg, const ISC_STATUS *value, ISC_STATUS unused) {
+  (void)unused;
+  return arg == isc_arg_gds && *value == isc_random && value[1] == isc_arg_string &&
+         strcmp((const char *)value[2], "cannot update erased record") == 0;
 }
 
 int sqlq__fb_conflict(const ISC_STATUS *status) {
@@ -78,25 +83,22 @@ int sqlq__fb_conflict(const ISC_STATUS *status) {
   return sqlq__fb_has(status, isc_update_conflict) || sqlq__fb_has(status, isc_read_conflict) ||
          sqlq__fb_has(status, isc_lock_conflict) || sqlq__fb_has(status, isc_deadlock) ||
          sqlq__fb_has(status, isc_lock_timeout) || strcmp(state, "40001") == 0 ||
-         erased_meanwhile(status);
+         status_any(status, is_erased_meanwhile, 0);
 }
 
-/* Whether status says that the file does not exist: ENOENT from the OS,
-** which embedded comes as a number and through a server as the server's
-** text for it (isc_arg_interpreted), after isc_io_open_err. */
+/* Whether a cluster is ENOENT from the OS, which embedded comes as a number
+** and through a server as the server's text for it (isc_arg_interpreted). */
+static int is_enoent(ISC_STATUS arg, const ISC_STATUS *value, ISC_STATUS unused) {
+  (void)unused;
+  return (arg == isc_arg_unix && *value == ENOENT) ||
+         (arg == isc_arg_interpreted &&
+          strcmp((const char *)*value, "No such file or directory") == 0);
+}
+
+/* Whether status says that the file does not exist: ENOENT after
+** isc_io_open_err. */
 static int no_such_file(const ISC_STATUS *status) {
-  if (!sqlq__fb_has(status, isc_io_open_err)) return 0;
-  for (const ISC_STATUS *s = status; *s != isc_arg_end;) {
-    ISC_STATUS arg = *s++;
-    if (arg == isc_arg_unix && *s == ENOENT) return 1;
-    if (arg == isc_arg_interpreted && strcmp((const char *)*s, "No such file or directory") == 0)
-      return 1;
-    if (arg == isc_arg_cstring)
-      s += 2;
-    else
-      s++;
-  }
-  return 0;
+  return sqlq__fb_has(status, isc_io_open_err) && status_any(status, is_enoent, 0);
 }
 
 /* Codes that say the attachment is gone or cannot be made now: the network
