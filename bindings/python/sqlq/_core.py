@@ -255,6 +255,8 @@ class Lock:
 class Database:
     """One connection to a database (sqlq_db); see sqlq.open()."""
 
+    _h = None  # the sqlq_db address while open (a class default for a failed __init__)
+
     def __init__(self, url, *, payload_limit=0, keep_history=False, busy_timeout=0.0):
         url_bytes = _text(url, "url")
         if url_bytes is None:
@@ -263,7 +265,6 @@ class Database:
                             keep_history=1 if keep_history else 0,
                             busy_timeout=_seconds(busy_timeout, "busy_timeout"))
         self._locks = set()
-        self._h = None
         handle = c_void_p()
         status = lib.sqlq_open(url_bytes, byref(opts), byref(handle))
         if status:
@@ -292,8 +293,9 @@ class Database:
 
     def close(self):
         """Close the connection, releasing its locks.  Closing twice does nothing."""
-        h, self._h = self._h, None
+        h = self._h
         if h is not None:
+            self._h = None
             for lock in list(self._locks):
                 lock._handle = None
             self._locks.clear()

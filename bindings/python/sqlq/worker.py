@@ -88,6 +88,7 @@ class Worker:
         self._stopping = False
         self._dbs = []
         self._dbs_lock = threading.Lock()
+        self._counts_lock = threading.Lock()
         self.acked = 0
         self.failed = 0
         self.released = 0
@@ -144,19 +145,24 @@ class Worker:
         while not self._stopping and time.monotonic() < deadline:
             time.sleep(0.05)
 
+    def _count(self, what, n=1):
+        """Add n to the counter what (acked, failed, released) of every slot."""
+        with self._counts_lock:
+            setattr(self, what, getattr(self, what) + n)
+
     def _settle(self, db, job, exc):
         """Finish a job whose handler raised exc: release or fail it as exc says."""
         try:
             if isinstance(exc, Release):
                 db.release(job, exc.delay)
-                self.released += 1
+                self._count("released")
                 return
             if isinstance(exc, Fail):
                 db.fail(job, str(exc), backoff=self.backoff if exc.backoff is None
                         else exc.backoff, retry_now=exc.retry_now, dead=exc.dead)
             else:
                 db.fail(job, _error_text(exc), backoff=self.backoff)
-            self.failed += 1
+            self._count("failed")
         except Error as err:
             log.warning("sqlq worker: job %d: %s (its lease will run out)", job.id, err)
 
@@ -164,7 +170,7 @@ class Worker:
         if not done:
             return
         try:
-            self.acked += db.ack_batch(done)
+            self._count("acked", db.ack_batch(done))
         except Error as err:
             log.warning("sqlq worker: acking %d jobs: %s (their leases will run out)",
                         len(done), err)
@@ -173,7 +179,7 @@ class Worker:
         for job in jobs:
             try:
                 db.release(job, 0.0)
-                self.released += 1
+                self._count("released")
             except Error as err:
                 log.warning("sqlq worker: releasing job %d: %s", job.id, err)
 
