@@ -23,6 +23,11 @@ _JOB = struct.Struct("@qqPPNiiiqqqPP")
 if _JOB.size != ctypes.sizeof(_ffi.Job):  # pragma: no cover - a layout this module does not know
     raise ImportError("sqlq: sqlq_job's layout differs between struct and ctypes")
 
+# sqlq_job_spec, packed by struct for the batches of plain payloads.
+_SPEC = struct.Struct("@PNidiPP")
+if _SPEC.size != ctypes.sizeof(_ffi.JobSpec):  # pragma: no cover
+    raise ImportError("sqlq: sqlq_job_spec's layout differs between struct and ctypes")
+
 # Job states (SQLQ_STATE_*) by name, for Database.list().
 STATES = {"ready": 1, "running": 2, "dead": 3, "scheduled": 4}
 STATE_NAMES = {v: k for k, v in STATES.items()}
@@ -394,7 +399,18 @@ class Database:
         q = self._queue(queue)
         items = list(payloads)
         n = len(items)
-        specs = (_ffi.JobSpec * max(n, 1))()
+        if any(isinstance(item, JobSpec) for item in items):
+            specs, keep = self._specs(items, priority, delay, max_attempts)
+        else:
+            specs, keep = self._plain_specs(items, priority, delay, max_attempts)
+        ids = (c_int64 * max(n, 1))()
+        self._check(lib.sqlq_enqueue_batch(h, q, specs, n, ids))
+        del keep
+        return list(ids[:n])
+
+    def _specs(self, items, priority, delay, max_attempts):
+        """sqlq_job_spec[] of items (payloads or JobSpec), and the buffers it points into."""
+        specs = (_ffi.JobSpec * max(len(items), 1))()
         keep = []
         for spec, item in zip(specs, items):
             if isinstance(item, JobSpec):
@@ -402,9 +418,29 @@ class Database:
                            item.dedupe_key, item.group_key, keep)
             else:
                 self._spec(spec, item, priority, delay, max_attempts, None, None, keep)
-        ids = (c_int64 * max(n, 1))()
-        self._check(lib.sqlq_enqueue_batch(h, q, specs, n, ids))
-        return list(ids[:n])
+        return specs, keep
+
+    @staticmethod
+    def _plain_specs(items, priority, delay, max_attempts):
+        """The same for payloads that share their settings, packed in one pass: every
+        payload is copied into one buffer, and the specs point into it."""
+        datas = [_bytes(item) for item in items]
+        joined = b"".join(datas) or b"\0"
+        blob = (ctypes.c_char * len(joined)).from_buffer_copy(joined)
+        base = ctypes.addressof(blob)
+        prio = _int(priority, "priority")
+        secs = _seconds(delay, "delay")
+        attempts = _count(max_attempts, "max_attempts")
+        pack = _SPEC.pack
+        parts = []
+        offset = 0
+        for data in datas:
+            size = len(data)
+            parts.append(pack(base + offset, size, prio, secs, attempts, 0, 0))
+            offset += size
+        packed = b"".join(parts) or bytes(_SPEC.size)
+        specs = (_ffi.JobSpec * max(len(datas), 1)).from_buffer_copy(packed)
+        return specs, blob
 
     # ----- claiming and finishing --------------------------------------------
     def claim(self, queue, max=1, *, lease=0.0):
