@@ -144,21 +144,6 @@ class Job:
                 f"{self.max_attempts} payload={self.payload[:32]!r}>")
 
 
-class JobSpec:
-    """One job for Database.enqueue_batch() with settings of its own."""
-
-    __slots__ = ("payload", "priority", "delay", "max_attempts", "dedupe_key", "group_key")
-
-    def __init__(self, payload=b"", *, priority=0, delay=0.0, max_attempts=0, dedupe_key=None,
-                 group_key=None):
-        self.payload = payload
-        self.priority = priority
-        self.delay = delay
-        self.max_attempts = max_attempts
-        self.dedupe_key = dedupe_key
-        self.group_key = group_key
-
-
 class _Record:
     """A plain record: the fields given to the constructor, a repr, and equality."""
 
@@ -175,6 +160,17 @@ class _Record:
     def __eq__(self, other):
         return type(self) is type(other) and all(
             getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+
+class JobSpec(_Record):
+    """One job for Database.enqueue_batch() with settings of its own."""
+
+    __slots__ = ("payload", "priority", "delay", "max_attempts", "dedupe_key", "group_key")
+
+    def __init__(self, payload=b"", *, priority=0, delay=0.0, max_attempts=0, dedupe_key=None,
+                 group_key=None):
+        super().__init__(payload=payload, priority=priority, delay=delay,
+                         max_attempts=max_attempts, dedupe_key=dedupe_key, group_key=group_key)
 
 
 class JobInfo(_Record):

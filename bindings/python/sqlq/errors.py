@@ -23,74 +23,40 @@ class Error(Exception):
         return self.args[0] if self.args else ""
 
 
-class InternalError(Error):
-    """SQLQ_ERROR: an internal or unexpected database error."""
-    status = _ffi.ERROR
+BY_STATUS = {}
 
 
-class Misuse(Error, ValueError):
-    """SQLQ_MISUSE: a bad argument (empty or over-long name, bad URL), or a closed handle."""
-    status = _ffi.MISUSE
+def _status_class(name, status, doc, *bases):
+    """The subclass of Error for one status code (also a subclass of bases)."""
+    cls = type(name, (Error, *bases), {"status": status, "__doc__": doc,
+                                       "__module__": __name__})
+    BY_STATUS[status] = cls
+    return cls
 
 
-class TooBig(Error, ValueError):
-    """SQLQ_TOOBIG: a payload or a name is over its limit."""
-    status = _ffi.TOOBIG
-
-
-class NotFound(Error, LookupError):
-    """SQLQ_NOTFOUND: no such job, lock, queue, ring, pool item or subscription."""
-    status = _ffi.NOTFOUND
-
-
-class Stale(Error):
-    """SQLQ_STALE: the claim token is no longer the job's."""
-    status = _ffi.STALE
-
-
-class Busy(Error):
-    """SQLQ_BUSY: a lock is held elsewhere, every pool item is held, or the database is busy."""
-    status = _ffi.BUSY
-
-
-class Timeout(Error, TimeoutError):
-    """SQLQ_TIMEOUT: a wait reached its timeout."""
-    status = _ffi.TIMEOUT
-
-
-class Interrupted(Error):
-    """SQLQ_INTERRUPTED: a wait was cut short by Database.interrupt()."""
-    status = _ffi.INTERRUPTED
-
-
-class Unavailable(Error, ConnectionError):
-    """SQLQ_UNAVAILABLE: the database cannot be reached, or its backend is not built."""
-    status = _ffi.UNAVAILABLE
-
-
-class NoMemory(Error, MemoryError):
-    """SQLQ_NOMEM: out of memory."""
-    status = _ffi.NOMEM
-
-
-class SchemaError(Error):
-    """SQLQ_SCHEMA: the schema is missing (run Database.init()) or newer than the library."""
-    status = _ffi.SCHEMA
-
-
-class Paused(Error):
-    """SQLQ_PAUSED: the queue is paused."""
-    status = _ffi.PAUSED
-
-
-class LockLost(Error):
-    """SQLQ_LOCK_LOST: a held lock is lost, or could not be confirmed in time."""
-    status = _ffi.LOCK_LOST
-
-
-BY_STATUS = {cls.status: cls for cls in (
-    InternalError, Misuse, TooBig, NotFound, Stale, Busy, Timeout, Interrupted, Unavailable,
-    NoMemory, SchemaError, Paused, LockLost)}
+InternalError = _status_class("InternalError", _ffi.ERROR,
+                              "SQLQ_ERROR: an internal or unexpected database error.")
+Misuse = _status_class("Misuse", _ffi.MISUSE, "SQLQ_MISUSE: a bad argument (empty or over-long "
+                       "name, bad URL), or a closed handle.", ValueError)
+TooBig = _status_class("TooBig", _ffi.TOOBIG, "SQLQ_TOOBIG: a payload or a name is over its "
+                       "limit.", ValueError)
+NotFound = _status_class("NotFound", _ffi.NOTFOUND, "SQLQ_NOTFOUND: no such job, lock, queue, "
+                         "ring, pool item or subscription.", LookupError)
+Stale = _status_class("Stale", _ffi.STALE, "SQLQ_STALE: the claim token is no longer the job's.")
+Busy = _status_class("Busy", _ffi.BUSY, "SQLQ_BUSY: a lock is held elsewhere, every pool item "
+                     "is held, or the database is busy.")
+Timeout = _status_class("Timeout", _ffi.TIMEOUT, "SQLQ_TIMEOUT: a wait reached its timeout.",
+                        TimeoutError)
+Interrupted = _status_class("Interrupted", _ffi.INTERRUPTED,
+                            "SQLQ_INTERRUPTED: a wait was cut short by Database.interrupt().")
+Unavailable = _status_class("Unavailable", _ffi.UNAVAILABLE, "SQLQ_UNAVAILABLE: the database "
+                            "cannot be reached, or its backend is not built.", ConnectionError)
+NoMemory = _status_class("NoMemory", _ffi.NOMEM, "SQLQ_NOMEM: out of memory.", MemoryError)
+SchemaError = _status_class("SchemaError", _ffi.SCHEMA, "SQLQ_SCHEMA: the schema is missing "
+                            "(run Database.init()) or newer than the library.")
+Paused = _status_class("Paused", _ffi.PAUSED, "SQLQ_PAUSED: the queue is paused.")
+LockLost = _status_class("LockLost", _ffi.LOCK_LOST, "SQLQ_LOCK_LOST: a held lock is lost, or "
+                         "could not be confirmed in time.")
 
 
 def from_status(status, message):

@@ -263,3 +263,17 @@ def test_closed_handle(url, queue):
 def test_unreachable_server():
     with pytest.raises(sqlq.Unavailable):
         sqlq.open("postgres://nobody@127.0.0.1:1/none").init()
+
+
+def test_an_exception_class_per_status():
+    from sqlq.errors import from_status
+    classes = set()
+    for code in range(1, 14):
+        exc = from_status(code, "text")
+        assert isinstance(exc, sqlq.Error) and exc.status == code and str(exc) == "text"
+        assert exc.status_name == sqlq.status_name(code) and exc.status_name.startswith("SQLQ_")
+        classes.add(type(exc))
+    assert len(classes) == 13
+    unknown = from_status(99, "newer")
+    assert type(unknown) is sqlq.Error and unknown.status == 99
+    assert issubclass(sqlq.Timeout, TimeoutError) and issubclass(sqlq.NotFound, LookupError)
