@@ -239,14 +239,24 @@ class Worker:
         try:
             for t in threads:
                 t.start()
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.5)
+            try:
+                self._join(threads)
+            except BaseException:  # KeyboardInterrupt without our handler: stop, then go on
+                self.stop()
+                self._join(threads)
+                raise
         finally:
             for signum, old in restore.items():
                 signal.signal(signum, old)
         if errors:
             raise errors[0]
+
+    @staticmethod
+    def _join(threads):
+        """Wait for threads in short joins, so that signal handlers run meanwhile."""
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
 
     def _install_signals(self):
         if threading.current_thread() is not threading.main_thread():
