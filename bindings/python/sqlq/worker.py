@@ -267,6 +267,12 @@ class Worker:
         return restore
 
     # ----- asyncio -----------------------------------------------------------
+    def _ack_then_claim(self, db, done):
+        """Ack done, then claim the next batch unless stopping: one trip to the slot's
+        thread per batch."""
+        self._ack(db, done)
+        return [] if self._stopping else self._claim(db)
+
     async def _slot_async(self):
         loop = asyncio.get_running_loop()
         pool = _SingleThread()
@@ -274,11 +280,16 @@ class Worker:
         db = await call(self._open)
         try:
             handler = self._handler
-            while not self._stopping:
-                jobs = await call(self._claim, db)
-                if not jobs:
-                    continue
+            flush_every = self.lease / 3
+            done = []
+            while True:
+                jobs = await call(self._ack_then_claim, db, done)
                 done = []
+                if not jobs:
+                    if self._stopping:
+                        break
+                    continue
+                flush_at = time.monotonic() + flush_every
                 for i, job in enumerate(jobs):
                     if self._stopping:
                         await call(self._release_rest, db, jobs[i:])
@@ -291,7 +302,10 @@ class Worker:
                         await call(self._settle, db, job, exc)
                     else:
                         done.append(job)
-                await call(self._ack, db, done)
+                    if time.monotonic() > flush_at:
+                        await call(self._ack, db, done)
+                        done = []
+                        flush_at = time.monotonic() + flush_every
         finally:
             await call(self._close, db)
             pool.shutdown()
