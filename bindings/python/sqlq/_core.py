@@ -83,18 +83,28 @@ def _seconds(value, what):
     return float(value)
 
 
-def _int(value, what):
+INT_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+SIZE_MAX = 2**64 - 1
+
+
+def _int(value, what, lo=-INT_MAX - 1, hi=INT_MAX):
+    """value as an int of C type int (by default) between lo and hi; Misuse outside."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if not lo <= value <= hi:
+        raise Misuse(f"{what} is out of range ({lo} to {hi})")
     return value
 
 
-def _count(value, what):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
-    if value < 0:
-        raise Misuse(f"{what} must not be negative")
-    return value
+def _count(value, what, hi=SIZE_MAX):
+    """value as a size_t (or, with hi=INT_MAX, a non-negative int)."""
+    return _int(value, what, 0, hi)
+
+
+def _id(value, what):
+    """value as an int64_t: a job id, a token, a sequence number."""
+    return _int(value, what, -INT64_MAX - 1, INT64_MAX)
 
 
 def _str_or_none(raw):
@@ -206,7 +216,7 @@ def _ref(job, token):
         return job.id, job.token
     if token is None:
         raise TypeError("give a Job, or a job id and its token")
-    return job, token
+    return _id(job, "job id"), _id(token, "token")
 
 
 class Lock:
@@ -364,7 +374,7 @@ class Database:
         spec.payload_len = len(data)
         spec.priority = _int(priority, "priority")
         spec.delay = _seconds(delay, "delay")
-        spec.max_attempts = _count(max_attempts, "max_attempts")
+        spec.max_attempts = _count(max_attempts, "max_attempts", INT_MAX)
         spec.dedupe_key = _text(dedupe_key, "dedupe_key")
         spec.group_key = _text(group_key, "group_key")
 
@@ -426,7 +436,7 @@ class Database:
         base = ctypes.addressof(blob)
         prio = _int(priority, "priority")
         secs = _seconds(delay, "delay")
-        attempts = _count(max_attempts, "max_attempts")
+        attempts = _count(max_attempts, "max_attempts", INT_MAX)
         pack = _SPEC.pack
         parts = []
         offset = 0
@@ -446,8 +456,7 @@ class Database:
         """
         h = self._handle()
         q = self._queue(queue)
-        if isinstance(max, bool) or not isinstance(max, int):
-            raise TypeError(f"max must be an int, not {type(max).__name__}")
+        _count(max, "max")
         opts = _ffi.options(_ffi.ClaimOptions, lease=_seconds(lease, "lease"))
         arr = ctypes.POINTER(_ffi.Job)()
         n = c_size_t()
@@ -508,8 +517,8 @@ class Database:
                 flat.append(job.token)
             else:
                 jid, tok = job
-                flat.append(jid)
-                flat.append(tok)
+                flat.append(_id(jid, "job id"))
+                flat.append(_id(tok, "token"))
         n = len(flat) // 2
         if not n:
             return 0
@@ -620,7 +629,7 @@ class Database:
         if ids is None:
             self._check(lib.sqlq_retry(h, q, None, 0, byref(count)))
         else:
-            values = [int(i) for i in ids]
+            values = [_id(i, "job id") for i in ids]
             arr = (c_int64 * max(len(values), 1))(*values)
             self._check(lib.sqlq_retry(h, q, arr, len(values), byref(count)))
         return count.value
@@ -702,7 +711,7 @@ class Database:
         h = self._handle()
         arr = ctypes.POINTER(_ffi.RingEntry)()
         n = c_size_t()
-        self._check(lib.sqlq_ring_read(h, self._queue(ring), _count(since, "since"),
+        self._check(lib.sqlq_ring_read(h, self._queue(ring), _id(since, "since"),
                                        _count(limit, "limit"), byref(arr), byref(n)))
         try:
             return [RingEntry(seq=e.seq, pushed_at_us=e.pushed_at_us,
@@ -713,7 +722,7 @@ class Database:
 
     def ring_wait(self, ring, since=0, timeout=-1.0):
         """Block until ring has an entry above since: True; False at the timeout."""
-        status = lib.sqlq_ring_wait(self._handle(), self._queue(ring), _count(since, "since"),
+        status = lib.sqlq_ring_wait(self._handle(), self._queue(ring), _id(since, "since"),
                                     _seconds(timeout, "timeout"))
         if status == _ffi.TIMEOUT:
             return False
@@ -764,13 +773,13 @@ class Database:
         if token is None:
             raise TypeError("give a PoolItem, or an item and its token")
         self._check(lib.sqlq_pool_release(self._handle(), self._queue(pool), _text(item, "item"),
-                                          int(token)))
+                                          _id(token, "token")))
 
     # ----- subscriptions -----------------------------------------------------
     def subscribe(self, table, tag, actions=ON_INSERT | ON_UPDATE | ON_DELETE, *, rows=False):
         """Turn row changes of table into jobs on queue tag (actions: ON_* or'ed)."""
         self._check(lib.sqlq_subscribe(self._handle(), _text(table, "table"),
-                                       _count(actions, "actions"), self._queue(tag),
+                                       _count(actions, "actions", 2**32 - 1), self._queue(tag),
                                        SUB_ROWS if rows else 0))
 
     def unsubscribe(self, table, tag):

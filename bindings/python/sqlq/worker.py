@@ -51,6 +51,22 @@ class Fail(Exception):
         self.dead = dead
 
 
+# The first and the longest pause after a wait said a job was due but the claim
+# found none (due jobs whose group is busy), in seconds, as `sqlq work` has them.
+IDLE_FIRST = 0.05
+IDLE_MAX = 1.0
+
+
+class _Slot:
+    """What one slot remembers between claims."""
+
+    __slots__ = ("expect_job", "idle")
+
+    def __init__(self):
+        self.expect_job = False  # the last wait said a job was due
+        self.idle = 0.0  # the current back-off pause
+
+
 def _error_text(exc):
     """The text a failed attempt keeps: the exception's type and message."""
     text = str(exc)
@@ -123,14 +139,21 @@ class Worker:
             self._dbs.remove(db)
         db.close()
 
-    def _claim(self, db):
+    def _claim(self, db, slot):
         """Up to batch jobs, or [] after waiting for work (or a stop) when none is due."""
         try:
             jobs = db.claim(self.queue, self.batch, lease=self.lease)
             if jobs:
+                slot.idle = 0.0
                 return jobs
-            if not self._stopping:
-                db.wait(self.queue, self.idle_wait)
+            if slot.expect_job:
+                # Woken for a due job that could not be claimed: a due job whose
+                # group is busy keeps wait() returning at once, so back off.
+                slot.expect_job = False
+                slot.idle = min(slot.idle * 2, IDLE_MAX) if slot.idle else IDLE_FIRST
+                self._pause(db, slot.idle)
+            elif not self._stopping:
+                slot.expect_job = db.wait(self.queue, self.idle_wait)
         except (Interrupted, Paused):
             if not self._stopping:
                 self._pause(db)
@@ -190,11 +213,12 @@ class Worker:
     # ----- threads -----------------------------------------------------------
     def _slot(self):
         db = self._open()
+        slot = _Slot()
         try:
             handler = self._handler
             flush_every = self.lease / 3
             while not self._stopping:
-                jobs = self._claim(db)
+                jobs = self._claim(db, slot)
                 if not jobs:
                     continue
                 done = []
@@ -267,23 +291,24 @@ class Worker:
         return restore
 
     # ----- asyncio -----------------------------------------------------------
-    def _ack_then_claim(self, db, done):
+    def _ack_then_claim(self, db, slot, done):
         """Ack done, then claim the next batch unless stopping: one trip to the slot's
         thread per batch."""
         self._ack(db, done)
-        return [] if self._stopping else self._claim(db)
+        return [] if self._stopping else self._claim(db, slot)
 
     async def _slot_async(self):
         loop = asyncio.get_running_loop()
         pool = _SingleThread()
         call = functools.partial(_in_thread, loop, pool)
         db = await call(self._open)
+        slot = _Slot()
         try:
             handler = self._handler
             flush_every = self.lease / 3
             done = []
             while True:
-                jobs = await call(self._ack_then_claim, db, done)
+                jobs = await call(self._ack_then_claim, db, slot, done)
                 done = []
                 if not jobs:
                     if self._stopping:

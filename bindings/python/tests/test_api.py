@@ -277,3 +277,32 @@ def test_an_exception_class_per_status():
     unknown = from_status(99, "newer")
     assert type(unknown) is sqlq.Error and unknown.status == 99
     assert issubclass(sqlq.Timeout, TimeoutError) and issubclass(sqlq.NotFound, LookupError)
+
+
+def test_out_of_range_numbers(db, queue):
+    for call in (lambda: db.enqueue(queue, b"x", priority=2**31),
+                 lambda: db.enqueue(queue, b"x", max_attempts=-1),
+                 lambda: db.enqueue(queue, b"x", max_attempts=2**40),
+                 lambda: db.enqueue_batch(queue, [b"x"], priority=-2**31 - 1),
+                 lambda: db.claim(queue, 2**70),
+                 lambda: db.claim(queue, -1),
+                 lambda: db.ack(2**63, 1),
+                 lambda: db.ack_batch([(1, 2**64)]),
+                 lambda: db.retry(queue, [2**63]),
+                 lambda: db.ring_read(queue, since=2**63),
+                 lambda: db.pool_release(queue, "item", 2**64),
+                 lambda: db.subscribe("t", queue, 2**32)):
+        with pytest.raises(sqlq.Misuse):
+            call()
+    assert db.list(queue) == []
+
+
+def test_job_of_a_closed_handle(url, queue):
+    with sqlq.open(url) as db:
+        db.init()
+        db.enqueue(queue, b"x")
+        job = db.claim(queue)[0]
+    with pytest.raises(sqlq.Misuse):
+        job.ack()
+    with sqlq.open(url) as db:
+        db.purge(queue)

@@ -189,3 +189,27 @@ def test_sigterm_loses_nothing(db, url, queue, tmp_path, mode):
     assert all(j.state == "ready" for j in left), [j for j in left if j.state != "ready"]
     assert {j.id for j in left} == ids - set(handled)
     assert len(handled) < len(ids)
+
+
+def test_busy_group_is_waited_for(db, url, queue):
+    """Two slots, one FIFO group: the second job waits for the first, and the slot that
+    finds the group busy backs off instead of spinning (wait() keeps saying a job is
+    due); both are handled, in order."""
+    ids = [db.enqueue(queue, b"1", group_key="g"), db.enqueue(queue, b"2", group_key="g")]
+    seen = []
+    release = threading.Event()
+    worker = sqlq.Worker(url, queue, concurrency=2, batch=1)
+
+    @worker.handler
+    def handle(job):
+        seen.append(job.id)
+        if job.id == ids[0]:
+            release.wait(30)
+
+    thread, errors = run_in_thread(worker)
+    try:
+        wait_for(lambda: seen == ids[:1], what="the group's first job to start")
+        release.set()
+        wait_for(lambda: seen == ids, what="the group's second job")
+    finally:
+        stop_and_join(worker, thread, errors)
