@@ -104,6 +104,7 @@ class Worker:
         self._stopping = False
         self._dbs = []
         self._dbs_lock = threading.Lock()
+        self._opened = 0  # slots that opened their connection in this run
         self._counts_lock = threading.Lock()
         self.acked = 0
         self.failed = 0
@@ -130,6 +131,7 @@ class Worker:
         db = Database(self.url, **self.db_options)
         with self._dbs_lock:
             self._dbs.append(db)
+            self._opened += 1
         if self._stopping:
             db.interrupt()
         return db
@@ -259,10 +261,15 @@ class Worker:
 
         threads = [threading.Thread(target=slot, name=f"sqlq-worker-{i}", daemon=True)
                    for i in range(self.concurrency)]
+        self._opened = 0
         restore = self._install_signals() if signals else {}
         try:
             for t in threads:
                 t.start()
+            if signals:
+                while self._opened < self.concurrency and any(t.is_alive() for t in threads):
+                    threads[0].join(0.01)
+                self._install_signals()  # again: see _install_signals
             try:
                 self._join(threads)
             except BaseException:  # KeyboardInterrupt without our handler: stop, then go on
@@ -283,6 +290,10 @@ class Worker:
                 t.join(0.5)
 
     def _install_signals(self):
+        """Stop on SIGTERM and SIGINT; returns the handlers replaced.  Called again once
+        the slots have connected: a client library loaded on the first connection may
+        install its own (Firebird's libfbclient shuts every attachment down on SIGTERM
+        and SIGINT, which would leave the running jobs unacked)."""
         if threading.current_thread() is not threading.main_thread():
             return {}
         restore = {}
@@ -345,11 +356,18 @@ class Worker:
         loop = asyncio.get_running_loop()
         installed = []
         if signals and threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signum, self.stop)
-                installed.append(signum)
+            installed = [signal.SIGTERM, signal.SIGINT]
+        for signum in installed:
+            loop.add_signal_handler(signum, self.stop)
+        self._opened = 0
         try:
             tasks = [asyncio.ensure_future(self._slot_async()) for _ in range(self.concurrency)]
+            while installed and self._opened < self.concurrency and not all(
+                    t.done() for t in tasks):
+                await asyncio.sleep(0.01)
+            for signum in installed:  # again, as run() does (see _install_signals)
+                loop.remove_signal_handler(signum)
+                loop.add_signal_handler(signum, self.stop)
             try:
                 await asyncio.gather(*tasks)
             except BaseException:

@@ -186,7 +186,7 @@ def test_sigterm_loses_nothing(db, url, queue, tmp_path, mode):
     assert len(handled) == len(set(handled)) and set(handled) <= ids
     left = db.list(queue)
     # Every job was either handled (and acked) or is ready again: none running, none lost.
-    assert all(j.state == "ready" for j in left), [j for j in left if j.state != "ready"]
+    assert all(j.state == "ready" for j in left), ([j for j in left if j.state != "ready"], err)
     assert {j.id for j in left} == ids - set(handled)
     assert len(handled) < len(ids)
 
