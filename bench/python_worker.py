@@ -25,7 +25,6 @@ object: backend, jobs, workers, batch, mode, enqueue_per_s, jobs_per_s, latency_
 import argparse
 import asyncio
 import json
-import os
 import sys
 import tempfile
 import threading

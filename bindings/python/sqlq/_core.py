@@ -323,7 +323,12 @@ class Database:
         self.close()
 
     def __del__(self):
-        self.close()
+        # A handle nobody closed is closed when collected; at interpreter exit the
+        # module's globals may be gone already, and the process's end closes it.
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
 
     def __repr__(self):
         if self._h is None:

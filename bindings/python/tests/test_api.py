@@ -5,7 +5,7 @@ import threading
 import pytest
 
 import sqlq
-from conftest import BACKEND, wait_for
+from conftest import BACKEND
 
 
 def test_version():
