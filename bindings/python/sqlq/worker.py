@@ -109,6 +109,7 @@ class Worker:
         self.acked = 0
         self.failed = 0
         self.released = 0
+        self.backoffs = 0  # pauses after a wait said a job was due that no claim got
 
     def handler(self, fn):
         """Decorator: fn(job) handles each job (a plain or an async function)."""
@@ -146,6 +147,7 @@ class Worker:
         try:
             jobs = db.claim(self.queue, self.batch, lease=self.lease)
             if jobs:
+                slot.expect_job = False
                 slot.idle = 0.0
                 return jobs
             if slot.expect_job:
@@ -153,6 +155,7 @@ class Worker:
                 # group is busy keeps wait() returning at once, so back off.
                 slot.expect_job = False
                 slot.idle = min(slot.idle * 2, IDLE_MAX) if slot.idle else IDLE_FIRST
+                self._count("backoffs")
                 self._pause(db, slot.idle)
             elif not self._stopping:
                 slot.expect_job = db.wait(self.queue, self.idle_wait)

@@ -212,3 +212,21 @@ def test_busy_group_is_waited_for(db, url, queue):
         wait_for(lambda: seen == ids, what="the group's second job")
     finally:
         stop_and_join(worker, thread, errors)
+
+
+def test_no_back_off_after_a_claimed_job(db, url, queue):
+    """A slot whose wait said a job was due, and whose claim got it, waits again when the
+    queue is empty; it backs off only when a claim after such a wait comes back empty
+    (a busy group).  Before the fix it backed off 50 ms after every woken claim."""
+    seen = []
+    worker = sqlq.Worker(url, queue, concurrency=1, batch=10)
+    worker.handler(lambda job: seen.append(job.id))
+    thread, errors = run_in_thread(worker)
+    try:
+        for i in range(5):
+            jid = db.enqueue(queue, b"x")
+            wait_for(lambda: jid in seen, what=f"job {i} handled")
+            wait_for(lambda: worker.acked == i + 1, what=f"job {i} acked")
+    finally:
+        stop_and_join(worker, thread, errors)
+    assert worker.backoffs == 0
