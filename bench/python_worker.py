@@ -19,7 +19,8 @@ just before that INSERT to the handler being called.  It waits for the handler,
 pauses 1 ms, and does it again, K times; p50, p90 and p99 by nearest rank.
 
 The URL defaults to a fresh SQLite file in a temporary directory.  Prints one JSON
-object: backend, jobs, workers, batch, mode, enqueue_per_s, jobs_per_s, latency_ms.
+object: backend, jobs, workers, batch, mode, enqueue_per_s, jobs_per_s, latency_ms,
+and insert_ms (the INSERT's own time, its durable commit included, p50/p90/p99).
 """
 
 import argparse
@@ -118,10 +119,12 @@ def latency(args):
     t = start(worker, args.mode)
     conn = driver_connection(args.url)
     samples = []
+    inserts = []
     for _ in range(args.latency_samples):
         called.clear()
         t0 = time.perf_counter()
         sqlq.sql.enqueue(conn, args.queue, b"x" * args.payload)
+        inserts.append((time.perf_counter() - t0) * 1000)
         if not called.wait(30):
             sys.exit("python_worker.py: a job was not handled within 30 s")
         samples.append((stamp[0] - t0) * 1000)
@@ -129,7 +132,12 @@ def latency(args):
     conn.close()
     worker.stop()
     t.join(60)
-    samples.sort()
+    return percentiles(samples), percentiles(inserts)
+
+
+def percentiles(samples):
+    """p50, p90 and p99 of samples by nearest rank."""
+    samples = sorted(samples)
 
     def rank(p):
         return round(samples[max(0, -(-len(samples) * p // 100) - 1)], 3)
@@ -146,12 +154,12 @@ def main():
         producer.init()
         producer.purge(args.queue)
         enq, jobs = throughput(args, producer)
-        lat = latency(args) if args.latency_samples else None
+        lat, insert = latency(args) if args.latency_samples else (None, None)
         producer.purge(args.queue)
         backend = producer.backend
     print(json.dumps({"backend": backend, "jobs": args.jobs, "workers": args.workers,
                       "batch": args.batch, "mode": args.mode, "enqueue_per_s": round(enq),
-                      "jobs_per_s": round(jobs), "latency_ms": lat,
+                      "jobs_per_s": round(jobs), "latency_ms": lat, "insert_ms": insert,
                       "payload": args.payload, "python": sys.version.split()[0]}))
     if tmp:
         tmp.cleanup()
