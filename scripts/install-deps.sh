@@ -34,6 +34,8 @@ packages=(
   clang libclang-rt-14-dev          # the fuzzing harnesses: clang, libFuzzer, ASan, UBSan
   llvm                              # llvm-symbolizer, for readable sanitizer reports
   clang-format                      # the style test (.clang-format, scripts/format.sh)
+  python3-pytest python3-venv       # bindings/python: its tests, and pip install into a venv
+  python3-psycopg python3-mysqldb   # bindings/python: transactional enqueue through each driver
 )
 server_package=postgresql
 createcluster_conf=/etc/postgresql-common/createcluster.conf

@@ -1,0 +1,202 @@
+"""The C library, loaded with ctypes: its structs and the prototypes of its calls.
+
+Everything here mirrors include/sqlq.h (libsqlq 1.x, frozen by docs/api.md).
+The library is found, in this order, at the path in the environment
+variable SQLQ_LIBRARY, as libsqlq.so.1 on the system's library path, then
+by ctypes.util.find_library("sqlq").  ctypes releases the GIL around every
+call, so a thread blocked in sqlq_wait() does not hold up the others.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_int, c_int64,
+                    c_size_t, c_ubyte, c_uint, c_void_p)
+
+SONAME = "libsqlq.so.1"
+REQUIRED_MAJOR = 1
+
+# Status codes (SQLQ_OK ... SQLQ_LOCK_LOST).
+OK, ERROR, MISUSE, TOOBIG, NOTFOUND, STALE, BUSY, TIMEOUT, INTERRUPTED, \
+    UNAVAILABLE, NOMEM, SCHEMA, PAUSED, LOCK_LOST = range(14)
+
+QUEUE_NAME_MAX = 128
+
+
+class Options(Structure):
+    _fields_ = [("size", c_size_t), ("payload_limit", c_size_t),
+                ("keep_history", c_int), ("busy_timeout", c_double)]
+
+
+class ClaimOptions(Structure):
+    _fields_ = [("size", c_size_t), ("lease", c_double)]
+
+
+class FailOptions(Structure):
+    _fields_ = [("size", c_size_t), ("backoff", c_double), ("retry_now", c_int),
+                ("dead", c_int)]
+
+
+def options(struct_type, **fields):
+    """An options struct with size set to its ctypes size (SQLQ_OPTIONS_INIT) and fields."""
+    value = struct_type(**fields)
+    value.size = ctypes.sizeof(struct_type)
+    return value
+
+
+class JobSpec(Structure):
+    _fields_ = [("payload", c_void_p), ("payload_len", c_size_t), ("priority", c_int),
+                ("delay", c_double), ("max_attempts", c_int), ("dedupe_key", c_char_p),
+                ("group_key", c_char_p)]
+
+
+class Job(Structure):
+    _fields_ = [("id", c_int64), ("token", c_int64), ("queue", c_char_p),
+                ("payload", POINTER(c_ubyte)), ("payload_len", c_size_t), ("priority", c_int),
+                ("attempts", c_int), ("max_attempts", c_int), ("run_at_us", c_int64),
+                ("created_at_us", c_int64), ("lease_until_us", c_int64),
+                ("group_key", c_char_p), ("dedupe_key", c_char_p)]
+
+
+class JobRef(Structure):
+    _fields_ = [("id", c_int64), ("token", c_int64)]
+
+
+class QueueStats(Structure):
+    _fields_ = [("queue", c_char * (QUEUE_NAME_MAX + 1)), ("ready", c_int64),
+                ("scheduled", c_int64), ("running", c_int64), ("dead", c_int64),
+                ("paused", c_int)]
+
+
+class JobInfo(Structure):
+    _fields_ = [("id", c_int64), ("state", c_int), ("priority", c_int), ("attempts", c_int),
+                ("max_attempts", c_int), ("run_at_us", c_int64), ("created_at_us", c_int64),
+                ("lease_until_us", c_int64), ("dedupe_key", c_char_p), ("group_key", c_char_p),
+                ("last_error", c_char_p), ("payload", POINTER(c_ubyte)),
+                ("payload_len", c_size_t)]
+
+
+class RingEntry(Structure):
+    _fields_ = [("seq", c_int64), ("pushed_at_us", c_int64), ("payload", POINTER(c_ubyte)),
+                ("payload_len", c_size_t)]
+
+
+class PoolItem(Structure):
+    _fields_ = [("id", c_int64), ("item", c_char_p), ("last_used_at_us", c_int64),
+                ("uses", c_int64), ("held_until_us", c_int64), ("token", c_int64)]
+
+
+class Subscription(Structure):
+    _fields_ = [("table", c_char_p), ("tag", c_char_p), ("actions", c_uint), ("flags", c_uint),
+                ("created_at_us", c_int64), ("status", c_int)]
+
+
+_db = c_void_p
+_lock = c_void_p
+_p = POINTER
+
+# name: (return type, argument types), as declared in include/sqlq.h.
+PROTOTYPES = {
+    "sqlq_version": (c_char_p, []),
+    "sqlq_version_number": (c_int, []),
+    "sqlq_status_name": (c_char_p, [c_int]),
+    "sqlq_open": (c_int, [c_char_p, _p(Options), _p(_db)]),
+    "sqlq_close": (None, [_db]),
+    "sqlq_errmsg": (c_char_p, [_db]),
+    "sqlq_errcode": (c_int, [_db]),
+    "sqlq_payload_limit": (c_size_t, [_db]),
+    "sqlq_backend": (c_char_p, [_db]),
+    "sqlq_url_redacted": (c_char_p, [_db]),
+    "sqlq_init": (c_int, [_db, _p(c_int)]),
+    "sqlq_enqueue": (c_int, [_db, c_char_p, _p(JobSpec), _p(c_int64), _p(c_int)]),
+    "sqlq_enqueue_batch": (c_int, [_db, c_char_p, _p(JobSpec), c_size_t, _p(c_int64)]),
+    "sqlq_claim": (c_int, [_db, c_char_p, c_size_t, _p(ClaimOptions), _p(_p(Job)),
+                           _p(c_size_t)]),
+    "sqlq_jobs_free": (None, [_p(Job), c_size_t]),
+    "sqlq_ack": (c_int, [_db, c_int64, c_int64]),
+    "sqlq_ack_batch": (c_int, [_db, _p(JobRef), c_size_t, _p(c_size_t)]),
+    "sqlq_fail": (c_int, [_db, c_int64, c_int64, c_char_p, _p(FailOptions)]),
+    "sqlq_release": (c_int, [_db, c_int64, c_int64, c_double]),
+    "sqlq_touch": (c_int, [_db, c_int64, c_int64, c_double, _p(c_int64)]),
+    "sqlq_wait": (c_int, [_db, c_char_p, c_double]),
+    "sqlq_interrupt": (None, [_db]),
+    "sqlq_pause": (c_int, [_db, c_char_p]),
+    "sqlq_resume": (c_int, [_db, c_char_p]),
+    "sqlq_stats": (c_int, [_db, c_char_p, _p(_p(QueueStats)), _p(c_size_t)]),
+    "sqlq_queue_stats_free": (None, [_p(QueueStats), c_size_t]),
+    "sqlq_list": (c_int, [_db, c_char_p, c_int, c_size_t, _p(_p(JobInfo)), _p(c_size_t)]),
+    "sqlq_job_infos_free": (None, [_p(JobInfo), c_size_t]),
+    "sqlq_retry": (c_int, [_db, c_char_p, _p(c_int64), c_size_t, _p(c_size_t)]),
+    "sqlq_purge": (c_int, [_db, c_char_p, _p(c_size_t)]),
+    "sqlq_begin": (c_int, [_db]),
+    "sqlq_commit": (c_int, [_db]),
+    "sqlq_rollback": (c_int, [_db]),
+    "sqlq_native_handle": (c_void_p, [_db]),
+    "sqlq_lock_acquire": (c_int, [_db, c_char_p, c_size_t, c_double, _p(_lock)]),
+    "sqlq_lock_xact": (c_int, [_db, c_char_p, c_size_t, c_double]),
+    "sqlq_lock_check": (c_int, [_lock, c_double]),
+    "sqlq_unlock": (None, [_lock]),
+    "sqlq_ring_create": (c_int, [_db, c_char_p, c_size_t]),
+    "sqlq_ring_push": (c_int, [_db, c_char_p, c_char_p, c_size_t, _p(c_int64)]),
+    "sqlq_ring_push_batch": (c_int, [_db, c_char_p, _p(c_char_p), _p(c_size_t), c_size_t,
+                                     _p(c_int64)]),
+    "sqlq_ring_read": (c_int, [_db, c_char_p, c_int64, c_size_t, _p(_p(RingEntry)),
+                               _p(c_size_t)]),
+    "sqlq_ring_entries_free": (None, [_p(RingEntry), c_size_t]),
+    "sqlq_ring_wait": (c_int, [_db, c_char_p, c_int64, c_double]),
+    "sqlq_ring_drop": (c_int, [_db, c_char_p]),
+    "sqlq_pool_add": (c_int, [_db, c_char_p, c_char_p, _p(c_int)]),
+    "sqlq_pool_remove": (c_int, [_db, c_char_p, c_char_p]),
+    "sqlq_pool_list": (c_int, [_db, c_char_p, _p(_p(PoolItem)), _p(c_size_t)]),
+    "sqlq_pool_next": (c_int, [_db, c_char_p, c_double, _p(_p(PoolItem))]),
+    "sqlq_pool_release": (c_int, [_db, c_char_p, c_char_p, c_int64]),
+    "sqlq_pool_items_free": (None, [_p(PoolItem), c_size_t]),
+    "sqlq_subscribe": (c_int, [_db, c_char_p, c_uint, c_char_p, c_uint]),
+    "sqlq_unsubscribe": (c_int, [_db, c_char_p, c_char_p]),
+    "sqlq_subscriptions": (c_int, [_db, _p(_p(Subscription)), _p(c_size_t)]),
+    "sqlq_subscriptions_free": (None, [_p(Subscription), c_size_t]),
+}
+
+INSTALL_HINT = ("install libsqlq 1.x (build the sqlq tree with "
+                "`cmake -B build -DBUILD_SHARED_LIBS=ON && cmake --build build && "
+                "sudo cmake --install build`), or set SQLQ_LIBRARY to the path of libsqlq.so.1")
+
+
+def _candidates():
+    """The names to try, in order: $SQLQ_LIBRARY, the soname, then find_library's answer."""
+    explicit = os.environ.get("SQLQ_LIBRARY")
+    if explicit:
+        return [explicit]
+    names = [SONAME]
+    found = ctypes.util.find_library("sqlq")
+    if found and found != SONAME:
+        names.append(found)
+    return names
+
+
+def load():
+    """Load libsqlq and declare its calls; ImportError naming what to install when missing."""
+    errors = []
+    for name in _candidates():
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError as exc:
+            errors.append(str(exc))
+            continue
+        try:
+            for fname, (restype, argtypes) in PROTOTYPES.items():
+                func = getattr(lib, fname)
+                func.restype = restype
+                func.argtypes = argtypes
+        except AttributeError as exc:
+            raise ImportError(f"sqlq: {name} is not libsqlq 1.x ({exc}): {INSTALL_HINT}") from None
+        major = lib.sqlq_version_number() // 1000000
+        if major != REQUIRED_MAJOR:
+            raise ImportError(f"sqlq: {name} is libsqlq {lib.sqlq_version().decode()}, "
+                              f"this package needs {REQUIRED_MAJOR}.x: {INSTALL_HINT}")
+        return lib
+    raise ImportError(f"sqlq: cannot load libsqlq ({'; '.join(errors)}): {INSTALL_HINT}")
+
+
+lib = load()
