@@ -9,11 +9,14 @@
 **
 ** One race needs care: a writer in WAL mode writes its commit frame to the
 ** WAL (the last inotify event) a moment before it publishes the commit in
-** the shared-memory index, which makes no inotify event.  A hint whose
-** data_version has not changed yet is therefore checked again after 1 ms
-** and after 10 ms.  sqlq's own producers also write one byte to the
-** sidecar after each commit that makes jobs ready (notify below), an event
-** that always follows the published commit.
+** the shared-memory index, which makes no inotify event.  The gap is its
+** fsync with synchronous=FULL (a slow disk's milliseconds) or as long as
+** the scheduler keeps the writer off a busy CPU.  A hint whose
+** data_version has not changed yet is therefore checked again 1 ms, 10 ms,
+** 100 ms and 1 s later (RECHECKS), a PRAGMA each: a longer gap waits
+** for the next event or timer.  sqlq's own producers also write one byte
+** to the sidecar after each commit that makes jobs ready (notify below),
+** an event that always follows the published commit.
 */
 #include <errno.h>
 #include <poll.h>
@@ -23,6 +26,11 @@
 #include <unistd.h>
 
 #include "sqlite_int.h"
+
+/* How many times a hint is checked again; the first check waits
+** FIRST_RECHECK_NS, each later one ten times as long. */
+#define RECHECKS 4
+#define FIRST_RECHECK_NS 1000000
 
 #define WATCH_MASK (IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE)
 
@@ -85,7 +93,8 @@ int sqlq__sqlite_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadl
   struct pollfd fds[2] = {{wake_fd, POLLIN, 0}, {c->inotify_fd, POLLIN, 0}};
   int nfds = c->inotify_fd >= 0 ? 2 : 1;
   int64_t recheck_at = -1; /* a hint waiting for its commit to be published */
-  int rechecks = 0;
+  int64_t recheck_ns = 0;  /* how long the next check waits */
+  int rechecks = 0;        /* checks made of the latest hint */
   for (;;) {
     int64_t until = deadline_ns;
     if (recheck_at >= 0 && (until < 0 || recheck_at < until)) until = recheck_at;
@@ -96,13 +105,15 @@ int sqlq__sqlite_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadl
     if (r > 0 && nfds == 2 && (fds[1].revents & POLLIN) && read_events(c)) {
       if (changed(db)) return SQLQ_OK;
       rechecks = 0;
-      recheck_at = sqlq__monotonic_ns() + 1000000;
+      recheck_ns = FIRST_RECHECK_NS;
+      recheck_at = sqlq__monotonic_ns() + recheck_ns;
       continue;
     }
     int64_t now = sqlq__monotonic_ns();
     if (recheck_at >= 0 && now >= recheck_at) {
       if (changed(db)) return SQLQ_OK;
-      recheck_at = ++rechecks < 2 ? now + 10000000 : -1;
+      recheck_ns *= 10;
+      recheck_at = ++rechecks < RECHECKS ? now + recheck_ns : -1;
     }
     if (deadline_ns >= 0 && now >= deadline_ns) return SQLQ_TIMEOUT;
   }
