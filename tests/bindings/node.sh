@@ -1,0 +1,46 @@
+#!/bin/bash
+# tests/bindings/node.sh build|test -- the Node.js package (bindings/node)
+# under ctest.
+#
+# build: install the package's npm dependencies from its committed lock
+#   file (npm ci, when node_modules is missing or older than the lock) and
+#   build its addon against this build's libsqlq into SQLQ_NODE_BUILD_DIR,
+#   unless the addon there is newer than the library and the sources.
+# test: run the package's node --test suites with that addon, on the
+#   database SQLQ_TEST_URL names (SQLite when unset).
+# Environment (set by tests/CMakeLists.txt): SQLQ_INCLUDE_DIR, SQLQ_LIB_DIR,
+# SQLQ_LIB_FILE (the library file, for the freshness test) and
+# SQLQ_NODE_BUILD_DIR.
+set -euo pipefail
+pkg=$(cd "$(dirname "$0")/../../bindings/node" && pwd)
+addon=$SQLQ_NODE_BUILD_DIR/build/Release/sqlq.node
+
+fresh() {
+  [ -f "$addon" ] || return 1
+  local f
+  for f in "$SQLQ_LIB_FILE" "$SQLQ_INCLUDE_DIR/sqlq.h" "$pkg/binding.gyp" "$pkg"/src/*; do
+    [ "$addon" -nt "$f" ] || return 1
+  done
+}
+
+case ${1:-} in
+build)
+  if [ ! -f "$pkg/node_modules/.package-lock.json" ] ||
+    [ "$pkg/package-lock.json" -nt "$pkg/node_modules/.package-lock.json" ]; then
+    (cd "$pkg" && npm ci --ignore-scripts --no-audit --no-fund)
+  fi
+  if fresh; then
+    echo "node.sh: $addon is up to date"
+  else
+    node "$pkg/scripts/build.js" "--out=$SQLQ_NODE_BUILD_DIR"
+  fi
+  ;;
+test)
+  cd "$pkg"
+  SQLQ_NODE_ADDON=$addon exec node --test --test-concurrency=1 --expose-gc test/*.test.js
+  ;;
+*)
+  echo "usage: node.sh build|test" >&2
+  exit 64
+  ;;
+esac
