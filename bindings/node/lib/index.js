@@ -271,9 +271,14 @@ class Worker extends EventEmitter {
     this.queue = queue;
     this.batch = int(options.batch, "batch", 100, 1, 100000);
     this.concurrency = int(options.concurrency, "concurrency", this.batch, 1, 1000000);
-    this.lease = options.lease ?? 30;
-    this.backoff = options.backoff ?? 0;
-    this.waitTimeout = options.waitTimeout ?? 5;
+    const seconds = (v, name, dflt) => {
+      if (v === undefined) return dflt;
+      if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new TypeError(`${name} must be a number of seconds`);
+      return v;
+    };
+    this.lease = seconds(options.lease, "lease", 30);
+    this.backoff = seconds(options.backoff, "backoff", 0);
+    this.waitTimeout = seconds(options.waitTimeout, "waitTimeout", 5);
     this.handleSignals = options.handleSignals ?? true;
     this.openOptions = options.open;
     /** Counts since start: jobs acked, failed and released at stop. */
@@ -352,7 +357,8 @@ class Worker extends EventEmitter {
     const db = this._claimDb;
     let pause = 0;
     while (!this._stopping) {
-      if (this._local.length - this._head >= this.batch || this._running >= this.concurrency + this.batch) {
+      // At most one batch claimed ahead of the handlers.
+      if (this._local.length - this._head >= this.batch) {
         await this._room();
         continue;
       }

@@ -285,9 +285,16 @@ Db::Db(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Db>(info) {
 }
 
 Db::~Db() {
-  // The finalizer: no Call is queued (each holds a reference), so no
-  // other thread uses the handle.
-  if (!closed_) sqlq_close(db_);
+  // The finalizer.  A Call holds a reference to its Db, so none is queued
+  // or running, except when the environment is torn down (the process
+  // exits) with a call still on the pool: then the handle is left to the
+  // exit, since another thread may still use it.
+  if (closed_) return;
+  if (busy_) {
+    sqlq_interrupt(db_);
+    return;
+  }
+  sqlq_close(db_);
 }
 
 Napi::Value Db::RunOn(Napi::Env env, Napi::Object self, Work work, Done done, unsigned ok_mask) {

@@ -118,6 +118,9 @@ test("the worker refuses bad options", async () => {
   assert.throws(() => new sqlq.Worker(5, "q"), TypeError);
   assert.throws(() => new sqlq.Worker(url(), 5), TypeError);
   assert.throws(() => new sqlq.Worker(url(), "q", { batch: 0 }), TypeError);
+  assert.throws(() => new sqlq.Worker(url(), "q", { lease: "long" }), TypeError);
+  assert.throws(() => new sqlq.Worker(url(), "q", { backoff: -1 }), TypeError);
+  assert.throws(() => new sqlq.Worker(url(), "q", { waitTimeout: NaN }), TypeError);
   assert.throws(() => new sqlq.Worker(url(), "q", { concurrency: 1.5 }), TypeError);
   assert.throws(() => new sqlq.Worker(url(), "q").handle("nope"), TypeError);
   await assert.rejects(new sqlq.Worker(url(), "q").start(), TypeError);
