@@ -67,10 +67,9 @@ export interface JobRef {
   token: Int;
 }
 
-export interface Job {
+/** What claim() and list() say of a job. */
+export interface JobFields {
   id: number;
-  token: bigint;
-  queue: string;
   payload: Buffer;
   priority: number;
   attempts: number;
@@ -82,19 +81,16 @@ export interface Job {
   dedupeKey: string | null;
 }
 
-export interface JobInfo {
-  id: number;
+/** A claimed job. */
+export interface Job extends JobFields {
+  token: bigint;
+  queue: string;
+}
+
+/** A job as list() shows it. */
+export interface JobInfo extends JobFields {
   state: number;
-  priority: number;
-  attempts: number;
-  maxAttempts: number;
-  runAtUs: number;
-  createdAtUs: number;
-  leaseUntilUs: number;
-  dedupeKey: string | null;
-  groupKey: string | null;
   lastError: string | null;
-  payload: Buffer;
 }
 
 export interface QueueStats {

@@ -75,10 +75,11 @@ for (const [key, code] of Object.entries(status)) {
 classes[status.ERROR] = SqlqError;
 native.setErrorClasses(classes);
 
-/** The id and token of a job given as a job object or as (id, token). */
-function ref(job, token) {
-  if (job !== null && typeof job === "object") return [job.id, job.token];
-  return [job, token];
+/** The arguments of a call on one job, given as (job, ...rest) or (id, token, ...rest). */
+function jobArgs(args) {
+  const job = args[0];
+  if (job !== null && typeof job === "object") return [job.id, job.token, ...args.slice(1)];
+  return args;
 }
 
 /** An open database: one connection, see sqlq.open(). */
@@ -113,23 +114,20 @@ class Database {
   claim(queue, max = 1, options) {
     return this._n.claim(queue, max, options);
   }
-  ack(job, token) {
-    return this._n.ack(...ref(job, token));
+  ack(...args) {
+    return this._n.ack(...jobArgs(args));
   }
   ackBatch(jobs) {
     return this._n.ackBatch(jobs);
   }
-  fail(job, ...rest) {
-    if (job !== null && typeof job === "object") return this._n.fail(job.id, job.token, ...rest);
-    return this._n.fail(job, ...rest);
+  fail(...args) {
+    return this._n.fail(...jobArgs(args));
   }
-  release(job, ...rest) {
-    if (job !== null && typeof job === "object") return this._n.release(job.id, job.token, ...rest);
-    return this._n.release(job, ...rest);
+  release(...args) {
+    return this._n.release(...jobArgs(args));
   }
-  touch(job, ...rest) {
-    if (job !== null && typeof job === "object") return this._n.touch(job.id, job.token, ...rest);
-    return this._n.touch(job, ...rest);
+  touch(...args) {
+    return this._n.touch(...jobArgs(args));
   }
   wait(queue, timeout = -1) {
     return this._n.wait(queue, timeout);

@@ -145,6 +145,36 @@ Napi::Value Buf(Napi::Env env, const unsigned char *p, size_t n) {
 
 Napi::Value Token(Napi::Env env, int64_t t) { return Napi::BigInt::New(env, t); }
 
+// What a Call runs on the worker thread, and what builds its result on the
+// main thread (see Call).
+using Work = std::function<int(sqlq_db *)>;
+using Done = std::function<Napi::Value(Napi::Env, int)>;
+
+// An array the library returned and owns until its free function, which
+// the destructor calls (also when the call failed: the library then left
+// it NULL and 0).  Convert makes the JavaScript object of one element.
+template <class T, void (*Free)(T *, size_t), Napi::Value (*Convert)(Napi::Env, const T &)>
+struct Owned {
+  T *p = nullptr;
+  size_t n = 0;
+  Owned() = default;
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
+  ~Owned() { Free(p, n); }
+  // The elements as a JavaScript array.
+  Napi::Value Array(Napi::Env env) const {
+    Napi::Array r = Napi::Array::New(env, n);
+    for (size_t i = 0; i < n; i++) r.Set(i, Convert(env, p[i]));
+    return r;
+  }
+};
+
+// The done of a call whose result is the Owned array out.
+template <class O>
+Done ArrayOf(std::shared_ptr<O> out) {
+  return [out](Napi::Env env, int) { return out->Array(env); };
+}
+
 // An options struct with its size set and every other field zero (the
 // C++ form of SQLQ_OPTIONS_INIT, which g++ -Wextra warns about).
 template <class T>
@@ -161,8 +191,6 @@ class Db;
 // in ok_mask (bit i for status i) resolve the promise as SQLQ_OK does,
 // with done's value, built on the main thread.  Every other status rejects
 // it.  Whatever work stores for done lives in the closures' captures.
-using Work = std::function<int(sqlq_db *)>;
-using Done = std::function<Napi::Value(Napi::Env, int)>;
 
 class Call : public Napi::AsyncWorker {
  public:
@@ -206,6 +234,8 @@ class Db : public Napi::ObjectWrap<Db> {
   // (SQLQ_MISUSE) when the handle is closed.
   Napi::Value Run(const Napi::CallbackInfo &info, Work work, Done done, unsigned ok_mask = 0);
   Napi::Value RunOn(Napi::Env env, Napi::Object self, Work work, Done done, unsigned ok_mask);
+  // Run f(handle, name) with the name in info[0] (what names it in errors).
+  Napi::Value OnName(const Napi::CallbackInfo &info, const char *what, int (*f)(sqlq_db *, const char *));
   void Next();
   bool closed() const { return closed_; }
 
@@ -312,6 +342,11 @@ Napi::Value Db::RunOn(Napi::Env env, Napi::Object self, Work work, Done done, un
 
 Napi::Value Db::Run(const Napi::CallbackInfo &info, Work work, Done done, unsigned ok_mask) {
   return RunOn(info.Env(), info.This().As<Napi::Object>(), std::move(work), std::move(done), ok_mask);
+}
+
+Napi::Value Db::OnName(const Napi::CallbackInfo &info, const char *what, int (*f)(sqlq_db *, const char *)) {
+  std::string name = Text(info[0], what);
+  return Run(info, [=](sqlq_db *h) { return f(h, name.c_str()); }, nullptr);
 }
 
 void Db::Next() {
@@ -430,12 +465,6 @@ Napi::Value Db::EnqueueBatch(const Napi::CallbackInfo &info) {
 // ---------------------------------------------------------------------------
 // Claiming and finishing.
 
-struct Jobs {
-  sqlq_job *jobs = nullptr;
-  size_t n = 0;
-  ~Jobs() { sqlq_jobs_free(jobs, n); }
-};
-
 Napi::Value JobObject(Napi::Env env, const sqlq_job &j) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("id", I64(env, j.id));
@@ -458,13 +487,9 @@ Napi::Value Db::Claim(const Napi::CallbackInfo &info) {
   size_t max = static_cast<size_t>(Int(info[1], "max", 0, INT64_MAX));
   sqlq_claim_options o = Options<sqlq_claim_options>();
   o.lease = OptNum(Opts(info[2], "options").Get("lease"), "lease", 0);
-  auto out = std::make_shared<Jobs>();
-  return Run(info, [=](sqlq_db *h) { return sqlq_claim(h, queue.c_str(), max, &o, &out->jobs, &out->n); },
-             [out](Napi::Env env, int) {
-               Napi::Array r = Napi::Array::New(env, out->n);
-               for (size_t i = 0; i < out->n; i++) r.Set(i, JobObject(env, out->jobs[i]));
-               return r;
-             });
+  auto out = std::make_shared<Owned<sqlq_job, sqlq_jobs_free, JobObject>>();
+  return Run(info, [=](sqlq_db *h) { return sqlq_claim(h, queue.c_str(), max, &o, &out->p, &out->n); },
+             ArrayOf(out));
 }
 
 Napi::Value Db::Ack(const Napi::CallbackInfo &info) {
@@ -543,41 +568,44 @@ Napi::Value Db::Wait(const Napi::CallbackInfo &info) {
 // ---------------------------------------------------------------------------
 // Administration.
 
-Napi::Value Db::Pause(const Napi::CallbackInfo &info) {
-  std::string queue = Text(info[0], "queue");
-  return Run(info, [=](sqlq_db *h) { return sqlq_pause(h, queue.c_str()); }, nullptr);
-}
+Napi::Value Db::Pause(const Napi::CallbackInfo &info) { return OnName(info, "queue", sqlq_pause); }
 
-Napi::Value Db::Resume(const Napi::CallbackInfo &info) {
-  std::string queue = Text(info[0], "queue");
-  return Run(info, [=](sqlq_db *h) { return sqlq_resume(h, queue.c_str()); }, nullptr);
+Napi::Value Db::Resume(const Napi::CallbackInfo &info) { return OnName(info, "queue", sqlq_resume); }
+
+Napi::Value StatsObject(Napi::Env env, const sqlq_queue_stats &s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("queue", Str(env, s.queue));
+  o.Set("ready", I64(env, s.ready));
+  o.Set("scheduled", I64(env, s.scheduled));
+  o.Set("running", I64(env, s.running));
+  o.Set("dead", I64(env, s.dead));
+  o.Set("paused", Napi::Boolean::New(env, s.paused != 0));
+  return o;
 }
 
 Napi::Value Db::Stats(const Napi::CallbackInfo &info) {
   std::string queue;
   bool one = OptText(info[0], "queue", &queue);
-  struct Out {
-    sqlq_queue_stats *s = nullptr;
-    size_t n = 0;
-    ~Out() { sqlq_queue_stats_free(s, n); }
-  };
-  auto out = std::make_shared<Out>();
-  return Run(info, [=](sqlq_db *h) { return sqlq_stats(h, one ? queue.c_str() : nullptr, &out->s, &out->n); },
-             [out](Napi::Env env, int) {
-               Napi::Array r = Napi::Array::New(env, out->n);
-               for (size_t i = 0; i < out->n; i++) {
-                 const sqlq_queue_stats &s = out->s[i];
-                 Napi::Object o = Napi::Object::New(env);
-                 o.Set("queue", Str(env, s.queue));
-                 o.Set("ready", I64(env, s.ready));
-                 o.Set("scheduled", I64(env, s.scheduled));
-                 o.Set("running", I64(env, s.running));
-                 o.Set("dead", I64(env, s.dead));
-                 o.Set("paused", Napi::Boolean::New(env, s.paused != 0));
-                 r.Set(i, o);
-               }
-               return r;
-             });
+  auto out = std::make_shared<Owned<sqlq_queue_stats, sqlq_queue_stats_free, StatsObject>>();
+  return Run(info, [=](sqlq_db *h) { return sqlq_stats(h, one ? queue.c_str() : nullptr, &out->p, &out->n); },
+             ArrayOf(out));
+}
+
+Napi::Value JobInfoObject(Napi::Env env, const sqlq_job_info &j) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("id", I64(env, j.id));
+  o.Set("state", Napi::Number::New(env, j.state));
+  o.Set("priority", Napi::Number::New(env, j.priority));
+  o.Set("attempts", Napi::Number::New(env, j.attempts));
+  o.Set("maxAttempts", Napi::Number::New(env, j.max_attempts));
+  o.Set("runAtUs", I64(env, j.run_at_us));
+  o.Set("createdAtUs", I64(env, j.created_at_us));
+  o.Set("leaseUntilUs", I64(env, j.lease_until_us));
+  o.Set("dedupeKey", Str(env, j.dedupe_key));
+  o.Set("groupKey", Str(env, j.group_key));
+  o.Set("lastError", Str(env, j.last_error));
+  o.Set("payload", Buf(env, j.payload, j.payload_len));
+  return o;
 }
 
 Napi::Value Db::List(const Napi::CallbackInfo &info) {
@@ -585,34 +613,9 @@ Napi::Value Db::List(const Napi::CallbackInfo &info) {
   Napi::Object opts = Opts(info[1], "options");
   int state = static_cast<int>(OptInt(opts.Get("state"), "state", INT32_MIN, INT32_MAX, 0));
   size_t limit = static_cast<size_t>(OptInt(opts.Get("limit"), "limit", 0, INT64_MAX, 0));
-  struct Out {
-    sqlq_job_info *j = nullptr;
-    size_t n = 0;
-    ~Out() { sqlq_job_infos_free(j, n); }
-  };
-  auto out = std::make_shared<Out>();
-  return Run(info, [=](sqlq_db *h) { return sqlq_list(h, queue.c_str(), state, limit, &out->j, &out->n); },
-             [out](Napi::Env env, int) {
-               Napi::Array r = Napi::Array::New(env, out->n);
-               for (size_t i = 0; i < out->n; i++) {
-                 const sqlq_job_info &j = out->j[i];
-                 Napi::Object o = Napi::Object::New(env);
-                 o.Set("id", I64(env, j.id));
-                 o.Set("state", Napi::Number::New(env, j.state));
-                 o.Set("priority", Napi::Number::New(env, j.priority));
-                 o.Set("attempts", Napi::Number::New(env, j.attempts));
-                 o.Set("maxAttempts", Napi::Number::New(env, j.max_attempts));
-                 o.Set("runAtUs", I64(env, j.run_at_us));
-                 o.Set("createdAtUs", I64(env, j.created_at_us));
-                 o.Set("leaseUntilUs", I64(env, j.lease_until_us));
-                 o.Set("dedupeKey", Str(env, j.dedupe_key));
-                 o.Set("groupKey", Str(env, j.group_key));
-                 o.Set("lastError", Str(env, j.last_error));
-                 o.Set("payload", Buf(env, j.payload, j.payload_len));
-                 r.Set(i, o);
-               }
-               return r;
-             });
+  auto out = std::make_shared<Owned<sqlq_job_info, sqlq_job_infos_free, JobInfoObject>>();
+  return Run(info, [=](sqlq_db *h) { return sqlq_list(h, queue.c_str(), state, limit, &out->p, &out->n); },
+             ArrayOf(out));
 }
 
 Napi::Value Count(Napi::Env env, size_t n) { return Napi::Number::New(env, static_cast<double>(n)); }
@@ -761,28 +764,21 @@ Napi::Value Db::RingPushBatch(const Napi::CallbackInfo &info) {
              [seq](Napi::Env env, int) { return I64(env, *seq); });
 }
 
+Napi::Value EntryObject(Napi::Env env, const sqlq_ring_entry &e) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("seq", I64(env, e.seq));
+  o.Set("pushedAtUs", I64(env, e.pushed_at_us));
+  o.Set("payload", Buf(env, e.payload, e.payload_len));
+  return o;
+}
+
 Napi::Value Db::RingRead(const Napi::CallbackInfo &info) {
   std::string ring = Text(info[0], "ring");
   int64_t since = OptInt(info[1], "since", INT64_MIN, INT64_MAX, 0);
   size_t limit = static_cast<size_t>(OptInt(info[2], "limit", 0, INT64_MAX, 0));
-  struct Out {
-    sqlq_ring_entry *e = nullptr;
-    size_t n = 0;
-    ~Out() { sqlq_ring_entries_free(e, n); }
-  };
-  auto out = std::make_shared<Out>();
-  return Run(info, [=](sqlq_db *h) { return sqlq_ring_read(h, ring.c_str(), since, limit, &out->e, &out->n); },
-             [out](Napi::Env env, int) {
-               Napi::Array r = Napi::Array::New(env, out->n);
-               for (size_t i = 0; i < out->n; i++) {
-                 Napi::Object o = Napi::Object::New(env);
-                 o.Set("seq", I64(env, out->e[i].seq));
-                 o.Set("pushedAtUs", I64(env, out->e[i].pushed_at_us));
-                 o.Set("payload", Buf(env, out->e[i].payload, out->e[i].payload_len));
-                 r.Set(i, o);
-               }
-               return r;
-             });
+  auto out = std::make_shared<Owned<sqlq_ring_entry, sqlq_ring_entries_free, EntryObject>>();
+  return Run(info, [=](sqlq_db *h) { return sqlq_ring_read(h, ring.c_str(), since, limit, &out->p, &out->n); },
+             ArrayOf(out));
 }
 
 Napi::Value Db::RingWait(const Napi::CallbackInfo &info) {
@@ -793,19 +789,10 @@ Napi::Value Db::RingWait(const Napi::CallbackInfo &info) {
              (1u << SQLQ_TIMEOUT) | (1u << SQLQ_INTERRUPTED));
 }
 
-Napi::Value Db::RingDrop(const Napi::CallbackInfo &info) {
-  std::string ring = Text(info[0], "ring");
-  return Run(info, [=](sqlq_db *h) { return sqlq_ring_drop(h, ring.c_str()); }, nullptr);
-}
+Napi::Value Db::RingDrop(const Napi::CallbackInfo &info) { return OnName(info, "ring", sqlq_ring_drop); }
 
 // ---------------------------------------------------------------------------
 // Pools.
-
-struct Items {
-  sqlq_pool_item *items = nullptr;
-  size_t n = 0;
-  ~Items() { sqlq_pool_items_free(items, n); }
-};
 
 Napi::Value ItemObject(Napi::Env env, const sqlq_pool_item &it) {
   Napi::Object o = Napi::Object::New(env);
@@ -817,6 +804,8 @@ Napi::Value ItemObject(Napi::Env env, const sqlq_pool_item &it) {
   o.Set("token", Token(env, it.token));
   return o;
 }
+
+using Items = Owned<sqlq_pool_item, sqlq_pool_items_free, ItemObject>;
 
 Napi::Value Db::PoolAdd(const Napi::CallbackInfo &info) {
   std::string pool = Text(info[0], "pool"), item = Text(info[1], "item");
@@ -833,12 +822,7 @@ Napi::Value Db::PoolRemove(const Napi::CallbackInfo &info) {
 Napi::Value Db::PoolList(const Napi::CallbackInfo &info) {
   std::string pool = Text(info[0], "pool");
   auto out = std::make_shared<Items>();
-  return Run(info, [=](sqlq_db *h) { return sqlq_pool_list(h, pool.c_str(), &out->items, &out->n); },
-             [out](Napi::Env env, int) {
-               Napi::Array r = Napi::Array::New(env, out->n);
-               for (size_t i = 0; i < out->n; i++) r.Set(i, ItemObject(env, out->items[i]));
-               return r;
-             });
+  return Run(info, [=](sqlq_db *h) { return sqlq_pool_list(h, pool.c_str(), &out->p, &out->n); }, ArrayOf(out));
 }
 
 Napi::Value Db::PoolNext(const Napi::CallbackInfo &info) {
@@ -847,11 +831,11 @@ Napi::Value Db::PoolNext(const Napi::CallbackInfo &info) {
   auto out = std::make_shared<Items>();
   return Run(info,
              [=](sqlq_db *h) {
-               int rc = sqlq_pool_next(h, pool.c_str(), hold, &out->items);
+               int rc = sqlq_pool_next(h, pool.c_str(), hold, &out->p);
                if (rc == SQLQ_OK) out->n = 1;
                return rc;
              },
-             [out](Napi::Env env, int) { return ItemObject(env, out->items[0]); });
+             [out](Napi::Env env, int) { return ItemObject(env, out->p[0]); });
 }
 
 Napi::Value Db::PoolRelease(const Napi::CallbackInfo &info) {
@@ -877,29 +861,20 @@ Napi::Value Db::Unsubscribe(const Napi::CallbackInfo &info) {
   return Run(info, [=](sqlq_db *h) { return sqlq_unsubscribe(h, table.c_str(), tag.c_str()); }, nullptr);
 }
 
+Napi::Value SubscriptionObject(Napi::Env env, const sqlq_subscription &s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("table", Str(env, s.table));
+  o.Set("tag", Str(env, s.tag));
+  o.Set("actions", Napi::Number::New(env, s.actions));
+  o.Set("flags", Napi::Number::New(env, s.flags));
+  o.Set("createdAtUs", I64(env, s.created_at_us));
+  o.Set("status", Napi::Number::New(env, s.status));
+  return o;
+}
+
 Napi::Value Db::Subscriptions(const Napi::CallbackInfo &info) {
-  struct Out {
-    sqlq_subscription *s = nullptr;
-    size_t n = 0;
-    ~Out() { sqlq_subscriptions_free(s, n); }
-  };
-  auto out = std::make_shared<Out>();
-  return Run(info, [=](sqlq_db *h) { return sqlq_subscriptions(h, &out->s, &out->n); },
-             [out](Napi::Env env, int) {
-               Napi::Array r = Napi::Array::New(env, out->n);
-               for (size_t i = 0; i < out->n; i++) {
-                 const sqlq_subscription &s = out->s[i];
-                 Napi::Object o = Napi::Object::New(env);
-                 o.Set("table", Str(env, s.table));
-                 o.Set("tag", Str(env, s.tag));
-                 o.Set("actions", Napi::Number::New(env, s.actions));
-                 o.Set("flags", Napi::Number::New(env, s.flags));
-                 o.Set("createdAtUs", I64(env, s.created_at_us));
-                 o.Set("status", Napi::Number::New(env, s.status));
-                 r.Set(i, o);
-               }
-               return r;
-             });
+  auto out = std::make_shared<Owned<sqlq_subscription, sqlq_subscriptions_free, SubscriptionObject>>();
+  return Run(info, [=](sqlq_db *h) { return sqlq_subscriptions(h, &out->p, &out->n); }, ArrayOf(out));
 }
 
 Napi::Function Db::Init(Napi::Env env) {

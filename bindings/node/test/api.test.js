@@ -3,7 +3,7 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const { sqlq, url, name, openDb } = require("./helper");
+const { sqlq, url, name, openDb, withQueue } = require("./helper");
 
 test("version and status names", () => {
   assert.match(sqlq.version, /^\d+\.\d+\.\d+$/);
@@ -12,9 +12,7 @@ test("version and status names", () => {
 });
 
 test("enqueue, claim and ack keep binary payloads intact", async () => {
-  const db = await openDb();
-  const q = name("q");
-  try {
+  await withQueue(async (db, q) => {
     const bytes = Buffer.from([0, 1, 2, 255, 0, 10, 13]);
     const a = await db.enqueue(q, bytes, { priority: 5 });
     const b = await db.enqueue(q, "héllo");
@@ -32,16 +30,11 @@ test("enqueue, claim and ack keep binary payloads intact", async () => {
     await db.ack(jobs[1].id, jobs[1].token);
     await assert.rejects(db.ack(jobs[0]), sqlq.StaleError);
     assert.deepEqual(await db.claim(q, 10), []);
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
 
 test("enqueueBatch, dedupe keys, ackBatch with a stale token", async () => {
-  const db = await openDb();
-  const q = name("q");
-  try {
+  await withQueue(async (db, q) => {
     const ids = await db.enqueueBatch(q, ["a", Buffer.from("b"), { payload: "c", dedupeKey: "k" }]);
     assert.equal(ids.length, 3);
     const dup = await db.enqueue(q, "d", { dedupeKey: "k" });
@@ -52,16 +45,11 @@ test("enqueueBatch, dedupe keys, ackBatch with a stale token", async () => {
     refs[1].token = 12345n;
     assert.equal(await db.ackBatch(refs), 2);
     assert.equal((await db.stats(q))[0].running, 1);
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
 
 test("fail, release, touch, list, retry", async () => {
-  const db = await openDb();
-  const q = name("q");
-  try {
+  await withQueue(async (db, q) => {
     await db.enqueue(q, "x", { maxAttempts: 1 });
     let [job] = await db.claim(q, 1);
     const until = await db.touch(job, 120);
@@ -80,33 +68,25 @@ test("fail, release, touch, list, retry", async () => {
     assert.equal((await db.stats(q))[0].dead, 1);
     assert.equal(await db.retry(q, [job.id]), 1);
     assert.equal((await db.list(q, { limit: 10 })).length, 1);
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
 
 test("pause and resume", async () => {
-  const db = await openDb();
-  const q = name("q");
-  try {
+  await withQueue(async (db, q) => {
     await db.enqueue(q, "x");
     await db.pause(q);
-    await assert.rejects(db.claim(q, 1), (e) => e instanceof sqlq.PausedError && e.code === "SQLQ_PAUSED");
-    assert.equal((await db.stats(q))[0].paused, true);
-    await db.resume(q);
+    try {
+      await assert.rejects(db.claim(q, 1), (e) => e instanceof sqlq.PausedError && e.code === "SQLQ_PAUSED");
+      assert.equal((await db.stats(q))[0].paused, true);
+    } finally {
+      await db.resume(q);
+    }
     assert.equal((await db.claim(q, 1)).length, 1);
-  } finally {
-    await db.purge(q);
-    await db.resume(q);
-    await db.close();
-  }
+  });
 });
 
 test("transactions commit or roll back", async () => {
-  const db = await openDb();
-  const q = name("q");
-  try {
+  await withQueue(async (db, q) => {
     const r = await db.transaction(async (tx) => {
       await tx.enqueue(q, "kept");
       return 42;
@@ -124,10 +104,7 @@ test("transactions commit or roll back", async () => {
     await db.begin();
     await assert.rejects(db.begin(), sqlq.MisuseError);
     await db.rollback();
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
 
 test("locks exclude other handles and are released", async () => {

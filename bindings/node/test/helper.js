@@ -31,6 +31,19 @@ async function openDb() {
   return db;
 }
 
+/** Run fn(db, queue) on the database under test with a fresh queue, which
+ * is purged afterwards, and close the handle. */
+async function withQueue(fn) {
+  const db = await openDb();
+  const q = name("q");
+  try {
+    return await fn(db, q);
+  } finally {
+    await db.purge(q);
+    await db.close();
+  }
+}
+
 /** Poll fn() until it resolves truthy; fail after limitMs. */
 async function until(fn, limitMs, what) {
   const end = Date.now() + limitMs;
@@ -42,4 +55,4 @@ async function until(fn, limitMs, what) {
   }
 }
 
-module.exports = { sqlq, url, name, openDb, until };
+module.exports = { sqlq, url, name, openDb, withQueue, until };

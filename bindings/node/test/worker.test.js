@@ -6,7 +6,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const { spawn } = require("node:child_process");
 const path = require("node:path");
-const { sqlq, url, name, openDb, until } = require("./helper");
+const { sqlq, url, withQueue, until } = require("./helper");
 
 const totals = async (db, q) => {
   const s = (await db.stats(q))[0] || { ready: 0, scheduled: 0, running: 0, dead: 0 };
@@ -14,10 +14,8 @@ const totals = async (db, q) => {
 };
 
 test("the worker drains a queue, each job handled once", async () => {
-  const db = await openDb();
-  const q = name("q");
-  const N = 1000;
-  try {
+  await withQueue(async (db, q) => {
+    const N = 1000;
     await db.enqueueBatch(q, Array.from({ length: N }, (_, i) => `job ${i}`));
     const seen = new Map();
     const w = new sqlq.Worker(url(), q, { batch: 50, concurrency: 10, handleSignals: false });
@@ -33,16 +31,11 @@ test("the worker drains a queue, each job handled once", async () => {
     assert.equal(w.counts.acked, N);
     const t = await totals(db, q);
     assert.equal(t.ready + t.running + t.dead, 0);
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
 
 test("a job whose handler throws is retried, then dead as its attempts say", async () => {
-  const db = await openDb();
-  const q = name("q");
-  try {
+  await withQueue(async (db, q) => {
     const { id } = await db.enqueue(q, "bad", { maxAttempts: 3 });
     await db.enqueue(q, "good");
     const calls = [];
@@ -62,16 +55,11 @@ test("a job whose handler throws is retried, then dead as its attempts say", asy
     assert.equal(dead.lastError, "boom 3");
     assert.equal(w.counts.failed, 3);
     assert.equal(w.counts.acked, 1);
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
 
 test("a handler that throws a non-Error fails the job with its text", async () => {
-  const db = await openDb();
-  const q = name("q");
-  try {
+  await withQueue(async (db, q) => {
     await db.enqueue(q, "x", { maxAttempts: 1 });
     const w = new sqlq.Worker(url(), q, { handleSignals: false });
     w.handle(() => {
@@ -81,17 +69,12 @@ test("a handler that throws a non-Error fails the job with its text", async () =
     await until(async () => (await totals(db, q)).dead === 1, 60000, "the job to be dead");
     await w.stop();
     assert.equal((await db.list(q))[0].lastError, "plain string");
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
 
 test("stop() lets running handlers finish and gives back the claimed rest", async () => {
-  const db = await openDb();
-  const q = name("q");
-  const N = 200;
-  try {
+  await withQueue(async (db, q) => {
+    const N = 200;
     await db.enqueueBatch(q, Array.from({ length: N }, (_, i) => `${i}`));
     let handled = 0;
     let started = 0;
@@ -110,17 +93,12 @@ test("stop() lets running handlers finish and gives back the claimed rest", asyn
     assert.equal(t.running, 0, "nothing left running");
     assert.equal(t.ready, N - handled, "every other job is ready again");
     assert.equal(w.counts.released > 0, true);
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
 
 test("SIGTERM stops a worker process gracefully, losing nothing", async () => {
-  const db = await openDb();
-  const q = name("q");
-  const N = 300;
-  try {
+  await withQueue(async (db, q) => {
+    const N = 300;
     await db.enqueueBatch(q, Array.from({ length: N }, (_, i) => `${i}`));
     const child = spawn(process.execPath, [path.join(__dirname, "sigterm-child.js"), q, url()], {
       stdio: ["ignore", "pipe", "inherit"],
@@ -141,8 +119,5 @@ test("SIGTERM stops a worker process gracefully, losing nothing", async () => {
     assert.equal(t.ready, N - handled.size, "every job not handled is ready again");
     const left = (await db.list(q)).map((j) => j.id);
     for (const id of left) assert.ok(!handled.has(id), `job ${id} handled and still there`);
-  } finally {
-    await db.purge(q);
-    await db.close();
-  }
+  });
 });
