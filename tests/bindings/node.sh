@@ -10,7 +10,9 @@
 #   database SQLQ_TEST_URL names (SQLite when unset).
 # Environment (set by tests/CMakeLists.txt): SQLQ_INCLUDE_DIR, SQLQ_LIB_DIR,
 # SQLQ_LIB_FILE (the library file, for the freshness test) and
-# SQLQ_NODE_BUILD_DIR.
+# SQLQ_NODE_BUILD_DIR; in the sanitizer build SQLQ_NODE_SANITIZE (the
+# compiler's flags for the addon) and SQLQ_NODE_PRELOAD (the sanitizers'
+# runtimes, preloaded into node).
 set -euo pipefail
 pkg=$(cd "$(dirname "$0")/../../bindings/node" && pwd)
 addon=$SQLQ_NODE_BUILD_DIR/build/Release/sqlq.node
@@ -32,11 +34,13 @@ build)
   if fresh; then
     echo "node.sh: $addon is up to date"
   else
-    node "$pkg/scripts/build.js" "--out=$SQLQ_NODE_BUILD_DIR"
+    CXXFLAGS="${SQLQ_NODE_SANITIZE:+$SQLQ_NODE_SANITIZE -fno-omit-frame-pointer}" \
+      LDFLAGS="${SQLQ_NODE_SANITIZE:-}" node "$pkg/scripts/build.js" "--out=$SQLQ_NODE_BUILD_DIR"
   fi
   ;;
 test)
   cd "$pkg"
+  if [ -n "${SQLQ_NODE_PRELOAD:-}" ]; then export LD_PRELOAD=$SQLQ_NODE_PRELOAD; fi
   SQLQ_NODE_ADDON=$addon exec node --test --test-concurrency=1 --expose-gc test/*.test.js
   ;;
 *)
