@@ -210,7 +210,7 @@ export interface WorkerOptions {
   lease?: number;
   /** Base of the retry backoff of a failed job, in seconds (default 1). */
   backoff?: number;
-  /** Longest idle wait before claiming again anyway, in seconds (default 5). */
+  /** Longest idle wait before claiming again anyway, in seconds (default 60; negative: no limit). */
   waitTimeout?: number;
   /** Stop gracefully on SIGTERM and SIGINT (default true). */
   handleSignals?: boolean;

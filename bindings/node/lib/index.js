@@ -269,14 +269,14 @@ class Worker extends EventEmitter {
     this.queue = queue;
     this.batch = int(options.batch, "batch", 100, 1, 100000);
     this.concurrency = int(options.concurrency, "concurrency", this.batch, 1, 1000000);
-    const seconds = (v, name, dflt) => {
+    const seconds = (v, name, dflt, lo = 0) => {
       if (v === undefined) return dflt;
-      if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw new TypeError(`${name} must be a number of seconds`);
+      if (typeof v !== "number" || !Number.isFinite(v) || v < lo) throw new TypeError(`${name} must be a number of seconds`);
       return v;
     };
     this.lease = seconds(options.lease, "lease", 30);
     this.backoff = seconds(options.backoff, "backoff", 0);
-    this.waitTimeout = seconds(options.waitTimeout, "waitTimeout", 5);
+    this.waitTimeout = seconds(options.waitTimeout, "waitTimeout", 60, -Infinity);
     this.handleSignals = options.handleSignals ?? true;
     this.openOptions = options.open;
     /** Counts since start: jobs acked, failed and released at stop. */
@@ -351,9 +351,26 @@ class Worker extends EventEmitter {
     }
   }
 
+  /** Sleep ms, or less when _wake() is called. */
+  _nap(ms) {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        if (this._kick === done) this._kick = null;
+        resolve();
+      }, ms);
+      const done = () => {
+        clearTimeout(t);
+        resolve();
+      };
+      this._kick = done;
+    });
+  }
+
   async _claimLoop() {
     const db = this._claimDb;
-    let pause = 0;
+    let pause = 0; // after a failed claim, ms
+    let idle = 0; // after a wait said "ready" but the claim found nothing, ms
+    let expect = false; // the last wait said "ready"
     while (!this._stopping) {
       // At most one batch claimed ahead of the handlers.
       if (this._local.length - this._head >= this.batch) {
@@ -366,21 +383,31 @@ class Worker extends EventEmitter {
         pause = 0;
       } catch (e) {
         if (e.status !== status.PAUSED) this._error(e);
-        // Paused, or the database is away: try again later, sooner when stopping.
+        // Paused, or the database is away: try again later.
         pause = Math.min(1000, pause ? pause * 2 : 50);
-        await Promise.race([sleep(pause), this._room()]);
+        await this._nap(pause);
         continue;
       }
       if (jobs.length === 0) {
         if (this._stopping) break;
+        if (expect) {
+          // A due job that cannot be claimed (its FIFO group is busy) keeps
+          // wait() returning at once: back off, until a handler finishes.
+          expect = false;
+          idle = Math.min(1000, idle ? idle * 2 : 50);
+          await this._nap(idle);
+          continue;
+        }
         try {
-          await db.wait(this.queue, this.waitTimeout);
+          expect = (await db.wait(this.queue, this.waitTimeout)) === "ready";
         } catch (e) {
           this._error(e);
-          await Promise.race([sleep(100), this._room()]);
+          await this._nap(100);
         }
         continue;
       }
+      idle = 0;
+      expect = false;
       if (this._head > 0 && this._head === this._local.length) {
         this._local = [];
         this._head = 0;

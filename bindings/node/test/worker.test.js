@@ -72,6 +72,39 @@ test("a handler that throws a non-Error fails the job with its text", async () =
   });
 });
 
+test("a due job held back by its busy FIFO group does not make the worker spin", async () => {
+  await withQueue(async (db, q) => {
+    await db.enqueueBatch(q, [
+      { payload: "first", groupKey: "g" },
+      { payload: "second", groupKey: "g" },
+    ]);
+    let release;
+    const gate = new Promise((r) => (release = r));
+    const order = [];
+    const w = new sqlq.Worker(url(), q, { batch: 10, handleSignals: false });
+    w.handle(async (job) => {
+      order.push(job.payload.toString());
+      if (order.length === 1) await gate;
+    });
+    await w.start();
+    let claims = 0;
+    const claim = w._claimDb.claim.bind(w._claimDb);
+    w._claimDb.claim = (...a) => (claims++, claim(...a));
+    await until(() => order.length === 1, 60000, "the first job");
+    // While the group is busy, the second job is due but not claimable:
+    // give the worker 50 claims' worth of a busy loop's time.
+    const t0 = Date.now();
+    await until(() => claims >= 3 || Date.now() - t0 > 2000, 60000, "a few claims");
+    const seen = claims;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(claims - seen < 50, `${claims - seen} claims in 300 ms while the group was busy`);
+    release();
+    await until(() => w.counts.acked === 2, 60000, "both jobs");
+    await w.stop();
+    assert.deepEqual(order, ["first", "second"]);
+  });
+});
+
 test("stop() lets running handlers finish and gives back the claimed rest", async () => {
   await withQueue(async (db, q) => {
     const N = 200;
