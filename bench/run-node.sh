@@ -6,7 +6,9 @@
 # Usage: bench/run-node.sh   (from the repository, after cmake --build build)
 # Environment: PG_PORT [27220], RUNS [3], JOBS [100000], SAMPLES [200],
 # BATCH [500], CONCURRENCY ["24 500"]: the Node worker's concurrencies,
-# GRAPHILE_VERSION [0.17.3], SQLQ [build/sqlq], LIBDIR [build].
+# GRAPHILE_VERSIONS ["0.17.3 0.18.0"]: 0.17.3 is the newest whose engines
+# accept Node.js 20, 0.18.0 (engines: node >= 22.18) installs and runs
+# on it with a warning; SQLQ [build/sqlq], LIBDIR [build].
 # Each run measures, in this order: sqlq bench (1 and 2 workers, batch
 # BATCH), the Node worker (batch BATCH, each concurrency), graphile-worker
 # (concurrency 24, localQueue.size BATCH, completeJobBatchDelay 0); the
@@ -20,7 +22,7 @@ JOBS=${JOBS:-100000}
 SAMPLES=${SAMPLES:-200}
 BATCH=${BATCH:-500}
 CONCURRENCY=${CONCURRENCY:-24 500}
-GRAPHILE_VERSION=${GRAPHILE_VERSION:-0.17.3}
+GRAPHILE_VERSIONS=${GRAPHILE_VERSIONS:-0.17.3 0.18.0}
 PG_VERSION=8.16.3
 SQLQ=${SQLQ:-$root/build/sqlq}
 LIBDIR=${LIBDIR:-$root/build}
@@ -40,22 +42,37 @@ say "building the addon against $LIBDIR"
 SQLQ_INCLUDE_DIR=$root/include SQLQ_LIB_DIR=$LIBDIR node "$root/bindings/node/scripts/build.js" \
   "--out=$tmp/addon" >/dev/null
 export SQLQ_NODE_PACKAGE=$root/bindings/node SQLQ_NODE_ADDON=$tmp/addon/build/Release/sqlq.node
-say "installing graphile-worker@$GRAPHILE_VERSION and pg@$PG_VERSION (npm) into $tmp/node"
-mkdir "$tmp/node"
-cp "$root/bench/peers/harness.mjs" "$root/bench/peers/graphile.mjs" "$root/bench/node_worker.mjs" "$tmp/node/"
-echo '{"name": "sqlq-bench-node", "private": true, "type": "module"}' >"$tmp/node/package.json"
-(cd "$tmp/node" && npm install --no-audit --no-fund --loglevel=error \
-  "graphile-worker@$GRAPHILE_VERSION" "pg@$PG_VERSION" >/dev/null)
+# One directory per graphile-worker version, each with pg and the peers;
+# the Node worker runs from the first.
+for v in $GRAPHILE_VERSIONS; do
+  say "installing graphile-worker@$v and pg@$PG_VERSION (npm) into $tmp/g-$v"
+  mkdir "$tmp/g-$v"
+  cp "$root/bench/peers/harness.mjs" "$root/bench/peers/graphile.mjs" "$root/bench/node_worker.mjs" "$tmp/g-$v/"
+  echo '{"name": "sqlq-bench-node", "private": true, "type": "module"}' >"$tmp/g-$v/package.json"
+  (cd "$tmp/g-$v" && npm install --no-audit --no-fund --loglevel=error \
+    "graphile-worker@$v" "pg@$PG_VERSION" >/dev/null)
+done
+first=$(echo $GRAPHILE_VERSIONS | cut -d' ' -f1)
 
 say "starting PostgreSQL on $PG_PORT"
 bash "$pg_server" start "$PG_PORT" >&2
 url=$(bash "$pg_server" url "$PG_PORT")
 "$tmp/sqlq" --url "$url" init >/dev/null
-vacuum() { psql -XAtq "$url" -c VACUUM >/dev/null 2>&1 || true; }
+# Each graphile-worker version gets a database of its own on the server,
+# since each migrates its schema to its own version.
+gurl() { echo "${url%/*}/graphile_${1//./_}"; }
+for v in $GRAPHILE_VERSIONS; do psql -XAtq "$url" -c "CREATE DATABASE graphile_${v//./_}" >/dev/null; done
+# Every database is vacuumed before each run, as pgbench does.
+vacuum() {
+  local u
+  for u in "$url" $(for v in $GRAPHILE_VERSIONS; do gurl "$v"; done); do
+    psql -XAtq "$u" -c VACUUM >/dev/null 2>&1 || true
+  done
+}
 
 echo "machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p'), $(uname -sr)"
 echo "date: $(date -u +%FT%TZ)"
-echo "node: $(node --version), graphile-worker: $(node -p "require('$tmp/node/node_modules/graphile-worker/package.json').version")"
+echo "node: $(node --version), graphile-worker: $GRAPHILE_VERSIONS"
 echo "postgres: $(psql -XAtq "$url" -c 'SHOW server_version')"
 results=$tmp/results
 : >"$results"
@@ -76,9 +93,12 @@ for ((r = 1; r <= RUNS; r++)); do
       --json --latency-samples "$SAMPLES"
   done
   for c in $CONCURRENCY; do
-    run "node-worker-c$c" bash -c 'cd "$0" && exec node node_worker.mjs "$@"' "$tmp/node" "${node_args[@]}" --workers "$c"
+    run "node-worker-c$c" bash -c 'cd "$0" && exec node node_worker.mjs "$@"' "$tmp/g-$first" "${node_args[@]}" --workers "$c"
   done
-  run "graphile-c24" bash -c 'cd "$0" && exec node graphile.mjs "$@"' "$tmp/node" "${node_args[@]}" --workers 24
+  for v in $GRAPHILE_VERSIONS; do
+    run "graphile-$v-c24" bash -c 'cd "$0" && exec node graphile.mjs "$@"' "$tmp/g-$v" "${node_args[@]}" \
+      --workers 24 --url "$(gurl "$v")"
+  done
 done
 
 echo "medians (jobs/s, enqueue/s, latency p50 ms, p99 ms; load average before each run):"
