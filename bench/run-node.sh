@@ -39,7 +39,8 @@ say() { echo "run-node: $*" >&2; }
 cp "$SQLQ" "$tmp/sqlq"
 say "building the addon against $LIBDIR"
 (cd "$root/bindings/node" && { [[ -d node_modules ]] || npm ci --ignore-scripts --no-audit --no-fund >&2; })
-SQLQ_INCLUDE_DIR=$root/include SQLQ_LIB_DIR=$LIBDIR node "$root/bindings/node/scripts/build.js" \
+# (node-gyp takes JOBS as make -j: not the bench's count.)
+env -u JOBS SQLQ_INCLUDE_DIR=$root/include SQLQ_LIB_DIR=$LIBDIR node "$root/bindings/node/scripts/build.js" \
   "--out=$tmp/addon" >/dev/null
 export SQLQ_NODE_PACKAGE=$root/bindings/node SQLQ_NODE_ADDON=$tmp/addon/build/Release/sqlq.node
 # One directory per graphile-worker version, each with pg and the peers;

@@ -34,7 +34,8 @@ build)
   if fresh; then
     echo "node.sh: $addon is up to date"
   else
-    CXXFLAGS="${SQLQ_NODE_SANITIZE:+$SQLQ_NODE_SANITIZE -fno-omit-frame-pointer}" \
+    # node-gyp would take a JOBS of the environment as make's -j.
+    env -u JOBS CXXFLAGS="${SQLQ_NODE_SANITIZE:+$SQLQ_NODE_SANITIZE -fno-omit-frame-pointer}" \
       LDFLAGS="${SQLQ_NODE_SANITIZE:-}" node "$pkg/scripts/build.js" "--out=$SQLQ_NODE_BUILD_DIR"
   fi
   ;;
