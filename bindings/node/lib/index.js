@@ -279,6 +279,7 @@ class Worker extends EventEmitter {
     this.waitTimeout = seconds(options.waitTimeout, "waitTimeout", 60, -Infinity);
     this.handleSignals = options.handleSignals ?? true;
     this.openOptions = options.open;
+    this.ackConnections = int(options.ackConnections, "ackConnections", 2, 1, 64);
     /** Counts since start: jobs acked, failed and released at stop. */
     this.counts = { acked: 0, failed: 0, released: 0 };
     this._handler = null;
@@ -286,7 +287,8 @@ class Worker extends EventEmitter {
     this._head = 0;
     this._running = 0;
     this._acks = [];
-    this._acking = null; // the ackBatch in flight
+    this._ackFree = []; // ack connections with no ackBatch in flight
+    this._acking = new Set(); // the ackBatch calls in flight
     this._fails = new Set(); // fail() calls in flight
     this._kick = null; // resolves the claim loop's wait for room
     this._stopping = false;
@@ -305,17 +307,18 @@ class Worker extends EventEmitter {
   async start() {
     if (!this._handler) throw new TypeError("set a handler with handle() before start()");
     if (this._loop) throw new SqlqError("the worker was started already", status.MISUSE);
-    const [claimDb, ackDb] = await Promise.all([open(this.url, this.openOptions), open(this.url, this.openOptions)].map(
-      (p) => p.catch((e) => e),
-    ));
-    for (const d of [claimDb, ackDb]) {
-      if (d instanceof Error) {
-        for (const o of [claimDb, ackDb]) if (o instanceof Database) await o.close();
-        throw d;
-      }
+    const dbs = await Promise.all(
+      Array.from({ length: 1 + this.ackConnections }, () => open(this.url, this.openOptions).catch((e) => e)),
+    );
+    const failed = dbs.find((d) => d instanceof Error);
+    if (failed) {
+      for (const d of dbs) if (d instanceof Database) await d.close();
+      throw failed;
     }
-    this._claimDb = claimDb;
-    this._ackDb = ackDb;
+    this._dbs = dbs;
+    this._claimDb = dbs[0];
+    this._ackDb = dbs[1];
+    this._ackFree = dbs.slice(1);
     if (this.handleSignals) {
       process.once("SIGTERM", this._onSignal);
       process.once("SIGINT", this._onSignal);
@@ -456,20 +459,32 @@ class Worker extends EventEmitter {
     this._wake();
   }
 
+  /** Send the finished jobs to ack on every ack connection that is free. */
   _flushAcks() {
-    if (this._acking || this._acks.length === 0) return;
-    const refs = this._acks;
-    this._acks = [];
-    this._acking = this._ackDb
-      .ackBatch(refs)
-      .then((n) => {
-        this.counts.acked += n;
-      }, (e) => this._error(e))
-      .finally(() => {
-        this._acking = null;
-        this._flushAcks();
-        this._wake();
-      });
+    while (this._ackFree.length > 0 && this._acks.length > 0) {
+      // At most one batch an ack: a DELETE of thousands of rows costs more
+      // per row than several of a batch each.
+      let refs = this._acks;
+      if (refs.length > this.batch) {
+        refs = this._acks.slice(0, this.batch);
+        this._acks = this._acks.slice(this.batch);
+      } else {
+        this._acks = [];
+      }
+      const db = this._ackFree.pop();
+      const p = db
+        .ackBatch(refs)
+        .then((n) => {
+          this.counts.acked += n;
+        }, (e) => this._error(e))
+        .finally(() => {
+          this._acking.delete(p);
+          this._ackFree.push(db);
+          this._flushAcks();
+          this._wake();
+        });
+      this._acking.add(p);
+    }
   }
 
   async _shutdown() {
@@ -493,13 +508,13 @@ class Worker extends EventEmitter {
       }
     }
     // Let the running handlers finish, then the acks and fails they made.
-    while (this._running > 0 || this._acking || this._acks.length > 0 || this._fails.size > 0) {
-      if (this._acking) await this._acking;
+    while (this._running > 0 || this._acking.size > 0 || this._acks.length > 0 || this._fails.size > 0) {
+      if (this._acking.size > 0) await Promise.all([...this._acking]);
       else if (this._fails.size > 0) await Promise.all([...this._fails]);
       else if (this._acks.length > 0) this._flushAcks();
       else await this._room();
     }
-    await Promise.all([this._claimDb.close(), this._ackDb.close()]);
+    await Promise.all(this._dbs.map((d) => d.close()));
     this.emit("stopped");
   }
 }
