@@ -212,6 +212,8 @@ export interface WorkerOptions {
   backoff?: number;
   /** Longest idle wait before claiming again anyway, in seconds (default 60; negative: no limit). */
   waitTimeout?: number;
+  /** Connections that ack and fail finished jobs (default 2). */
+  ackConnections?: number;
   /** Stop gracefully on SIGTERM and SIGINT (default true). */
   handleSignals?: boolean;
   /** Options of the worker's connections. */
