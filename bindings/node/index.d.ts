@@ -1,0 +1,232 @@
+// Type declarations of the sqlq package (lib/index.js).  See docs/node.md.
+/// <reference types="node" />
+import { EventEmitter } from "node:events";
+
+/** Bytes: a Buffer or Uint8Array, or a string taken as UTF-8. */
+export type Bytes = Buffer | Uint8Array | ArrayBuffer | string;
+/** An integer from the database: a number, or a BigInt for tokens. */
+export type Int = number | bigint;
+
+export const status: Readonly<{
+  OK: 0; ERROR: 1; MISUSE: 2; TOOBIG: 3; NOTFOUND: 4; STALE: 5; BUSY: 6; TIMEOUT: 7;
+  INTERRUPTED: 8; UNAVAILABLE: 9; NOMEM: 10; SCHEMA: 11; PAUSED: 12; LOCK_LOST: 13;
+}>;
+export const state: Readonly<{ READY: 1; RUNNING: 2; DEAD: 3; SCHEDULED: 4 }>;
+export const subscription: Readonly<{ ACTIVE: 0; NO_TABLE: 1; NO_TRIGGER: 2; MOVED: 3 }>;
+export const ON_INSERT: 1;
+export const ON_UPDATE: 2;
+export const ON_DELETE: 4;
+export const SUB_ROWS: 1;
+export const version: string;
+export const versionNumber: number;
+export function statusName(status: number): string;
+
+/** A failed call: status is the code (sqlq.status), code its name ("SQLQ_STALE"). */
+export class SqlqError extends Error {
+  constructor(message: string, status?: number);
+  readonly status: number;
+  readonly code: string;
+}
+export class MisuseError extends SqlqError {}
+export class TooBigError extends SqlqError {}
+export class NotFoundError extends SqlqError {}
+export class StaleError extends SqlqError {}
+export class BusyError extends SqlqError {}
+export class TimeoutError extends SqlqError {}
+export class InterruptedError extends SqlqError {}
+export class UnavailableError extends SqlqError {}
+export class NomemError extends SqlqError {}
+export class SchemaError extends SqlqError {}
+export class PausedError extends SqlqError {}
+export class LockLostError extends SqlqError {}
+
+export interface OpenOptions {
+  /** Largest payload enqueue() accepts, in bytes (default 1 MiB). */
+  payloadLimit?: number;
+  /** Copy each acked job into the history table. */
+  keepHistory?: boolean;
+  /** Seconds a statement waits for a lock held elsewhere (default 5). */
+  busyTimeout?: number;
+}
+
+export interface EnqueueOptions {
+  priority?: number;
+  /** Seconds before the job may run. */
+  delay?: number;
+  maxAttempts?: number;
+  dedupeKey?: string | null;
+  groupKey?: string | null;
+}
+
+export interface BatchJob extends EnqueueOptions {
+  payload: Bytes;
+}
+
+export interface JobRef {
+  id: Int;
+  token: Int;
+}
+
+/** What claim() and list() say of a job. */
+export interface JobFields {
+  id: number;
+  payload: Buffer;
+  priority: number;
+  attempts: number;
+  maxAttempts: number;
+  runAtUs: number;
+  createdAtUs: number;
+  leaseUntilUs: number;
+  groupKey: string | null;
+  dedupeKey: string | null;
+}
+
+/** A claimed job. */
+export interface Job extends JobFields {
+  token: bigint;
+  queue: string;
+}
+
+/** A job as list() shows it. */
+export interface JobInfo extends JobFields {
+  state: number;
+  lastError: string | null;
+}
+
+export interface QueueStats {
+  queue: string;
+  ready: number;
+  scheduled: number;
+  running: number;
+  dead: number;
+  paused: boolean;
+}
+
+export interface FailOptions {
+  /** Base of the exponential backoff in seconds (default 1). */
+  backoff?: number;
+  retryNow?: boolean;
+  dead?: boolean;
+}
+
+export interface RingEntry {
+  seq: number;
+  pushedAtUs: number;
+  payload: Buffer;
+}
+
+export interface PoolItem {
+  id: number;
+  item: string;
+  lastUsedAtUs: number;
+  uses: number;
+  heldUntilUs: number;
+  token: bigint;
+}
+
+export interface Subscription {
+  table: string;
+  tag: string;
+  actions: number;
+  flags: number;
+  createdAtUs: number;
+  status: number;
+}
+
+/** What wait() and ringWait() saw. */
+export type WaitResult = "ready" | "timeout" | "interrupted";
+
+/** A held lock (lockAcquire). */
+export interface Lock {
+  /** Resolves while the lock is certainly held; rejects with LockLostError otherwise. */
+  check(timeout?: number): Promise<void>;
+  unlock(): Promise<void>;
+  held(): boolean;
+}
+
+/** One connection to a database; its calls run one at a time, in order. */
+export class Database {
+  private constructor();
+  readonly backend: string;
+  readonly url: string;
+  readonly payloadLimit: number;
+  readonly closed: boolean;
+  close(): Promise<void>;
+  /** Make the current or next wait() return "interrupted"; any time, from the main thread. */
+  interrupt(): void;
+  init(): Promise<number>;
+  enqueue(queue: string, payload: Bytes, options?: EnqueueOptions): Promise<{ id: number; duplicate: boolean }>;
+  enqueueBatch(queue: string, jobs: Array<Bytes | BatchJob>): Promise<number[]>;
+  claim(queue: string, max?: number, options?: { lease?: number }): Promise<Job[]>;
+  ack(job: JobRef): Promise<void>;
+  ack(id: Int, token: Int): Promise<void>;
+  /** Resolves with the number acked; stale tokens are skipped, not an error. */
+  ackBatch(jobs: JobRef[]): Promise<number>;
+  fail(job: JobRef, error?: string | null, options?: FailOptions): Promise<void>;
+  fail(id: Int, token: Int, error?: string | null, options?: FailOptions): Promise<void>;
+  release(job: JobRef, delay?: number): Promise<void>;
+  release(id: Int, token: Int, delay?: number): Promise<void>;
+  touch(job: JobRef, lease: number): Promise<number>;
+  touch(id: Int, token: Int, lease: number): Promise<number>;
+  wait(queue: string, timeout?: number): Promise<WaitResult>;
+  pause(queue: string): Promise<void>;
+  resume(queue: string): Promise<void>;
+  stats(queue?: string | null): Promise<QueueStats[]>;
+  list(queue: string, options?: { state?: number; limit?: number }): Promise<JobInfo[]>;
+  retry(queue: string, ids?: Int[] | null): Promise<number>;
+  purge(queue: string): Promise<number>;
+  begin(): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  transaction<T>(fn: (db: Database) => Promise<T> | T): Promise<T>;
+  lockAcquire(name: Bytes, timeout?: number): Promise<Lock>;
+  withLock<T>(name: Bytes, timeout: number, fn: (lock: Lock) => Promise<T> | T): Promise<T>;
+  lockXact(name: Bytes, timeout?: number): Promise<void>;
+  ringCreate(ring: string, capacity: number): Promise<void>;
+  ringPush(ring: string, payload: Bytes): Promise<number>;
+  ringPushBatch(ring: string, payloads: Bytes[]): Promise<number>;
+  ringRead(ring: string, since?: Int, limit?: number): Promise<RingEntry[]>;
+  ringWait(ring: string, since?: Int, timeout?: number): Promise<WaitResult>;
+  ringDrop(ring: string): Promise<void>;
+  poolAdd(pool: string, item: string): Promise<boolean>;
+  poolRemove(pool: string, item: string): Promise<void>;
+  poolList(pool: string): Promise<PoolItem[]>;
+  poolNext(pool: string, hold?: number): Promise<PoolItem>;
+  poolRelease(pool: string, item: PoolItem): Promise<void>;
+  poolRelease(pool: string, item: string, token: Int): Promise<void>;
+  subscribe(table: string, actions: number, tag: string, flags?: number): Promise<void>;
+  unsubscribe(table: string, tag: string): Promise<void>;
+  subscriptions(): Promise<Subscription[]>;
+}
+
+export function open(url: string, options?: OpenOptions): Promise<Database>;
+
+export interface WorkerOptions {
+  /** Jobs claimed at a time (default 100). */
+  batch?: number;
+  /** Handlers running at once (default: batch). */
+  concurrency?: number;
+  /** Lease of each claimed job, in seconds (default 30). */
+  lease?: number;
+  /** Base of the retry backoff of a failed job, in seconds (default 1). */
+  backoff?: number;
+  /** Longest idle wait before claiming again anyway, in seconds (default 60; negative: no limit). */
+  waitTimeout?: number;
+  /** Connections that ack and fail finished jobs (default 2). */
+  ackConnections?: number;
+  /** Stop gracefully on SIGTERM and SIGINT (default true). */
+  handleSignals?: boolean;
+  /** Options of the worker's connections. */
+  open?: OpenOptions;
+}
+
+export class Worker extends EventEmitter {
+  constructor(url: string, queue: string, options?: WorkerOptions);
+  readonly counts: { acked: number; failed: number; released: number };
+  handle(fn: (job: Job) => unknown): this;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  on(event: "error", listener: (err: Error) => void): this;
+  on(event: "stopped", listener: () => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
