@@ -55,8 +55,7 @@ static int parse_seconds(json_t *o, const char *name, double *out, char *why, si
   if (v == NULL) {
     return 0;
   }
-  if (!json_is_number(v) || !(json_number_value(v) >= 0) ||
-      json_number_value(v) > SECONDS_MAX) {
+  if (!json_is_number(v) || !(json_number_value(v) >= 0) || json_number_value(v) > SECONDS_MAX) {
     return refuse(why, why_size, "\"%s\" is not a number of seconds in [0, 3.2e9]", name);
   }
   *out = json_number_value(v);
@@ -101,7 +100,8 @@ static int parse_object(json_t *o, stdio_answer *out, char *why, size_t why_size
   if (out->kind == STDIO_HELLO) {
     json_t *p = json_object_get(o, "protocol");
     if (!json_is_integer(p) || json_integer_value(p) < 1 || json_integer_value(p) > INT32_MAX) {
-      return refuse(why, why_size, "%s", "hello has no \"protocol\" that is a whole number above 0");
+      return refuse(why, why_size, "%s",
+                    "hello has no \"protocol\" that is a whole number above 0");
     }
     out->protocol = (int)json_integer_value(p);
     return 0;
@@ -145,8 +145,8 @@ size_t stdio_job_line_size(const sqlq_job *job, size_t queue_json_len) {
 
 size_t stdio_job_line(char *out, const sqlq_job *job, const char *queue_json) {
   int64_t until = job->lease_until_us > 0 ? job->lease_until_us : 0;
-  size_t n = (size_t)sprintf(out, job_format, job->id, job->token, job->attempts,
-                             until / 1000000, until % 1000000, queue_json);
+  size_t n = (size_t)sprintf(out, job_format, job->id, job->token, job->attempts, until / 1000000,
+                             until % 1000000, queue_json);
   n += cli_base64(job->payload, job->payload_len, out + n);
   memcpy(out + n, "\"}\n", 3);
   return n + 3;

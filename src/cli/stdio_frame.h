@@ -33,16 +33,15 @@ typedef struct stdio_answer {
   int protocol; /* hello: the version the handler speaks */
   int64_t id;   /* the others: the job's id and its claim's token */
   int64_t token;
-  double seconds; /* fail: "backoff", release: "delay"; -1 when not given */
-  int dead;       /* fail: "dead": true */
+  double seconds;                  /* fail: "backoff", release: "delay"; -1 when not given */
+  int dead;                        /* fail: "dead": true */
   char error[STDIO_ERROR_MAX + 1]; /* fail: "error", cut to STDIO_ERROR_MAX bytes */
 } stdio_answer;
 
 /* Parse the len bytes of line (no newline; any bytes) into *out.  Returns
 ** 0, or -1 with a short reason (printable text that quotes nothing of the
 ** line) in why (why_size bytes). */
-int stdio_parse_answer(const char *line, size_t len, stdio_answer *out, char *why,
-                       size_t why_size);
+int stdio_parse_answer(const char *line, size_t len, stdio_answer *out, char *why, size_t why_size);
 
 /* The most bytes stdio_job_line() writes for job, with queue_json the
 ** queue's name as a JSON string of queue_json_len bytes. */

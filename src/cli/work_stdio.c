@@ -59,6 +59,11 @@
 #define RESTART_FIRST 0.1
 #define RESTART_MAX 10.0
 
+/* How long a handler just started has for its hello at least, in
+** seconds (the lease, when longer): an interpreter may take seconds to
+** start on a loaded machine. */
+#define HELLO_TIMEOUT 30.0
+
 /* The first and the longest pause after a wake-up whose claim found no job
 ** (due jobs whose group is busy keep sqlq_wait() returning at once). */
 #define IDLE_FIRST 0.05
@@ -107,12 +112,12 @@ typedef struct handler {
 typedef struct stdio_worker {
   const work_options *o;
   sqlq_db *db;
-  char **env;       /* the handlers' environment (cli_command_env) */
-  char *queue_json; /* the queue's name as a JSON string */
-  handler *h;       /* o->concurrency of them */
-  int *close_fds;   /* room for the pipe ends of every handler (start_handler) */
+  char **env;             /* the handlers' environment (cli_command_env) */
+  char *queue_json;       /* the queue's name as a JSON string */
+  handler *h;             /* o->concurrency of them */
+  int *close_fds;         /* room for the pipe ends of every handler (start_handler) */
   struct pollfd *pollfds; /* room for 2 + 2 * o->concurrency (poll_io) */
-  sqlq_job_ref *acks; /* answered, not yet acked */
+  sqlq_job_ref *acks;     /* answered, not yet acked */
   size_t nacks;
   int code;          /* non-zero: stop, and exit with this */
   int due;           /* a job may be due: claim */
@@ -129,8 +134,8 @@ typedef struct stdio_worker {
   int wait_pipe[2];
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int wait_asked;  /* the loop asked for a wait that has not ended */
-  int wait_ended;  /* a wait ended, with wait_rc, not yet taken */
+  int wait_asked; /* the loop asked for a wait that has not ended */
+  int wait_ended; /* a wait ended, with wait_rc, not yet taken */
   int wait_rc;
   double wait_timeout;
   int wait_quit;
@@ -389,8 +394,8 @@ static void write_out(handler *h) {
 static void start_handler(stdio_worker *w, handler *h) {
   int to[2] = {-1, -1}, from[2] = {-1, -1}, i, n = 0;
   char hello[256 + 6 * SQLQ_QUEUE_NAME_MAX];
-  size_t len = stdio_hello_line(hello, sizeof hello, w->queue_json, h->num, w->o->window,
-                                w->o->lease);
+  size_t len =
+    stdio_hello_line(hello, sizeof hello, w->queue_json, h->num, w->o->window, w->o->lease);
   cli_spawn_io io;
   for (i = 0; i < w->o->concurrency; i++) {
     if (w->h[i].to_fd >= 0) w->close_fds[n++] = w->h[i].to_fd;
@@ -403,8 +408,8 @@ static void start_handler(stdio_worker *w, handler *h) {
   } else {
     w->close_fds[n++] = to[1];
     w->close_fds[n++] = from[0];
-    io = (cli_spawn_io){.stdin_fd = to[0], .stdout_fd = from[1], .close_fds = w->close_fds,
-                        .nclose = (size_t)n};
+    io = (cli_spawn_io){
+      .stdin_fd = to[0], .stdout_fd = from[1], .close_fds = w->close_fds, .nclose = (size_t)n};
     h->pid = cli_spawn_guarded_io(w->o->cmd, &io, w->env);
     if (h->pid < 0) {
       cli_error("work: cannot start handler %d: %s", h->num, strerror(errno));
@@ -426,7 +431,7 @@ static void start_handler(stdio_worker *w, handler *h) {
   fcntl(h->to_fd, F_SETFL, O_NONBLOCK);
   fcntl(h->from_fd, F_SETFL, O_NONBLOCK);
   h->state = H_HELLO;
-  h->timer = cli_monotonic_s() + w->o->lease;
+  h->timer = cli_monotonic_s() + fmax(w->o->lease, HELLO_TIMEOUT);
   write_out(h);
 }
 
@@ -462,8 +467,7 @@ static void touch_job(stdio_worker *w, flight *f) {
   double t = cli_monotonic_s();
   int rc = sqlq_touch(w->db, f->id, f->token, w->o->lease, NULL);
   if (rc == SQLQ_STALE) {
-    cli_error("work: job %" PRId64 ": lease lost: the job is no longer held with its token",
-              f->id);
+    cli_error("work: job %" PRId64 ": lease lost: the job is no longer held with its token", f->id);
     f->lost = 1;
   } else if (rc != SQLQ_OK && !say_away(w, w->db, rc, "touch")) {
     cli_fail(w->db, rc, "touch");
@@ -546,8 +550,7 @@ static void read_in(stdio_worker *w, handler *h) {
       return;
     }
     h->in_len += (size_t)n;
-    while (h->from_fd >= 0 &&
-           (nl = memchr(h->in + start, '\n', h->in_len - start)) != NULL) {
+    while (h->from_fd >= 0 && (nl = memchr(h->in + start, '\n', h->in_len - start)) != NULL) {
       on_line(w, h, h->in + start, (size_t)(nl - (h->in + start)));
       start = (size_t)(nl - h->in) + 1;
     }
@@ -613,7 +616,9 @@ static void run_timers(stdio_worker *w, handler *h) {
       }
     }
   } else if (h->state == H_HELLO && h->timer <= now) {
-    handler_broke(w, h, "no hello in time");
+    char why[64];
+    snprintf(why, sizeof why, "no hello within %g s", fmax(w->o->lease, HELLO_TIMEOUT));
+    handler_broke(w, h, why);
   } else if (h->state == H_DYING && !h->killed && h->timer <= now) {
     cli_kill_guarded(h->pid);
     h->killed = 1;
@@ -649,7 +654,8 @@ static handler *roomiest(stdio_worker *w) {
   int i;
   for (i = 0; i < w->o->concurrency; i++) {
     handler *h = &w->h[i];
-    if (h->state == H_READY && h->njobs < w->o->window && (best == NULL || h->njobs < best->njobs)) {
+    if (h->state == H_READY && h->njobs < w->o->window &&
+        (best == NULL || h->njobs < best->njobs)) {
       best = h;
     }
   }
