@@ -49,6 +49,7 @@
 
 static const char usage[] =
   "usage: sqlq [--url URL] work [OPTIONS] QUEUE -- CMD [ARGS...]\n"
+  "       sqlq [--url URL] work --stdio [OPTIONS] QUEUE -- CMD [ARGS...]\n"
   "\n"
   "Run CMD once per job of QUEUE, with the payload on stdin and SQLQ_JOB_ID,\n"
   "SQLQ_QUEUE, SQLQ_ATTEMPT (counted from 1) and SQLQ_JOB_TOKEN (the claim's\n"
@@ -64,7 +65,17 @@ static const char usage[] =
   "database that goes away once the worker has connected is waited for, not\n"
   "fatal.\n"
   "\n"
-  "  -c, --concurrency N    commands run at once (default 1)\n"
+  "With --stdio, CMD is a long-lived handler (-c N of them) that gets jobs on\n"
+  "its stdin and answers on its stdout, one JSON line each, in the protocol\n"
+  "of docs/protocol.md (examples/handler.py, .js, .sh).  A handler that\n"
+  "dies, breaks the protocol or leaves a job unanswered past its deadline\n"
+  "(the lease, unless it touches the job) is stopped, its jobs in flight\n"
+  "fail, and it is restarted after a pause that doubles from 0.1 s to 10 s.\n"
+  "SIGTERM or SIGINT: claim nothing more, wait --grace for the answers of the\n"
+  "jobs in flight, release the rest, close the handlers' stdin, exit 0.\n"
+  "\n"
+  "  -c, --concurrency N    commands run at once, or --stdio handlers\n"
+  "                         (default 1)\n"
   "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
   "                         (default 30; at most 3.2e9)\n"
   "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
@@ -76,6 +87,12 @@ static const char usage[] =
   "                         the database (password included)\n"
   "      --drain            exit 0 once the queue has no ready, scheduled or\n"
   "                         running job\n"
+  "      --stdio            feed the jobs to long-lived handlers (above)\n"
+  "      --window W         --stdio: jobs in flight per handler (default 64)\n"
+  "      --batch N          --stdio: most jobs one claim takes (default: as\n"
+  "                         many as the handlers have room for)\n"
+  "      --grace SECONDS    --stdio: after SIGTERM, how long the answers of\n"
+  "                         the jobs in flight are waited for (default 30)\n"
   "  -h, --help             print this help\n";
 
 /* The exit code with which a command asks for its job back. */
