@@ -100,6 +100,7 @@ typedef struct handler {
   int from_fd; /* our end of its stdout; -1 when closed */
   double timer;
   int killed;     /* H_DYING: SIGKILL sent */
+  int told;       /* the worker stopped it (and said why, if it had to) */
   double backoff; /* the pause before its next start */
   char *in;       /* IN_CAP bytes: what it wrote that is not parsed yet */
   size_t in_len;
@@ -402,7 +403,7 @@ static void start_handler(stdio_worker *w, handler *h) {
     if (w->h[i].from_fd >= 0) w->close_fds[n++] = w->h[i].from_fd;
   }
   h->out_len = h->in_len = 0;
-  h->killed = 0;
+  h->killed = h->told = 0;
   if (high_pipe(to) != 0 || high_pipe(from) != 0 || queue_out(h, hello, len) != 0) {
     cli_error("work: cannot start handler %d: %s", h->num, strerror(errno));
   } else {
@@ -447,6 +448,7 @@ static void handler_broke(stdio_worker *w, handler *h, const char *why) {
   close_fd(&h->to_fd);
   close_fd(&h->from_fd);
   kill(h->pid, SIGTERM);
+  h->told = 1;
   h->state = H_DYING;
   h->timer = cli_monotonic_s() + w->o->kill_after;
 }
@@ -579,10 +581,10 @@ static void reap(stdio_worker *w) {
     }
     read_in(w, h);
     work_describe_status(status, ended, sizeof ended);
-    if (h->njobs > 0 || (h->state != H_DYING && !w->closing)) {
+    if (h->njobs > 0 || !h->told) {
       cli_error("work: handler %d (%s) ended (%s) with %d jobs in flight, which fail; it is "
-                "restarted",
-                h->num, w->o->cmd[0], ended, h->njobs);
+                "restarted in %g s",
+                h->num, w->o->cmd[0], ended, h->njobs, stopping(w) ? 0 : h->backoff);
     }
     snprintf(why, sizeof why, "handler %d ended (%s)", h->num, ended);
     fail_all(w, h, why);
@@ -799,6 +801,7 @@ static void close_handlers(stdio_worker *w) {
     }
     h->njobs = 0;
     close_fd(&h->to_fd);
+    h->told = 1;
     if (h->pid != 0 && h->state != H_DYING) {
       h->state = H_DYING;
       h->timer = cli_monotonic_s() + w->o->kill_after;

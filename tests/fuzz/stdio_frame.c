@@ -30,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t i, n = strlen(why);
     FZ_CHECK(n > 0, "an empty reason");
     for (i = 0; i < n; i++) {
-      FZ_CHECK(why[i] >= 0x20 && why[i] < 0x7f, "the reason has byte 0x%02x", (unsigned char)why[i]);
+      FZ_CHECK(why[i] >= 0x20 && why[i] < 0x7f, "the reason has byte 0x%02x",
+               (unsigned char)why[i]);
     }
   } else if (a.kind == STDIO_HELLO) {
     FZ_CHECK(a.protocol > 0, "hello with protocol %d", a.protocol);
