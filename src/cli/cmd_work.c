@@ -146,14 +146,7 @@ typedef struct job_vars {
 
 typedef struct worker {
   sqlq_db *db;
-  const char *queue;
-  char **cmd;
-  int concurrency;
-  double lease;
-  double backoff;
-  double kill_after;
-  int drain;
-  int pass_url;
+  work_options o; /* the command line's */
   char **env;     /* the commands' environment (cli_command_env) */
   char **env_job; /* its entries of the job's variables */
   job_vars vars;
@@ -224,7 +217,7 @@ static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
     return -1;
   }
   set_job_vars(w, job);
-  pid = cli_spawn_guarded(w->cmd, fd, w->env);
+  pid = cli_spawn_guarded(w->o.cmd, fd, w->env);
   saved = errno;
   close(fd);
   if (pid < 0) {
@@ -236,15 +229,15 @@ static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
   s->token = job->token;
   s->lost = 0;
   s->killed = 0;
-  s->next_touch = cli_monotonic_s() + w->lease / 3;
-  s->lease_end = claimed_at + w->lease;
+  s->next_touch = cli_monotonic_s() + w->o.lease / 3;
+  s->lease_end = claimed_at + w->o.lease;
   w->running++;
   return 0;
 }
 
 static slot *free_slot(worker *w) {
   int i;
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     if (w->slots[i].pid == 0) {
       return &w->slots[i];
     }
@@ -279,7 +272,7 @@ typedef int (*finish_call_fn)(worker *w, const slot *s, const char *why);
 ** be SQLQ_STALE, which another try after reconnecting gives. */
 static int finish_retrying(worker *w, const slot *s, const char *action, finish_call_fn finish_call,
                            const char *why) {
-  double give_up = cli_monotonic_s() + w->lease, pause = 0.05;
+  double give_up = cli_monotonic_s() + w->o.lease, pause = 0.05;
   int rc;
   while (database_away(w, rc = finish_call(w, s, why), action) && cli_monotonic_s() < give_up) {
     work_sleep_for_event(pause);
@@ -295,14 +288,14 @@ static int call_ack(worker *w, const slot *s, const char *why) {
 
 static int call_release(worker *w, const slot *s, const char *why) {
   (void)why;
-  return sqlq_release(w->db, s->id, s->token, w->backoff);
+  return sqlq_release(w->db, s->id, s->token, w->o.backoff);
 }
 
 static int call_fail(worker *w, const slot *s, const char *why) {
   /* --backoff 0 retries at once; the options' zero backoff is the default. */
   sqlq_fail_options fo = SQLQ_OPTIONS_INIT(sqlq_fail_options);
-  fo.backoff = w->backoff;
-  fo.retry_now = w->backoff == 0;
+  fo.backoff = w->o.backoff;
+  fo.retry_now = w->o.backoff == 0;
   return sqlq_fail(w->db, s->id, s->token, why, &fo);
 }
 
@@ -367,7 +360,7 @@ static void reap(worker *w) {
   pid_t pid;
   int status, i;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-    for (i = 0; i < w->concurrency; i++) {
+    for (i = 0; i < w->o.concurrency; i++) {
       slot *s = &w->slots[i];
       if (s->pid == pid) {
         finish(w, s, status);
@@ -384,37 +377,37 @@ static void reap(worker *w) {
 static void lease_lost(worker *w, slot *s, const char *why) {
   cli_error("work: job %" PRId64 ": lease lost (%s); its command gets SIGTERM, and SIGKILL "
             "in %g s if it still runs",
-            s->id, why, w->kill_after);
+            s->id, why, w->o.kill_after);
   s->lost = 1;
-  s->kill_at = cli_monotonic_s() + w->kill_after;
+  s->kill_at = cli_monotonic_s() + w->o.kill_after;
   kill(s->pid, SIGTERM);
 }
 
 /* Extend the lease of s. */
 static void touch(worker *w, slot *s) {
   double t = cli_monotonic_s();
-  int rc = sqlq_touch(w->db, s->id, s->token, w->lease, NULL);
+  int rc = sqlq_touch(w->db, s->id, s->token, w->o.lease, NULL);
   if (rc == SQLQ_OK) {
-    s->lease_end = t + w->lease;
+    s->lease_end = t + w->o.lease;
   } else if (rc == SQLQ_STALE) {
     lease_lost(w, s, "the job is no longer held with its token: it was taken back");
   } else if (!database_away(w, rc, "touch")) {
     cli_fail(w->db, rc, "touch");
   }
-  s->next_touch = t + w->lease / 3;
+  s->next_touch = t + w->o.lease / 3;
 }
 
 /* Extend the leases whose time has come, then give up those that ran out
 ** before an extension succeeded. */
 static void touch_due(worker *w) {
   int i;
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     slot *s = &w->slots[i];
     if (s->pid != 0 && !s->lost && s->next_touch <= cli_monotonic_s()) {
       touch(w, s);
     }
   }
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     slot *s = &w->slots[i];
     if (s->pid != 0 && !s->lost && s->lease_end <= cli_monotonic_s()) {
       lease_lost(w, s, "it ran out before an extension reached the database");
@@ -426,11 +419,11 @@ static void touch_due(worker *w) {
 ** kill_after. */
 static void kill_due(worker *w) {
   int i;
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     slot *s = &w->slots[i];
     if (s->pid != 0 && s->lost && !s->killed && s->kill_at <= cli_monotonic_s()) {
       cli_error("work: job %" PRId64 ": its command outlived SIGTERM by %g s; SIGKILL", s->id,
-                w->kill_after);
+                w->o.kill_after);
       cli_kill_guarded(s->pid);
       s->killed = 1;
     }
@@ -442,7 +435,7 @@ static void kill_due(worker *w) {
 static double until_next_timer(const worker *w) {
   double next = INFINITY;
   int i;
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     const slot *s = &w->slots[i];
     if (s->pid != 0 && !s->lost) {
       next = fmin(next, fmin(s->next_touch, s->lease_end));
@@ -471,11 +464,11 @@ static enum claim_outcome claim_and_spawn(worker *w) {
   size_t n = 0, i;
   int rc;
   double claimed_at = cli_monotonic_s();
-  if (w->running == w->concurrency) {
+  if (w->running == w->o.concurrency) {
     return CLAIM_FULL;
   }
-  opts.lease = w->lease;
-  rc = sqlq_claim(w->db, w->queue, (size_t)(w->concurrency - w->running), &opts, &jobs, &n);
+  opts.lease = w->o.lease;
+  rc = sqlq_claim(w->db, w->o.queue, (size_t)(w->o.concurrency - w->running), &opts, &jobs, &n);
   if (rc == SQLQ_PAUSED) {
     return CLAIM_RECHECK;
   }
@@ -496,7 +489,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
   }
   for (i = 0; i < n; i++) {
     if (spawn(w, &jobs[i], claimed_at, free_slot(w)) != 0) {
-      cli_error("work: cannot start %s: %s", w->cmd[0], strerror(errno));
+      cli_error("work: cannot start %s: %s", w->o.cmd[0], strerror(errno));
       give_back(w, jobs + i, n - i);
       stop_with(w, EXIT_SOFTWARE);
       break;
@@ -509,7 +502,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
 /* Whether the queue has no ready, scheduled or running job.  On an error,
 ** stops the worker and says no. */
 static int queue_is_empty(worker *w) {
-  int empty, rc = work_queue_empty(w->db, w->queue, &empty);
+  int empty, rc = work_queue_empty(w->db, w->o.queue, &empty);
   if (database_away(w, rc, "stats")) {
     return 0;
   }
@@ -522,7 +515,7 @@ static int queue_is_empty(worker *w) {
 
 /* Block in sqlq_wait() for a job to come due, at most timeout seconds. */
 static void wait_for_job(worker *w, double timeout) {
-  int rc = sqlq_wait(w->db, w->queue, timeout);
+  int rc = sqlq_wait(w->db, w->o.queue, timeout);
   w->expect_job = rc == SQLQ_OK;
   if (rc == SQLQ_TIMEOUT) {
     w->idle = 0;
@@ -544,7 +537,7 @@ static void block(worker *w, enum claim_outcome outcome) {
   } else if (outcome == CLAIM_EMPTY) {
     /* A draining worker looks again every RECHECK_INTERVAL: the acks of
     ** other workers that empty the queue wake nobody. */
-    if (w->drain && (timeout < 0 || timeout > RECHECK_INTERVAL)) timeout = RECHECK_INTERVAL;
+    if (w->o.drain && (timeout < 0 || timeout > RECHECK_INTERVAL)) timeout = RECHECK_INTERVAL;
     wait_for_job(w, timeout);
   } else if (outcome == CLAIM_RECHECK) {
     work_sleep_for_event(timeout < 0 ? RECHECK_INTERVAL : fmin(timeout, RECHECK_INTERVAL));
@@ -576,7 +569,7 @@ static int work_loop(worker *w) {
     if (outcome == CLAIM_ERROR) {
       continue;
     }
-    if (w->drain && w->running == 0 && queue_is_empty(w)) {
+    if (w->o.drain && w->running == 0 && queue_is_empty(w)) {
       return w->code;
     }
     block(w, outcome);
@@ -700,16 +693,9 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
     return work_stdio_run(g, &o);
   }
   memset(&w, 0, sizeof w);
-  w.queue = o.queue;
-  w.cmd = o.cmd;
-  w.concurrency = o.concurrency;
-  w.lease = o.lease;
-  w.backoff = o.backoff;
-  w.kill_after = o.kill_after;
-  w.drain = o.drain;
-  w.pass_url = o.pass_url;
-  w.slots = calloc((size_t)w.concurrency, sizeof *w.slots);
-  w.env = cli_command_env(g, w.pass_url, job_var_names, &w.env_job);
+  w.o = o;
+  w.slots = calloc((size_t)o.concurrency, sizeof *w.slots);
+  w.env = cli_command_env(g, o.pass_url, job_var_names, &w.env_job);
   if (w.slots == NULL || w.env == NULL) {
     cli_error("work: out of memory");
     free(w.slots);

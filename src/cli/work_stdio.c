@@ -352,9 +352,9 @@ static int high_pipe(int p[2]) {
   return 0;
 }
 
-/* Append len bytes to what h is sent.  Returns 0, or -1 when memory ran
-** out. */
-static int queue_out(handler *h, const char *p, size_t len) {
+/* Make room for len more bytes of what h is sent.  Returns 0, or -1 when
+** memory ran out. */
+static int reserve_out(handler *h, size_t len) {
   if (h->out_len + len > h->out_cap) {
     size_t cap = (h->out_len + len) * 2;
     char *out = realloc(h->out, cap);
@@ -363,6 +363,15 @@ static int queue_out(handler *h, const char *p, size_t len) {
     }
     h->out = out;
     h->out_cap = cap;
+  }
+  return 0;
+}
+
+/* Append len bytes to what h is sent.  Returns 0, or -1 when memory ran
+** out. */
+static int queue_out(handler *h, const char *p, size_t len) {
+  if (reserve_out(h, len) != 0) {
+    return -1;
   }
   memcpy(h->out + h->out_len, p, len);
   h->out_len += len;
@@ -675,16 +684,9 @@ static int room(const stdio_worker *w) {
 /* Send job, claimed at claimed_at, to h.  Returns 0, or -1 when memory ran
 ** out. */
 static int send_job(stdio_worker *w, handler *h, const sqlq_job *job, double claimed_at) {
-  size_t size = stdio_job_line_size(job, strlen(w->queue_json));
   flight *f;
-  if (h->out_len + size > h->out_cap) {
-    size_t cap = (h->out_len + size) * 2;
-    char *out = realloc(h->out, cap);
-    if (out == NULL) {
-      return -1;
-    }
-    h->out = out;
-    h->out_cap = cap;
+  if (reserve_out(h, stdio_job_line_size(job, strlen(w->queue_json))) != 0) {
+    return -1;
   }
   h->out_len += stdio_job_line(h->out + h->out_len, job, w->queue_json);
   f = &h->jobs[h->njobs++];

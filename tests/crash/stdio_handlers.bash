@@ -73,42 +73,37 @@ pass "each failure was retried or made dead as its attempts say, and said on std
 cmp -s "$tmp/binary" "$tmp/out/${ids[binary]}" || die "the binary payload changed on its way"
 pass "a binary payload of every byte value passed intact"
 
+# sigterm_while PAYLOAD OPTION...: push a job of PAYLOAD (its id in $job),
+# start a worker with the OPTIONs, SIGTERM it once the handler has the job,
+# and check that it exits 0.
+sigterm_while() {
+  local payload=$1 tries=0 worker code
+  shift
+  job=$(push q "$payload")
+  "$SQLQ" --url "$url" work --stdio "$@" q -- "${handler[@]}" 2>"$tmp/term.err" &
+  worker=$!
+  bg_pids+=("$worker")
+  until grep -q "^$job 1 $payload" "$tmp/log"; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 300 ] || die "job $payload did not start in 30 s: $(cat "$tmp/term.err")"
+    sleep 0.1
+  done
+  kill -TERM "$worker"
+  wait "$worker"
+  code=$?
+  [ "$code" = 0 ] || die "after SIGTERM the worker exited $code: $(cat "$tmp/term.err")"
+}
+
 # SIGTERM: the job in flight finishes, the worker exits 0.
-slow=$(push q slow)
-"$SQLQ" --url "$url" work --stdio q -- "${handler[@]}" 2>"$tmp/term.err" &
-worker=$!
-bg_pids+=("$worker")
-tries=0
-until grep -q "^$slow 1 slow" "$tmp/log"; do
-  tries=$((tries + 1))
-  [ "$tries" -lt 300 ] || die "the slow job did not start in 30 s: $(cat "$tmp/term.err")"
-  sleep 0.1
-done
-kill -TERM "$worker"
-wait "$worker"
-code=$?
-[ "$code" = 0 ] || die "after SIGTERM the worker exited $code: $(cat "$tmp/term.err")"
-[ -e "$tmp/out/$slow" ] || die "the job in flight at SIGTERM did not finish"
+sigterm_while slow
+[ -e "$tmp/out/$job" ] || die "the job in flight at SIGTERM did not finish"
 expect_counts q 0 0 0 3
 pass "SIGTERM let the job in flight finish, and the worker exited 0"
 
 # SIGTERM with a job that outlives --grace: released, its attempt not counted.
-hang=$(push q hang-once)
-"$SQLQ" --url "$url" work --stdio --grace 0.5 --kill-after 1 q -- "${handler[@]}" 2>"$tmp/grace.err" &
-worker=$!
-bg_pids+=("$worker")
-tries=0
-until grep -q "^$hang 1 hang-once" "$tmp/log"; do
-  tries=$((tries + 1))
-  [ "$tries" -lt 300 ] || die "the hanging job did not start in 30 s: $(cat "$tmp/grace.err")"
-  sleep 0.1
-done
-kill -TERM "$worker"
-wait "$worker"
-code=$?
-[ "$code" = 0 ] || die "after SIGTERM the worker exited $code: $(cat "$tmp/grace.err")"
+sigterm_while hang-once --grace 0.5 --kill-after 1
 expect_counts q 1 0 0 3
 sq jobs --json --state ready q >"$tmp/ready" || die "jobs"
-grep -q "\"id\":$hang,.*\"attempts\":0" "$tmp/ready" ||
+grep -q "\"id\":$job,.*\"attempts\":0" "$tmp/ready" ||
   die "the released job counts an attempt: $(cat "$tmp/ready")"
 pass "SIGTERM released the job that outlived --grace, its attempt not counted"
