@@ -38,7 +38,10 @@ EVENTS=${EVENTS:-20000}
 PG_PORT=${PG_PORT:-27020}
 bench_name=run-stdio
 source "$here/lib.sh"
-handler=(python3 "$here/../examples/handler.py")
+# The interpreter itself, not a version manager's shim (pyenv's runs a few
+# bash scripts before Python starts, which a process per job pays each time).
+PYTHON=${PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
+handler=("$PYTHON" "$here/../examples/handler.py")
 batch=()
 [ -n "$BATCH" ] && batch=(--batch "$BATCH")
 
@@ -99,14 +102,14 @@ one_run() {
     "${batch[@]}" --drain bench -- "${handler[@]}")
   seq -f "%016g" 1 "$PER_JOB" | "$SQLQ" --url "$url" push --lines bench >/dev/null
   per_py=$(rate "$PER_JOB" "$SQLQ" --url "$url" work -c "$HANDLERS" --drain bench -- \
-    python3 -c 'import sys; sys.stdin.buffer.read()')
+    "$PYTHON" -c 'import sys; sys.stdin.buffer.read()')
   seq -f "%016g" 1 "$PER_JOB" | "$SQLQ" --url "$url" push --lines bench >/dev/null
   per_true=$(rate "$PER_JOB" "$SQLQ" --url "$url" work -c "$HANDLERS" --drain bench -- true)
   ev=$(events "$url")
   echo "{\"stdio\":$stdio,\"per_py\":$per_py,\"per_true\":$per_true,\"events\":$ev}"
 }
 
-machine "- sqlq: $("$SQLQ" --version)" "- Python: $(python3 --version)"
+machine "- sqlq: $("$SQLQ" --version)" "- Python: $("$PYTHON" --version) ($PYTHON)"
 echo "| backend | \`sqlq work --stdio\`, Python handler (jobs/s) | process per job, Python (jobs/s) | process per job, \`true\` (jobs/s) | article 001: events/s, one ordered \`--stdio\` worker |"
 echo "| --- | ---: | ---: | ---: | ---: |"
 for backend in $BACKENDS; do
