@@ -11,7 +11,10 @@
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 examples=$(cd "$here/../../examples" && pwd)
-handler=(python3 "$here/stdio_handler.py" "$examples" "$tmp/log" "$tmp/out")
+# The interpreter itself, not a version manager's shim, which takes seconds
+# to start on a loaded machine (and the handler is started again and again).
+python=$(python3 -c 'import sys; print(sys.executable)')
+handler=("$python" "$here/stdio_handler.py" "$examples" "$tmp/log" "$tmp/out")
 mkdir -p "$tmp/out"
 
 sq init >/dev/null || die "init"
@@ -65,7 +68,7 @@ for line in "ended (killed by signal 9) with 1 jobs in flight" "not a JSON objec
   "no answer for job ${ids[hang-once]} by its deadline" \
   "an answer for job $((ids[unknown-id] + 1000000)), which it does not hold" \
   "the wrong token for job ${ids[wrong-token]}" "a line longer than 65536 bytes"; do
-  grep -q "^sqlq: work: handler 1 (python3)[: ].*$line" "$tmp/worker.err" ||
+  grep -q "^sqlq: work: handler 1 (${python//./\\.})[: ].*$line" "$tmp/worker.err" ||
     die "stderr does not say '$line': $(cat "$tmp/worker.err")"
 done
 pass "each failure was retried or made dead as its attempts say, and said on stderr"
