@@ -218,6 +218,13 @@ struct json_t;
 ** given with \xHH escapes.  NULL when memory ran out. */
 struct json_t *cli_json_text(const char *s);
 
+/* Room for the standard base64 encoding of len bytes, its NUL included. */
+#define CLI_BASE64_SIZE(len) (((len) + 2) / 3 * 4 + 1)
+
+/* Write the standard base64 encoding of len bytes of p, NUL-terminated,
+** into out (CLI_BASE64_SIZE(len) bytes).  Returns its length. */
+size_t cli_base64(const unsigned char *p, size_t len, char *out);
+
 /* A new JSON string of the standard base64 encoding of len bytes of p. */
 struct json_t *cli_json_base64(const unsigned char *p, size_t len);
 
@@ -240,6 +247,7 @@ int cli_main(int argc, char **argv);
 int cmd_init(const cli_global *g, int argc, char **argv);
 int cmd_push(const cli_global *g, int argc, char **argv);
 int cmd_work(const cli_global *g, int argc, char **argv);
+int cmd_work_stdio(const cli_global *g, int argc, char **argv); /* work_stdio.c */
 int cmd_stats(const cli_global *g, int argc, char **argv);
 int cmd_jobs(const cli_global *g, int argc, char **argv);
 int cmd_retry(const cli_global *g, int argc, char **argv);

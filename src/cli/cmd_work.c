@@ -45,9 +45,11 @@
 
 #include "cli.h"
 #include "guardian.h"
+#include "work_common.h"
 
 static const char usage[] =
   "usage: sqlq [--url URL] work [OPTIONS] QUEUE -- CMD [ARGS...]\n"
+  "       sqlq [--url URL] work --stdio [OPTIONS] QUEUE -- CMD [ARGS...]\n"
   "\n"
   "Run CMD once per job of QUEUE, with the payload on stdin and SQLQ_JOB_ID,\n"
   "SQLQ_QUEUE, SQLQ_ATTEMPT (counted from 1) and SQLQ_JOB_TOKEN (the claim's\n"
@@ -63,7 +65,17 @@ static const char usage[] =
   "database that goes away once the worker has connected is waited for, not\n"
   "fatal.\n"
   "\n"
-  "  -c, --concurrency N    commands run at once (default 1)\n"
+  "With --stdio, CMD is a long-lived handler (-c N of them) that gets jobs on\n"
+  "its stdin and answers on its stdout, one JSON line each, in the protocol\n"
+  "of docs/protocol.md (examples/handler.py, .js, .sh).  A handler that\n"
+  "dies, breaks the protocol or leaves a job unanswered past its deadline\n"
+  "(the lease, unless it touches the job) is stopped, its jobs in flight\n"
+  "fail, and it is restarted after a pause that doubles from 0.1 s to 10 s.\n"
+  "SIGTERM or SIGINT: claim nothing more, wait --grace for the answers of the\n"
+  "jobs in flight, release the rest, close the handlers' stdin, exit 0.\n"
+  "\n"
+  "  -c, --concurrency N    commands run at once, or --stdio handlers\n"
+  "                         (default 1)\n"
   "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
   "                         (default 30; at most 3.2e9)\n"
   "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
@@ -75,6 +87,12 @@ static const char usage[] =
   "                         the database (password included)\n"
   "      --drain            exit 0 once the queue has no ready, scheduled or\n"
   "                         running job\n"
+  "      --stdio            feed the jobs to long-lived handlers (above)\n"
+  "      --window W         --stdio: jobs in flight per handler (default 64)\n"
+  "      --batch N          --stdio: most jobs one claim takes (default: as\n"
+  "                         many as the handlers have room for)\n"
+  "      --grace SECONDS    --stdio: after SIGTERM, how long the answers of\n"
+  "                         the jobs in flight are waited for (default 30)\n"
   "  -h, --help             print this help\n";
 
 /* The exit code with which a command asks for its job back. */
@@ -128,14 +146,7 @@ typedef struct job_vars {
 
 typedef struct worker {
   sqlq_db *db;
-  const char *queue;
-  char **cmd;
-  int concurrency;
-  double lease;
-  double backoff;
-  double kill_after;
-  int drain;
-  int pass_url;
+  work_options o; /* the command line's */
   char **env;     /* the commands' environment (cli_command_env) */
   char **env_job; /* its entries of the job's variables */
   job_vars vars;
@@ -150,82 +161,6 @@ typedef struct worker {
 /* What one claim did. */
 enum claim_outcome { CLAIM_GOT, CLAIM_EMPTY, CLAIM_RECHECK, CLAIM_FULL, CLAIM_ERROR };
 
-/* State the signal handler reaches.  signal_db and the pipe's write end
-** are set by install_signals() and taken away by uninstall_signals(),
-** which then waits until no handler uses them (signal_users counts the
-** handlers running, on any thread) before the worker closes them. */
-static volatile sig_atomic_t stop_requested;
-static _Atomic(sqlq_db *) signal_db;
-static atomic_int signal_wake_fd = -1;
-static atomic_int signal_users;
-static int wake_pipe[2] = {-1, -1};
-
-static void on_signal(int sig) {
-  int saved = errno, fd;
-  ssize_t ignored;
-  if (sig != SIGCHLD) {
-    stop_requested = 1;
-  }
-  atomic_fetch_add(&signal_users, 1);
-  sqlq_interrupt(atomic_load(&signal_db));
-  if ((fd = atomic_load(&signal_wake_fd)) >= 0) {
-    ignored = write(fd, "", 1);
-    (void)ignored;
-  }
-  atomic_fetch_sub(&signal_users, 1);
-  errno = saved;
-}
-
-/* Make the self-pipe and route SIGCHLD, SIGTERM and SIGINT to on_signal. */
-static int install_signals(sqlq_db *db) {
-  static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT};
-  struct sigaction sa;
-  size_t i;
-  if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    return -1;
-  }
-  stop_requested = 0;
-  atomic_store(&signal_wake_fd, wake_pipe[1]);
-  atomic_store(&signal_db, db);
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-  sigemptyset(&sa.sa_mask);
-  for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-    if (sigaction(sigs[i], &sa, NULL) != 0) {
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* Take the database handle and the self-pipe away from the signal handler,
-** which stays installed (a signal at exit is harmless), and close the
-** pipe: the caller may then close the handle. */
-static void uninstall_signals(void) {
-  atomic_store(&signal_db, NULL);
-  atomic_store(&signal_wake_fd, -1);
-  while (atomic_load(&signal_users) > 0) {
-    sched_yield();
-  }
-  close(wake_pipe[0]);
-  close(wake_pipe[1]);
-  wake_pipe[0] = wake_pipe[1] = -1;
-}
-
-static void drain_wake_pipe(void) {
-  char buf[64];
-  while (read(wake_pipe[0], buf, sizeof buf) > 0) {}
-}
-
-/* Block until a signal arrives or timeout seconds pass (negative: no
-** limit). */
-static void sleep_for_event(double timeout) {
-  struct pollfd p = {.fd = wake_pipe[0], .events = POLLIN};
-  int ms = timeout < 0 ? -1 : (int)ceil(fmin(timeout, 86400.0) * 1000.0);
-  poll(&p, 1, ms);
-}
-
 /* Stop claiming and exit with code once the running commands end. */
 static void stop_with(worker *w, int code) {
   if (w->code == 0) {
@@ -234,7 +169,7 @@ static void stop_with(worker *w, int code) {
 }
 
 static int stopping(const worker *w) {
-  return stop_requested || w->code != 0;
+  return work_stop_requested() || w->code != 0;
 }
 
 /* A memfd, at offset 0, holding the len bytes of payload; -1 on error. */
@@ -282,7 +217,7 @@ static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
     return -1;
   }
   set_job_vars(w, job);
-  pid = cli_spawn_guarded(w->cmd, fd, w->env);
+  pid = cli_spawn_guarded(w->o.cmd, fd, w->env);
   saved = errno;
   close(fd);
   if (pid < 0) {
@@ -294,15 +229,15 @@ static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
   s->token = job->token;
   s->lost = 0;
   s->killed = 0;
-  s->next_touch = cli_monotonic_s() + w->lease / 3;
-  s->lease_end = claimed_at + w->lease;
+  s->next_touch = cli_monotonic_s() + w->o.lease / 3;
+  s->lease_end = claimed_at + w->o.lease;
   w->running++;
   return 0;
 }
 
 static slot *free_slot(worker *w) {
   int i;
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     if (w->slots[i].pid == 0) {
       return &w->slots[i];
     }
@@ -337,10 +272,10 @@ typedef int (*finish_call_fn)(worker *w, const slot *s, const char *why);
 ** be SQLQ_STALE, which another try after reconnecting gives. */
 static int finish_retrying(worker *w, const slot *s, const char *action, finish_call_fn finish_call,
                            const char *why) {
-  double give_up = cli_monotonic_s() + w->lease, pause = 0.05;
+  double give_up = cli_monotonic_s() + w->o.lease, pause = 0.05;
   int rc;
   while (database_away(w, rc = finish_call(w, s, why), action) && cli_monotonic_s() < give_up) {
-    sleep_for_event(pause);
+    work_sleep_for_event(pause);
     pause = fmin(pause * 2, AWAY_PAUSE_MAX);
   }
   return rc;
@@ -353,14 +288,14 @@ static int call_ack(worker *w, const slot *s, const char *why) {
 
 static int call_release(worker *w, const slot *s, const char *why) {
   (void)why;
-  return sqlq_release(w->db, s->id, s->token, w->backoff);
+  return sqlq_release(w->db, s->id, s->token, w->o.backoff);
 }
 
 static int call_fail(worker *w, const slot *s, const char *why) {
   /* --backoff 0 retries at once; the options' zero backoff is the default. */
   sqlq_fail_options fo = SQLQ_OPTIONS_INIT(sqlq_fail_options);
-  fo.backoff = w->backoff;
-  fo.retry_now = w->backoff == 0;
+  fo.backoff = w->o.backoff;
+  fo.retry_now = w->o.backoff == 0;
   return sqlq_fail(w->db, s->id, s->token, why, &fo);
 }
 
@@ -378,15 +313,6 @@ static void report_finish(worker *w, const slot *s, int rc, const char *action) 
   }
 }
 
-/* Write how a command with wait status status ended into out. */
-static void describe_status(int status, char *out, size_t size) {
-  if (WIFEXITED(status)) {
-    snprintf(out, size, "exit status %d", WEXITSTATUS(status));
-  } else {
-    snprintf(out, size, "killed by signal %d", WTERMSIG(status));
-  }
-}
-
 /* Record the end of the command of s, whose lease was lost, in one line:
 ** the job is failed with the claim's token, which records the attempt if
 ** the worker still holds the job (its lease ran out while the database
@@ -397,7 +323,7 @@ static void describe_status(int status, char *out, size_t size) {
 static void finish_lost(worker *w, const slot *s, int status) {
   char ended[48], why[80];
   int rc;
-  describe_status(status, ended, sizeof ended);
+  work_describe_status(status, ended, sizeof ended);
   snprintf(why, sizeof why, "lease lost, then %s", ended);
   rc = finish_retrying(w, s, "fail", call_fail, why);
   if (rc == SQLQ_OK) {
@@ -423,7 +349,7 @@ static void finish(worker *w, const slot *s, int status) {
     report_finish(w, s, finish_retrying(w, s, "release", call_release, NULL), "release");
   } else {
     char why[48];
-    describe_status(status, why, sizeof why);
+    work_describe_status(status, why, sizeof why);
     cli_error("work: job %" PRId64 ": %s", s->id, why);
     report_finish(w, s, finish_retrying(w, s, "fail", call_fail, why), "fail");
   }
@@ -434,7 +360,7 @@ static void reap(worker *w) {
   pid_t pid;
   int status, i;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-    for (i = 0; i < w->concurrency; i++) {
+    for (i = 0; i < w->o.concurrency; i++) {
       slot *s = &w->slots[i];
       if (s->pid == pid) {
         finish(w, s, status);
@@ -451,37 +377,37 @@ static void reap(worker *w) {
 static void lease_lost(worker *w, slot *s, const char *why) {
   cli_error("work: job %" PRId64 ": lease lost (%s); its command gets SIGTERM, and SIGKILL "
             "in %g s if it still runs",
-            s->id, why, w->kill_after);
+            s->id, why, w->o.kill_after);
   s->lost = 1;
-  s->kill_at = cli_monotonic_s() + w->kill_after;
+  s->kill_at = cli_monotonic_s() + w->o.kill_after;
   kill(s->pid, SIGTERM);
 }
 
 /* Extend the lease of s. */
 static void touch(worker *w, slot *s) {
   double t = cli_monotonic_s();
-  int rc = sqlq_touch(w->db, s->id, s->token, w->lease, NULL);
+  int rc = sqlq_touch(w->db, s->id, s->token, w->o.lease, NULL);
   if (rc == SQLQ_OK) {
-    s->lease_end = t + w->lease;
+    s->lease_end = t + w->o.lease;
   } else if (rc == SQLQ_STALE) {
     lease_lost(w, s, "the job is no longer held with its token: it was taken back");
   } else if (!database_away(w, rc, "touch")) {
     cli_fail(w->db, rc, "touch");
   }
-  s->next_touch = t + w->lease / 3;
+  s->next_touch = t + w->o.lease / 3;
 }
 
 /* Extend the leases whose time has come, then give up those that ran out
 ** before an extension succeeded. */
 static void touch_due(worker *w) {
   int i;
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     slot *s = &w->slots[i];
     if (s->pid != 0 && !s->lost && s->next_touch <= cli_monotonic_s()) {
       touch(w, s);
     }
   }
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     slot *s = &w->slots[i];
     if (s->pid != 0 && !s->lost && s->lease_end <= cli_monotonic_s()) {
       lease_lost(w, s, "it ran out before an extension reached the database");
@@ -493,11 +419,11 @@ static void touch_due(worker *w) {
 ** kill_after. */
 static void kill_due(worker *w) {
   int i;
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     slot *s = &w->slots[i];
     if (s->pid != 0 && s->lost && !s->killed && s->kill_at <= cli_monotonic_s()) {
       cli_error("work: job %" PRId64 ": its command outlived SIGTERM by %g s; SIGKILL", s->id,
-                w->kill_after);
+                w->o.kill_after);
       cli_kill_guarded(s->pid);
       s->killed = 1;
     }
@@ -509,7 +435,7 @@ static void kill_due(worker *w) {
 static double until_next_timer(const worker *w) {
   double next = INFINITY;
   int i;
-  for (i = 0; i < w->concurrency; i++) {
+  for (i = 0; i < w->o.concurrency; i++) {
     const slot *s = &w->slots[i];
     if (s->pid != 0 && !s->lost) {
       next = fmin(next, fmin(s->next_touch, s->lease_end));
@@ -538,11 +464,11 @@ static enum claim_outcome claim_and_spawn(worker *w) {
   size_t n = 0, i;
   int rc;
   double claimed_at = cli_monotonic_s();
-  if (w->running == w->concurrency) {
+  if (w->running == w->o.concurrency) {
     return CLAIM_FULL;
   }
-  opts.lease = w->lease;
-  rc = sqlq_claim(w->db, w->queue, (size_t)(w->concurrency - w->running), &opts, &jobs, &n);
+  opts.lease = w->o.lease;
+  rc = sqlq_claim(w->db, w->o.queue, (size_t)(w->o.concurrency - w->running), &opts, &jobs, &n);
   if (rc == SQLQ_PAUSED) {
     return CLAIM_RECHECK;
   }
@@ -563,7 +489,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
   }
   for (i = 0; i < n; i++) {
     if (spawn(w, &jobs[i], claimed_at, free_slot(w)) != 0) {
-      cli_error("work: cannot start %s: %s", w->cmd[0], strerror(errno));
+      cli_error("work: cannot start %s: %s", w->o.cmd[0], strerror(errno));
       give_back(w, jobs + i, n - i);
       stop_with(w, EXIT_SOFTWARE);
       break;
@@ -576,9 +502,7 @@ static enum claim_outcome claim_and_spawn(worker *w) {
 /* Whether the queue has no ready, scheduled or running job.  On an error,
 ** stops the worker and says no. */
 static int queue_is_empty(worker *w) {
-  sqlq_queue_stats *st = NULL;
-  size_t n = 0, i;
-  int empty = 1, rc = sqlq_stats(w->db, w->queue, &st, &n);
+  int empty, rc = work_queue_empty(w->db, w->o.queue, &empty);
   if (database_away(w, rc, "stats")) {
     return 0;
   }
@@ -586,16 +510,12 @@ static int queue_is_empty(worker *w) {
     stop_with(w, cli_fail(w->db, rc, "stats"));
     return 0;
   }
-  for (i = 0; i < n; i++) {
-    empty = empty && st[i].ready + st[i].scheduled + st[i].running == 0;
-  }
-  sqlq_queue_stats_free(st, n);
   return empty;
 }
 
 /* Block in sqlq_wait() for a job to come due, at most timeout seconds. */
 static void wait_for_job(worker *w, double timeout) {
-  int rc = sqlq_wait(w->db, w->queue, timeout);
+  int rc = sqlq_wait(w->db, w->o.queue, timeout);
   w->expect_job = rc == SQLQ_OK;
   if (rc == SQLQ_TIMEOUT) {
     w->idle = 0;
@@ -613,23 +533,23 @@ static void block(worker *w, enum claim_outcome outcome) {
     ** is busy keeps sqlq_wait() returning at once, so back off. */
     w->idle = w->idle == 0 ? IDLE_FIRST : fmin(w->idle * 2, IDLE_MAX);
     w->expect_job = 0;
-    sleep_for_event(timeout < 0 ? w->idle : fmin(timeout, w->idle));
+    work_sleep_for_event(timeout < 0 ? w->idle : fmin(timeout, w->idle));
   } else if (outcome == CLAIM_EMPTY) {
     /* A draining worker looks again every RECHECK_INTERVAL: the acks of
     ** other workers that empty the queue wake nobody. */
-    if (w->drain && (timeout < 0 || timeout > RECHECK_INTERVAL)) timeout = RECHECK_INTERVAL;
+    if (w->o.drain && (timeout < 0 || timeout > RECHECK_INTERVAL)) timeout = RECHECK_INTERVAL;
     wait_for_job(w, timeout);
   } else if (outcome == CLAIM_RECHECK) {
-    sleep_for_event(timeout < 0 ? RECHECK_INTERVAL : fmin(timeout, RECHECK_INTERVAL));
+    work_sleep_for_event(timeout < 0 ? RECHECK_INTERVAL : fmin(timeout, RECHECK_INTERVAL));
   } else {
-    sleep_for_event(timeout);
+    work_sleep_for_event(timeout);
   }
 }
 
 static int work_loop(worker *w) {
   for (;;) {
     enum claim_outcome outcome;
-    drain_wake_pipe();
+    work_signals_drain();
     reap(w);
     touch_due(w);
     kill_due(w);
@@ -637,7 +557,7 @@ static int work_loop(worker *w) {
       if (w->running == 0) {
         return w->code;
       }
-      sleep_for_event(until_next_timer(w));
+      work_sleep_for_event(until_next_timer(w));
       continue;
     }
     outcome = claim_and_spawn(w);
@@ -649,15 +569,18 @@ static int work_loop(worker *w) {
     if (outcome == CLAIM_ERROR) {
       continue;
     }
-    if (w->drain && w->running == 0 && queue_is_empty(w)) {
+    if (w->o.drain && w->running == 0 && queue_is_empty(w)) {
       return w->code;
     }
     block(w, outcome);
   }
 }
 
-/* Parse the flags and arguments into w.  Returns 0, or the exit code. */
-static int parse(worker *w, int argc, char **argv, int *help) {
+/* The most jobs one handler of --stdio has in flight. */
+#define MAX_WINDOW 100000
+
+/* Parse the flags and arguments into o.  Returns 0, or the exit code. */
+static int parse(work_options *o, int argc, char **argv, int *help) {
   static const struct option options[] = {
     {"concurrency", required_argument, NULL, 'c'},
     {"lease", required_argument, NULL, 'L'},
@@ -665,11 +588,15 @@ static int parse(worker *w, int argc, char **argv, int *help) {
     {"kill-after", required_argument, NULL, 'K'},
     {"drain", no_argument, NULL, 'D'},
     {"pass-url", no_argument, NULL, 'U'},
+    {"stdio", no_argument, NULL, 'S'},
+    {"window", required_argument, NULL, 'W'},
+    {"batch", required_argument, NULL, 'b'},
+    {"grace", required_argument, NULL, 'G'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   long long n;
-  int c;
+  int c, stdio_only = 0;
   while ((c = cli_getopt("work", argc, argv, ":c:h", options)) != -1) {
     switch (c) {
     case 'c':
@@ -677,30 +604,48 @@ static int parse(worker *w, int argc, char **argv, int *help) {
         return cli_usage_error("work", "concurrency '%s' is not a whole number in 1..%d", optarg,
                                MAX_CONCURRENCY);
       }
-      w->concurrency = (int)n;
+      o->concurrency = (int)n;
       break;
     case 'L':
-      if (cli_parse_seconds(optarg, &w->lease) != 0 || w->lease <= 0 || w->lease > MAX_LEASE) {
+      if (cli_parse_seconds(optarg, &o->lease) != 0 || o->lease <= 0 || o->lease > MAX_LEASE) {
         return cli_usage_error("work", "lease '%s' is not a number of seconds in (0, %g]", optarg,
                                MAX_LEASE);
       }
       break;
     case 'B':
-      if (cli_parse_seconds(optarg, &w->backoff) != 0 || w->backoff > MAX_BACKOFF) {
+      if (cli_parse_seconds(optarg, &o->backoff) != 0 || o->backoff > MAX_BACKOFF) {
         return cli_usage_error("work", "backoff '%s' is not a number of seconds in [0, %g]", optarg,
                                MAX_BACKOFF);
       }
       break;
     case 'K':
-      if (cli_parse_seconds(optarg, &w->kill_after) != 0) {
+      if (cli_parse_seconds(optarg, &o->kill_after) != 0) {
         return cli_usage_error("work", "kill-after '%s' is not a number of seconds", optarg);
       }
       break;
     case 'D':
-      w->drain = 1;
+      o->drain = 1;
       break;
     case 'U':
-      w->pass_url = 1;
+      o->pass_url = 1;
+      break;
+    case 'S':
+      o->stdio = 1;
+      break;
+    case 'W':
+    case 'b':
+      if (cli_parse_int(optarg, 1, MAX_WINDOW, &n) != 0) {
+        return cli_usage_error("work", "%s '%s' is not a whole number in 1..%d",
+                               c == 'W' ? "window" : "batch", optarg, MAX_WINDOW);
+      }
+      *(c == 'W' ? &o->window : &o->batch) = (int)n;
+      stdio_only = 1;
+      break;
+    case 'G':
+      if (cli_parse_seconds(optarg, &o->grace) != 0) {
+        return cli_usage_error("work", "grace '%s' is not a number of seconds", optarg);
+      }
+      stdio_only = 1;
       break;
     case 'h':
       *help = 1;
@@ -709,10 +654,13 @@ static int parse(worker *w, int argc, char **argv, int *help) {
       return EXIT_USAGE;
     }
   }
+  if (stdio_only && !o->stdio) {
+    return cli_usage_error("work", "--window, --batch and --grace need --stdio");
+  }
   if (optind >= argc) {
     return cli_usage_error("work", "expected QUEUE -- CMD [ARGS...]");
   }
-  w->queue = argv[optind++];
+  o->queue = argv[optind++];
   /* getopt hides the first "--"; a second one after QUEUE is dropped. */
   if (optind < argc && strcmp(argv[optind], "--") == 0) {
     optind++;
@@ -720,27 +668,34 @@ static int parse(worker *w, int argc, char **argv, int *help) {
   if (optind >= argc) {
     return cli_usage_error("work", "expected a command after QUEUE");
   }
-  w->cmd = argv + optind;
-  return cli_check_queue("work", w->queue);
+  o->cmd = argv + optind;
+  return cli_check_queue("work", o->queue);
 }
 
 int cmd_work(const cli_global *g, int argc, char **argv) {
+  work_options o = {.concurrency = 1,
+                    .lease = 30,
+                    .backoff = 1,
+                    .kill_after = 10,
+                    .window = 64,
+                    .batch = 0,
+                    .grace = 30};
   worker w;
   int code, help = 0;
 
-  memset(&w, 0, sizeof w);
-  w.concurrency = 1;
-  w.lease = 30;
-  w.backoff = 1;
-  w.kill_after = 10;
-  if ((code = parse(&w, argc, argv, &help)) != 0 || help) {
+  if ((code = parse(&o, argc, argv, &help)) != 0 || help) {
     if (help) {
       fputs(usage, stdout);
     }
     return code;
   }
-  w.slots = calloc((size_t)w.concurrency, sizeof *w.slots);
-  w.env = cli_command_env(g, w.pass_url, job_var_names, &w.env_job);
+  if (o.stdio) {
+    return work_stdio_run(g, &o);
+  }
+  memset(&w, 0, sizeof w);
+  w.o = o;
+  w.slots = calloc((size_t)o.concurrency, sizeof *w.slots);
+  w.env = cli_command_env(g, o.pass_url, job_var_names, &w.env_job);
   if (w.slots == NULL || w.env == NULL) {
     cli_error("work: out of memory");
     free(w.slots);
@@ -749,13 +704,13 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
   }
   w.db = cli_open(g, &code);
   if (w.db != NULL) {
-    if (install_signals(w.db) != 0) {
+    if (work_signals_install(w.db) != 0) {
       cli_error("work: cannot set up signals: %s", strerror(errno));
       code = EXIT_SOFTWARE;
     } else {
       code = work_loop(&w);
     }
-    uninstall_signals();
+    work_signals_uninstall();
   }
   sqlq_close(w.db);
   free(w.slots);

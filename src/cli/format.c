@@ -96,14 +96,9 @@ json_t *cli_json_text(const char *s) {
 }
 
 /* A JSON string of the standard base64 encoding of len bytes of p. */
-json_t *cli_json_base64(const unsigned char *p, size_t len) {
+size_t cli_base64(const unsigned char *p, size_t len, char *out) {
   const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   size_t i, o = 0;
-  char *out = malloc((len + 2) / 3 * 4 + 1);
-  json_t *j;
-  if (out == NULL) {
-    return NULL;
-  }
   for (i = 0; i < len; i += 3) {
     uint32_t v = (uint32_t)p[i] << 16;
     if (i + 1 < len) {
@@ -118,6 +113,16 @@ json_t *cli_json_base64(const unsigned char *p, size_t len) {
     out[o++] = i + 2 < len ? digits[v & 63] : '=';
   }
   out[o] = '\0';
+  return o;
+}
+
+json_t *cli_json_base64(const unsigned char *p, size_t len) {
+  char *out = malloc(CLI_BASE64_SIZE(len));
+  json_t *j;
+  if (out == NULL) {
+    return NULL;
+  }
+  cli_base64(p, len, out);
   j = json_string(out);
   free(out);
   return j;

@@ -58,15 +58,17 @@ static void default_handlers(void) {
 ** the exec: it only makes system calls, writes nothing of the guardian's
 ** but errno, and runs no signal handler), unblock every signal, arrange to
 ** be killed with SIGKILL when the parent dies (and die at once if it
-** already has), put stdin_fd (unless -1) on stdin and execvpe(argv) with
+** already has), put io's stdin_fd (unless -1) on stdin and its stdout_fd
+** (unless -1) on stdout and execvpe(argv) with
 ** envp (NULL: this process's environment).  When the program cannot be
 ** run, prints one line and exits 127 (not found) or 126.  vfork() rather
 ** than fork(): the guardian is suspended for the few system calls up to
 ** the exec instead of having its page tables copied, about a tenth of
 ** what `sqlq lock -n NAME -- true` costs (docs/benchmarks.md, "Start-up"). */
-static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *envp)
+static void exec_child(pid_t parent, const cli_spawn_io *io, char **argv, char *const *envp)
   __attribute__((noreturn));
-static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *envp) {
+static void exec_child(pid_t parent, const cli_spawn_io *io, char **argv, char *const *envp) {
+  int stdin_fd = io->stdin_fd;
   sigset_t none;
   default_handlers();
   sigemptyset(&none);
@@ -80,6 +82,10 @@ static void exec_child(pid_t parent, int stdin_fd, char **argv, char *const *env
   ** exec instead of duplicating it. */
   if (stdin_fd >= 0 && (stdin_fd == STDIN_FILENO ? fcntl(stdin_fd, F_SETFD, 0) != 0
                                                  : dup2(stdin_fd, STDIN_FILENO) < 0)) {
+    _exit(EXIT_SOFTWARE);
+  }
+  /* The caller keeps every descriptor of io above stderr. */
+  if (io->stdout_fd >= 0 && dup2(io->stdout_fd, STDOUT_FILENO) < 0) {
     _exit(EXIT_SOFTWARE);
   }
   execvpe(argv[0], argv, envp != NULL ? envp : environ);
@@ -158,18 +164,24 @@ static void exit_like(int status) {
   _exit(WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_SOFTWARE);
 }
 
-/* G: start argv as C (with stdin_fd and envp as for exec_child) and watch
-** it, the lifeline and the signals.  Never returns.  Entered with
-** guard_signals blocked. */
-static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp)
+/* G: close io's close_fds, start argv as C (with io and envp as for
+** exec_child), close io's stdin_fd and stdout_fd, which C has on its stdin
+** and stdout (so that only C holds them: the caller sees end-of-file when
+** C ends, and C sees it when the caller closes its end), and watch C, the
+** lifeline and the signals.  Never returns.  Entered with guard_signals
+** blocked. */
+static void guardian(pid_t caller, char **argv, const cli_spawn_io *io, char *const *envp)
   __attribute__((noreturn));
-static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp) {
+static void guardian(pid_t caller, char **argv, const cli_spawn_io *io, char *const *envp) {
   pid_t self = getpid(), c;
   struct pollfd fds[2];
   sigset_t set;
   size_t i;
 
   close(lifeline[1]);
+  for (i = 0; i < io->nclose; i++) {
+    close(io->close_fds[i]);
+  }
   /* Drop the caller's handlers; a signal the caller ignores stays ignored
   ** for the command (a blocked signal still reaches the signalfd).  SIGCHLD
   ** ignored would reap children unseen, GUARD_KILL ignored would be lost:
@@ -190,7 +202,13 @@ static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp)
     _exit(EXIT_SOFTWARE);
   }
   if (c == 0) {
-    exec_child(self, stdin_fd, argv, envp);
+    exec_child(self, io, argv, envp);
+  }
+  if (io->stdout_fd > STDERR_FILENO) {
+    close(io->stdout_fd);
+  }
+  if (io->stdin_fd > STDERR_FILENO) {
+    close(io->stdin_fd);
   }
   for (;;) {
     struct signalfd_siginfo si;
@@ -226,6 +244,11 @@ static void guardian(pid_t caller, char **argv, int stdin_fd, char *const *envp)
 }
 
 pid_t cli_spawn_guarded(char **argv, int stdin_fd, char *const *envp) {
+  cli_spawn_io io = {.stdin_fd = stdin_fd, .stdout_fd = -1, .close_fds = NULL, .nclose = 0};
+  return cli_spawn_guarded_io(argv, &io, envp);
+}
+
+pid_t cli_spawn_guarded_io(char **argv, const cli_spawn_io *io, char *const *envp) {
   pid_t caller = getpid(), g;
   sigset_t set, old;
   int saved;
@@ -237,7 +260,7 @@ pid_t cli_spawn_guarded(char **argv, int stdin_fd, char *const *envp) {
   sigprocmask(SIG_BLOCK, &set, &old);
   g = fork();
   if (g == 0) {
-    guardian(caller, argv, stdin_fd, envp);
+    guardian(caller, argv, io, envp);
   }
   saved = errno;
   sigprocmask(SIG_SETMASK, &old, NULL);

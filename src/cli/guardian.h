@@ -8,6 +8,7 @@
 #ifndef SQLQ_CLI_GUARDIAN_H
 #define SQLQ_CLI_GUARDIAN_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Run argv (execvpe) as a guarded command C, with stdin_fd (unless -1) as
@@ -35,6 +36,23 @@
 ** ignored for C; the other signals start with their default action.
 ** cli_kill_guarded() kills C's whole tree at once. */
 pid_t cli_spawn_guarded(char **argv, int stdin_fd, char *const *envp);
+
+/* The descriptors of a command started with cli_spawn_guarded_io(), all
+** owned by the caller: stdin_fd and stdout_fd (-1: the caller's own) go to
+** C's stdin and stdout, and G closes them once C has them, so that C holds
+** the only copies G got; G closes the nclose descriptors of close_fds at
+** once (the caller's ends of the pipes of its other commands, which G
+** would otherwise keep open for as long as it lives). */
+typedef struct cli_spawn_io {
+  int stdin_fd;
+  int stdout_fd;
+  const int *close_fds;
+  size_t nclose;
+} cli_spawn_io;
+
+/* cli_spawn_guarded() with C's stdin and stdout given by io (whose
+** descriptors must not be 0, 1 or 2 unless -1). */
+pid_t cli_spawn_guarded_io(char **argv, const cli_spawn_io *io, char *const *envp);
 
 /* Tell the guardian G (from cli_spawn_guarded) to SIGKILL its command and
 ** every process of the command's tree, as when the caller dies; G then

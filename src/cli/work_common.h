@@ -1,0 +1,61 @@
+/*
+** work_common.h -- what the two modes of `sqlq work` share: the options
+** (parsed by cmd_work.c), the signals that stop a worker and wake its loop
+** (a self-pipe), and small helpers.  cmd_work.c runs a command per job;
+** work_stdio.c feeds jobs to long-lived handlers (docs/protocol.md).
+*/
+#ifndef SQLQ_CLI_WORK_COMMON_H
+#define SQLQ_CLI_WORK_COMMON_H
+
+#include <stddef.h>
+
+#include "cli.h"
+
+/* The options of `sqlq work`.  The strings point into argv. */
+typedef struct work_options {
+  const char *queue;
+  char **cmd; /* NULL-terminated */
+  int concurrency;
+  double lease;
+  double backoff;
+  double kill_after;
+  int drain;
+  int pass_url;
+  int stdio;    /* --stdio: work_stdio.c */
+  int window;   /* --stdio: jobs in flight per handler */
+  int batch;    /* --stdio: most jobs one claim takes */
+  double grace; /* --stdio: after SIGTERM, how long answers are waited for */
+} work_options;
+
+/* `sqlq work --stdio`: run the worker of o on g's database.  Returns the
+** exit code. */
+int work_stdio_run(const cli_global *g, const work_options *o);
+
+/* Make the self-pipe and route SIGCHLD, SIGTERM and SIGINT to a handler
+** that writes to it and calls sqlq_interrupt(db) (db may be NULL);
+** SIGTERM and SIGINT also set the stop flag.  Returns 0 or -1. */
+int work_signals_install(sqlq_db *db);
+
+/* Take db and the self-pipe away from the signal handler (which stays
+** installed) and close the pipe: the caller may then close db. */
+void work_signals_uninstall(void);
+
+/* The self-pipe's read end, for poll(), and reading all it holds. */
+int work_signals_fd(void);
+void work_signals_drain(void);
+
+/* Whether SIGTERM or SIGINT arrived since work_signals_install(). */
+int work_stop_requested(void);
+
+/* Block until a signal arrives or timeout seconds pass (negative: no
+** limit). */
+void work_sleep_for_event(double timeout);
+
+/* Write how a process with wait status status ended into out. */
+void work_describe_status(int status, char *out, size_t size);
+
+/* Whether queue has no ready, scheduled or running job, into *empty.
+** Returns the status of sqlq_stats(). */
+int work_queue_empty(sqlq_db *db, const char *queue, int *empty);
+
+#endif /* SQLQ_CLI_WORK_COMMON_H */
