@@ -76,8 +76,8 @@ static void writer(const char *path) {
   ** due at once and the test passes without testing, never fails. */
   struct timespec ts = {0, 500 * 1000000L};
   nanosleep(&ts, NULL);
-  if (sqlite3_exec(conn, "INSERT INTO sqlq_jobs (queue, payload) VALUES ('late', 'x')", NULL,
-                   NULL, NULL) != SQLITE_OK)
+  if (sqlite3_exec(conn, "INSERT INTO sqlq_jobs (queue, payload) VALUES ('late', 'x')", NULL, NULL,
+                   NULL) != SQLITE_OK)
     _exit(1);
   pause();
   _exit(0);
