@@ -35,3 +35,14 @@ end=$(date +%s.%N)
 step "sqlq stats" "$sqlq" stats
 awk -v s="$start" -v e="$end" \
   'BEGIN { printf "\n1000 jobs drained by 4 workers in %.2f s (%.0f jobs/s, one process per job)\n", e - s, 1000 / (e - s) }'
+
+# The same work through long-lived handlers: sqlq work --stdio feeds jobs to
+# one Python process over its stdin (examples/handler.py, docs/protocol.md).
+step "seq 20000 | sqlq push --lines demo" sh -c 'seq 20000 | "$0" push --lines demo' "$sqlq"
+start=$(date +%s.%N)
+step "sqlq work --stdio --drain demo -- python3 examples/handler.py" \
+  "$sqlq" work --stdio --drain demo -- python3 "$root/examples/handler.py"
+end=$(date +%s.%N)
+step "sqlq stats" "$sqlq" stats
+awk -v s="$start" -v e="$end" \
+  'BEGIN { printf "\n20000 jobs drained by one Python handler in %.2f s (%.0f jobs/s, sqlq work --stdio)\n", e - s, 20000 / (e - s) }'
