@@ -939,6 +939,10 @@ int work_stdio_run(const cli_global *g, const work_options *o) {
   stdio_worker w;
   sigset_t pipe_set, old;
   int code = EXIT_SOFTWARE;
+  json_t *name = json_string(o->queue);
+  /* The protocol's JSON carries the queue's name as a string: UTF-8 only. */
+  if (name == NULL) return cli_usage_error("work", "--stdio needs a queue name in UTF-8");
+  json_decref(name);
   memset(&w, 0, sizeof w);
   w.o = o;
   w.due = 1;

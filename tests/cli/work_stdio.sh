@@ -17,6 +17,8 @@ run "bad grace" 64 sq work --stdio --grace -1 q -- cat
 expect_error_line "bad grace"
 run "no command" 64 sq work --stdio q
 expect_error_line "no command"
+run "queue name not UTF-8" 64 sq work --stdio "$(printf 'q\210')" -- cat
+expect_error_line "queue name not UTF-8"
 run "help" 0 sq work --help
 expect_out_has "help names --stdio" "--stdio"
 expect_out_has "help names --window" "--window"
