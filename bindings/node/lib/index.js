@@ -371,9 +371,9 @@ class Worker extends EventEmitter {
 
   async _claimLoop() {
     const db = this._claimDb;
+    const options = { lease: this.lease };
     let pause = 0; // after a failed claim, ms
     let idle = 0; // after a wait said "ready" but the claim found nothing, ms
-    let expect = false; // the last wait said "ready"
     while (!this._stopping) {
       // At most one batch claimed ahead of the handlers.
       if (this._local.length - this._head >= this.batch) {
@@ -382,7 +382,21 @@ class Worker extends EventEmitter {
       }
       let jobs;
       try {
-        jobs = await db.claim(this.queue, this.batch, { lease: this.lease });
+        jobs = await db.claim(this.queue, this.batch, options);
+        if (jobs.length === 0 && !this._stopping) {
+          // Nothing due: wait, and claim on the waiting thread the moment
+          // something is.
+          const r = await db._n.waitClaim(this.queue, this.waitTimeout, this.batch, options);
+          jobs = r.jobs;
+          if (jobs.length === 0 && r.state === "ready") {
+            // A due job that cannot be claimed (its FIFO group is busy)
+            // keeps the wait returning at once: back off, until a handler
+            // finishes.
+            idle = Math.min(1000, idle ? idle * 2 : 50);
+            await this._nap(idle);
+            continue;
+          }
+        }
         pause = 0;
       } catch (e) {
         if (e.status !== status.PAUSED) this._error(e);
@@ -391,26 +405,8 @@ class Worker extends EventEmitter {
         await this._nap(pause);
         continue;
       }
-      if (jobs.length === 0) {
-        if (this._stopping) break;
-        if (expect) {
-          // A due job that cannot be claimed (its FIFO group is busy) keeps
-          // wait() returning at once: back off, until a handler finishes.
-          expect = false;
-          idle = Math.min(1000, idle ? idle * 2 : 50);
-          await this._nap(idle);
-          continue;
-        }
-        try {
-          expect = (await db.wait(this.queue, this.waitTimeout)) === "ready";
-        } catch (e) {
-          this._error(e);
-          await this._nap(100);
-        }
-        continue;
-      }
+      if (jobs.length === 0) continue;
       idle = 0;
-      expect = false;
       if (this._head > 0 && this._head === this._local.length) {
         this._local = [];
         this._head = 0;

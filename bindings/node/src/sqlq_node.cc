@@ -253,6 +253,7 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value Release(const Napi::CallbackInfo &info);
   Napi::Value Touch(const Napi::CallbackInfo &info);
   Napi::Value Wait(const Napi::CallbackInfo &info);
+  Napi::Value WaitClaim(const Napi::CallbackInfo &info);
   Napi::Value Pause(const Napi::CallbackInfo &info);
   Napi::Value Resume(const Napi::CallbackInfo &info);
   Napi::Value Stats(const Napi::CallbackInfo &info);
@@ -562,6 +563,34 @@ Napi::Value Db::Wait(const Napi::CallbackInfo &info) {
   std::string queue = Text(info[0], "queue");
   double timeout = OptNum(info[1], "timeout", -1);
   return Run(info, [=](sqlq_db *h) { return sqlq_wait(h, queue.c_str(), timeout); }, WaitResult,
+             (1u << SQLQ_TIMEOUT) | (1u << SQLQ_INTERRUPTED));
+}
+
+// waitClaim(queue, timeout, max, options) waits as wait() does and, once
+// a job is due, claims as claim() does, both on the same pool thread: the
+// Worker's claim starts the moment the wait ends instead of after a trip
+// through the event loop, which may be busy.  Resolves with {state, jobs}:
+// state as wait() says it, jobs those claimed (none unless "ready").
+Napi::Value Db::WaitClaim(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  double timeout = OptNum(info[1], "timeout", -1);
+  size_t max = static_cast<size_t>(Int(info[2], "max", 0, INT64_MAX));
+  sqlq_claim_options o = Options<sqlq_claim_options>();
+  o.lease = OptNum(Opts(info[3], "options").Get("lease"), "lease", 0);
+  auto out = std::make_shared<Owned<sqlq_job, sqlq_jobs_free, JobObject>>();
+  auto waited = std::make_shared<int>(SQLQ_OK);
+  return Run(info,
+             [=](sqlq_db *h) {
+               *waited = sqlq_wait(h, queue.c_str(), timeout);
+               if (*waited != SQLQ_OK) return *waited;
+               return sqlq_claim(h, queue.c_str(), max, &o, &out->p, &out->n);
+             },
+             [out, waited](Napi::Env env, int) {
+               Napi::Object r = Napi::Object::New(env);
+               r.Set("state", WaitResult(env, *waited));
+               r.Set("jobs", out->Array(env));
+               return r;
+             },
              (1u << SQLQ_TIMEOUT) | (1u << SQLQ_INTERRUPTED));
 }
 
@@ -893,6 +922,7 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("release", &Db::Release),
        InstanceMethod("touch", &Db::Touch),
        InstanceMethod("wait", &Db::Wait),
+       InstanceMethod("waitClaim", &Db::WaitClaim),
        InstanceMethod("pause", &Db::Pause),
        InstanceMethod("resume", &Db::Resume),
        InstanceMethod("stats", &Db::Stats),
