@@ -1,6 +1,8 @@
 # The native addon, built against libsqlq: its header from SQLQ_INCLUDE_DIR
 # and its library (libsqlq.so, or the static libsqlq.a of a CMake build)
-# from SQLQ_LIB_DIR; both default to the system's.
+# from SQLQ_LIB_DIR; both default to the system's.  SQLQ_LIBS replaces the
+# libraries linked: a static libsqlq built with -DSQLQ_DLOPEN=OFF needs its
+# client libraries as well, SQLQ_LIBS="$(pkg-config --libs --static sqlq)".
 {
   "variables": {
     "sqlq_include_dir%": "<!(node -p \"process.env.SQLQ_INCLUDE_DIR || ''\")",
@@ -21,7 +23,7 @@
           "libraries": ["-L<(sqlq_lib_dir)", "-Wl,-rpath,<(sqlq_lib_dir)"]
         }]
       ],
-      "libraries": ["-lsqlq", "-lsqlite3", "-ldl", "-lpthread", "-lm"]
+      "libraries": ["<!@(node -p \"process.env.SQLQ_LIBS || '-lsqlq -lsqlite3 -ldl -lpthread -lm'\")"]
     }
   ]
 }
