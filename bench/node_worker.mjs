@@ -12,8 +12,15 @@
 // package (enqueueBatch, B a call, on a connection of its own); each
 // latency sample is a plain SQL INSERT through node-postgres on a
 // connection of its own (docs/schema.md), so that its figure is the
-// wake-up from a plain INSERT to the handler being called.
+// wake-up from a plain INSERT to the handler being called.  With
+// SQLQ_BENCH_PRODUCER=psycopg, each latency sample's INSERT is made instead
+// by another process, Debian's python3 with psycopg (autocommit), which
+// stamps the payload with its wall clock right before the INSERT: the
+// wake-up as a producer in another service sees it, without the cost of
+// node-postgres' own round trip on the worker's event loop.
 import { createRequire } from "node:module";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import pg from "pg";
 import { measure, parseArgs } from "./harness.mjs";
 
@@ -32,6 +39,33 @@ let db = null;
 let worker = null;
 let client = null;
 let enqueued = 0;
+let producer = null; // the psycopg process, with its answers as lines
+
+// A Python process that, for each line it reads, INSERTs one job stamped
+// with its wall clock (the harness's nowMs() is the same clock) and
+// answers a line.
+const PRODUCER = `
+import struct, sys, time, psycopg
+c = psycopg.connect(sys.argv[1], autocommit=True)
+for _ in sys.stdin:
+    c.execute("INSERT INTO sqlq_jobs (queue, payload) VALUES (%s, %s)",
+              (sys.argv[2], struct.pack("<d", time.time() * 1000) + bytes(8)))
+    print("ok", flush=True)
+`;
+function startProducer() {
+  const child = spawn("/usr/bin/python3", ["-c", PRODUCER, o.url, QUEUE], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  return {
+    async insert() {
+      child.stdin.write("\n");
+      const r = await lines.next();
+      if (r.done) throw new Error("the psycopg producer ended");
+    },
+    end() {
+      child.stdin.end();
+    },
+  };
+}
 
 const peer = {
   async start({ workers, batch, onJob }) {
@@ -42,11 +76,14 @@ const peer = {
     await client.connect();
     worker = new sqlq.Worker(o.url, QUEUE, { batch, concurrency: workers, handleSignals: false });
     worker.handle((job) => onJob({ t: job.payload.readDoubleLE(0) }));
+    if (process.env.SQLQ_BENCH_PRODUCER === "psycopg") producer = startProducer();
     await worker.start();
   },
   async enqueue(payloads) {
     enqueued += payloads.length;
-    if (payloads.length === 1) {
+    if (payloads.length === 1 && producer) {
+      await producer.insert();
+    } else if (payloads.length === 1) {
       await client.query("INSERT INTO sqlq_jobs (queue, payload) VALUES ($1, $2)", [QUEUE, stamp(payloads[0].t)]);
     } else {
       await db.enqueueBatch(QUEUE, payloads.map((p) => stamp(p.t)));
@@ -57,6 +94,7 @@ const peer = {
   },
   async stop() {
     await worker.stop();
+    if (producer) producer.end();
     await client.end();
     await db.close();
   },

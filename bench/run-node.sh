@@ -13,6 +13,10 @@
 # BATCH), the Node worker (batch BATCH, each concurrency), graphile-worker
 # (concurrency 24, localQueue.size BATCH, completeJobBatchDelay 0); the
 # runs are interleaved so that load from elsewhere falls on all alike.
+# One more run of the Node worker measures the wake-up from INSERTs made by
+# another process (SQLQ_BENCH_PRODUCER=psycopg, bench/node_worker.mjs), and
+# one of bench/python_worker.py the Python worker's, from psycopg INSERTs
+# too (when LIBDIR, or LIBDIR/tests/python, has libsqlq.so.1).
 # Prints the machine, one JSON line per measurement, then the medians.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +47,12 @@ say "building the addon against $LIBDIR"
 env -u JOBS SQLQ_INCLUDE_DIR=$root/include SQLQ_LIB_DIR=$LIBDIR node "$root/bindings/node/scripts/build.js" \
   "--out=$tmp/addon" >/dev/null
 export SQLQ_NODE_PACKAGE=$root/bindings/node SQLQ_NODE_ADDON=$tmp/addon/build/Release/sqlq.node
+# The shared libsqlq the Python package loads, for its wake-up beside the
+# Node worker's: LIBDIR's own, else the tests' copy (none: no Python row).
+py_lib=""
+for lib in "$LIBDIR/libsqlq.so.1" "$LIBDIR/tests/python/libsqlq.so.1"; do
+  if [[ -e $lib ]]; then py_lib=$(realpath "$lib"); fi
+done
 # One directory per graphile-worker version, each with pg and the peers;
 # the Node worker runs from the first.
 for v in $GRAPHILE_VERSIONS; do
@@ -96,13 +106,24 @@ for ((r = 1; r <= RUNS; r++)); do
   for c in $CONCURRENCY; do
     run "node-worker-c$c" bash -c 'cd "$0" && exec node node_worker.mjs "$@"' "$tmp/g-$first" "${node_args[@]}" --workers "$c"
   done
+  # The wake-up again, each INSERT made by a psycopg process instead of
+  # node-postgres on the worker's event loop, and the Python package's
+  # worker woken the same way, in the same run (throughput: 1000 jobs only).
+  run "node-worker-c24-psycopg-insert" env SQLQ_BENCH_PRODUCER=psycopg \
+    bash -c 'cd "$0" && exec node node_worker.mjs "$@"' "$tmp/g-$first" "${node_args[@]}" --workers 24 --jobs 1000
+  if [[ -n $py_lib ]]; then
+    run "python-worker-psycopg-insert" env SQLQ_LIBRARY="$py_lib" PYTHONPATH="$root/bindings/python" \
+      /usr/bin/python3 "$root/bench/python_worker.py" --url "$url" --jobs 1000 --workers 2 --batch 100 \
+      --latency-samples "$SAMPLES"
+  fi
   for v in $GRAPHILE_VERSIONS; do
     run "graphile-$v-c24" bash -c 'cd "$0" && exec node graphile.mjs "$@"' "$tmp/g-$v" "${node_args[@]}" \
       --workers 24 --url "$(gurl "$v")"
   done
 done
 
-echo "medians (jobs/s, enqueue/s, latency p50 ms, p99 ms; load average before each run):"
+echo "medians (jobs/s, enqueue/s, latency p50 ms, p99 ms, the Python producer's INSERT p50 ms where"
+echo "measured; load average before each run):"
 python3 - "$results" <<'PY'
 import json, statistics, sys
 rows = {}
@@ -111,7 +132,8 @@ for line in open(sys.argv[1]):
     rows.setdefault(name, []).append((float(load), json.loads(js)))
 for name, rs in rows.items():
     med = lambda f: statistics.median(f(j) for _, j in rs)
-    print(f"{name:18} jobs/s {med(lambda j: j['jobs_per_s']):>8.0f}  enqueue/s {med(lambda j: j['enqueue_per_s']):>8.0f}"
+    print(f"{name:30} jobs/s {med(lambda j: j['jobs_per_s']):>8.0f}  enqueue/s {med(lambda j: j['enqueue_per_s']):>8.0f}"
           f"  p50 {med(lambda j: j['latency_ms']['p50']):.3f}  p99 {med(lambda j: j['latency_ms']['p99']):.3f}"
-          f"  loads {' '.join(str(l) for l, _ in rs)}")
+          + (f"  insert p50 {med(lambda j: j['insert_ms']['p50']):.3f}" if rs[0][1].get("insert_ms") else "")
+          + f"  loads {' '.join(str(l) for l, _ in rs)}")
 PY
