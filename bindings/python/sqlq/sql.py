@@ -16,17 +16,25 @@ from ._core import _bytes, _int, _seconds, _text
 
 class _Dialect:
     """How one driver writes the row: its placeholder, the database's clock in
-    microseconds, and how the new job's id comes back."""
+    microseconds, how the new job's id comes back, and how an INSERT whose dedupe
+    key an unfinished job holds becomes a no-op (docs/schema.md)."""
 
-    def __init__(self, mark, now_us, returning):
+    def __init__(self, mark, now_us, returning, skip_duplicate):
         self.mark = mark
         self.now_us = now_us
         self.returning = returning  # " RETURNING id", or "" to read cursor.lastrowid
+        self.skip_duplicate = skip_duplicate
 
 
-SQLITE = _Dialect("?", "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)", "")
-POSTGRES = _Dialect("%s", "sqlq_now()", " RETURNING id")
-MYSQL = _Dialect("%s", "UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))", None)
+# The unique partial index of SQLite and PostgreSQL that holds dedupe keys.
+_ON_DEDUPE_INDEX = (" ON CONFLICT (queue, dedupe_key) WHERE dedupe_key IS NOT NULL"
+                    " AND state IN ('ready','running') DO NOTHING")
+SQLITE = _Dialect("?", "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)", "",
+                  _ON_DEDUPE_INDEX)
+POSTGRES = _Dialect("%s", "sqlq_now()", " RETURNING id", _ON_DEDUPE_INDEX)
+# MariaDB's unique key is on the generated column dedupe_live (docs/mysql.md).
+MYSQL = _Dialect("%s", "UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6))", None,
+                 " ON DUPLICATE KEY UPDATE id = id")
 
 # The top-level module of a connection's class -> its dialect.
 DIALECTS = {"sqlite3": SQLITE, "psycopg": POSTGRES, "psycopg2": POSTGRES, "MySQLdb": MYSQL,
@@ -44,9 +52,11 @@ def dialect_of(conn):
 
 
 def enqueue(conn, queue, payload=b"", *, priority=None, delay=0.0, max_attempts=None,
-            group_key=None):
+            group_key=None, dedupe_key=None):
     """Insert one job into sqlq_jobs through conn, in its open transaction (not committed
-    here).  Returns the job's id (None on MariaDB, whose ids a trigger assigns)."""
+    here).  Returns the job's id, or None when an unfinished job of the queue has the
+    same dedupe_key (then nothing is inserted) and always None on MariaDB, whose ids a
+    trigger assigns."""
     d = dialect_of(conn)
     q = _text(queue, "queue")
     if not q:
@@ -59,22 +69,24 @@ def enqueue(conn, queue, payload=b"", *, priority=None, delay=0.0, max_attempts=
             columns.append(column)
             values.append(d.mark)
             params.append(_int(value, column))
-    if group_key is not None:
-        columns.append("group_key")
-        values.append(d.mark)
-        params.append(_text(group_key, "group_key").decode("utf-8", "surrogateescape"))
+    for column, value in (("group_key", group_key), ("dedupe_key", dedupe_key)):
+        if value is not None:
+            columns.append(column)
+            values.append(d.mark)
+            params.append(_text(value, column).decode("utf-8", "surrogateescape"))
     if delay:
         columns.append("run_at")
         values.append(f"{d.now_us} + {d.mark}")
         params.append(int(_seconds(delay, "delay") * 1e6))
     sql = (f"INSERT INTO sqlq_jobs ({', '.join(columns)}) VALUES ({', '.join(values)})"
-           f"{d.returning or ''}")
+           f"{d.skip_duplicate if dedupe_key is not None else ''}{d.returning or ''}")
     cur = conn.cursor()
     try:
         cur.execute(sql, params)
         if d.returning:
-            return cur.fetchone()[0]
-        return cur.lastrowid if d.returning == "" else None
+            row = cur.fetchone()
+            return row[0] if row is not None else None
+        return cur.lastrowid if d.returning == "" and cur.rowcount == 1 else None
     finally:
         cur.close()
 
