@@ -888,13 +888,10 @@ static int work_loop(stdio_worker *w) {
   }
 }
 
-/* Make w's handlers, buffers and environment.  Returns 0 or -1 (memory ran
-** out). */
+/* Make w's handlers, buffers and environment (w->queue_json is set
+** already).  Returns 0 or -1 (memory ran out). */
 static int setup(stdio_worker *w, const cli_global *g) {
   int i, n = w->o->concurrency;
-  json_t *q = json_string(w->o->queue);
-  w->queue_json = q != NULL ? json_dumps(q, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-  json_decref(q);
   w->env = cli_command_env(g, w->o->pass_url, NULL, NULL);
   w->h = calloc((size_t)n, sizeof *w->h);
   w->close_fds = calloc((size_t)(2 * n + 2), sizeof *w->close_fds);
@@ -942,9 +939,12 @@ int work_stdio_run(const cli_global *g, const work_options *o) {
   json_t *name = json_string(o->queue);
   /* The protocol's JSON carries the queue's name as a string: UTF-8 only. */
   if (name == NULL) return cli_usage_error("work", "--stdio needs a queue name in UTF-8");
-  json_decref(name);
   memset(&w, 0, sizeof w);
   w.o = o;
+  /* The name as the job lines carry it (NULL when memory ran out: setup
+  ** fails then). */
+  w.queue_json = json_dumps(name, JSON_ENCODE_ANY | JSON_COMPACT);
+  json_decref(name);
   w.due = 1;
   w.wait_pipe[0] = w.wait_pipe[1] = -1;
   pthread_mutex_init(&w.mu, NULL);
