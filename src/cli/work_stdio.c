@@ -10,7 +10,8 @@
 ** a job may be due: no polling.  Each turn of the loop reaps the handlers
 ** that ended, starts the ones due for a (re)start, runs the timers (lease
 ** extensions, the deadlines of the jobs, SIGKILLs), acks the jobs answered
-** since the last turn in one sqlq_ack_batch(), claims as many jobs as the
+** since the last turn in one sqlq_ack_batch() (kept and tried again while
+** the database is away, within the jobs' leases), claims as many jobs as the
 ** handlers have room for (each at most --window jobs in flight) and sends
 ** them; then it blocks in poll() on the handlers' pipes, the self-pipe of
 ** the signals (work_common.c) and the waiter's pipe, never past the next
@@ -82,6 +83,7 @@ typedef struct flight {
   int64_t token;
   double deadline;   /* the handler answers or touches the job by then */
   double next_touch; /* when the worker extends the lease next */
+  double lease_end;  /* the lease lasts at least until then */
   int lost;          /* an extension found the job taken back */
 } flight;
 
@@ -120,6 +122,8 @@ typedef struct stdio_worker {
   struct pollfd *pollfds; /* room for 2 + 2 * o->concurrency (poll_io) */
   sqlq_job_ref *acks;     /* answered, not yet acked */
   size_t nacks;
+  double acks_until; /* the first lease of those jobs to end; INFINITY: none */
+  int acks_kept;     /* they failed, database away, and are tried again */
   int code;          /* non-zero: stop, and exit with this */
   int due;           /* a job may be due: claim */
   int woken;         /* due was set by a wake-up */
@@ -286,21 +290,41 @@ static void fail_job(stdio_worker *w, const flight *f, const char *why, const st
   report_finish(w, f->id, sqlq_fail(w->db, f->id, f->token, why, &fo), "fail");
 }
 
-/* Ack the jobs answered so far, in one transaction. */
-static void flush_acks(stdio_worker *w) {
+/* Ack the jobs answered so far, in one transaction.  While the database is
+** away the acks are kept and tried again at the next turn of the loop, up
+** to the end of the first of their leases (then a retry could only be
+** refused, and the jobs run again), as `sqlq work` does; last set, they
+** are tried once. */
+static void flush_acks(stdio_worker *w, int last) {
   size_t acked = 0;
   int rc;
   if (w->nacks == 0) {
     return;
   }
   rc = sqlq_ack_batch(w->db, w->acks, w->nacks, &acked);
+  if (rc == SQLQ_UNAVAILABLE && !last && cli_monotonic_s() < w->acks_until) {
+    if (!w->acks_kept) {
+      cli_error("work: ack of %zu jobs failed: %s; tried again until their leases end", w->nacks,
+                sqlq_errmsg(w->db));
+      w->acks_kept = 1;
+    }
+    if (w->recheck_at == 0) {
+      w->recheck_at = cli_monotonic_s() + RECHECK_INTERVAL;
+    }
+    return;
+  }
   if (rc == SQLQ_STALE) {
     cli_error("work: %zu of %zu acks refused: their leases were lost", w->nacks - acked, w->nacks);
   } else if (rc != SQLQ_OK) {
     cli_error("work: ack of %zu jobs failed: %s; they run again once their leases end", w->nacks,
               sqlq_errmsg(w->db));
   }
+  if (w->acks_kept && rc == SQLQ_OK) {
+    cli_error("work: the acks kept went through");
+  }
   w->nacks = 0;
+  w->acks_until = INFINITY;
+  w->acks_kept = 0;
 }
 
 /* Remove the job at index i of h's jobs in flight. */
@@ -477,7 +501,9 @@ static int find_job(const handler *h, int64_t id) {
 static void touch_job(stdio_worker *w, flight *f) {
   double t = cli_monotonic_s();
   int rc = sqlq_touch(w->db, f->id, f->token, w->o->lease, NULL);
-  if (rc == SQLQ_STALE) {
+  if (rc == SQLQ_OK) {
+    f->lease_end = t + w->o->lease;
+  } else if (rc == SQLQ_STALE) {
     cli_error("work: job %" PRId64 ": lease lost: the job is no longer held with its token", f->id);
     f->lost = 1;
   } else if (rc != SQLQ_OK && !say_away(w, w->db, rc, "touch")) {
@@ -502,6 +528,7 @@ static void on_answer(stdio_worker *w, handler *h, int i, const stdio_answer *a)
   } else if (a->kind == STDIO_ACK) {
     w->acks[w->nacks].id = f->id;
     w->acks[w->nacks++].token = f->token;
+    w->acks_until = fmin(w->acks_until, f->lease_end);
   } else if (a->kind == STDIO_FAIL) {
     fail_job(w, f, a->error[0] != '\0' ? a->error : "failed", a);
   } else {
@@ -673,12 +700,16 @@ static handler *roomiest(stdio_worker *w) {
   return best;
 }
 
+/* How many more jobs the handlers take.  An answered job whose ack is
+** kept for a retry still holds its place in the acks (room for every job
+** in flight): it counts against the room. */
 static int room(const stdio_worker *w) {
   int i, n = 0;
   for (i = 0; i < w->o->concurrency; i++) {
     if (w->h[i].state == H_READY) n += w->o->window - w->h[i].njobs;
   }
-  return n;
+  n -= (int)w->nacks;
+  return n > 0 ? n : 0;
 }
 
 /* Send job, claimed at claimed_at, to h.  Returns 0, or -1 when memory ran
@@ -694,6 +725,7 @@ static int send_job(stdio_worker *w, handler *h, const sqlq_job *job, double cla
   f->token = job->token;
   f->deadline = claimed_at + w->o->lease;
   f->next_touch = claimed_at + w->o->lease / 3;
+  f->lease_end = claimed_at + w->o->lease;
   f->lost = 0;
   return 0;
 }
@@ -868,10 +900,11 @@ static int work_loop(stdio_worker *w) {
     for (i = 0; i < w->o->concurrency; i++) {
       run_timers(w, &w->h[i]);
     }
-    flush_acks(w);
+    flush_acks(w, 0);
     if (stopping(w)) {
       close_handlers(w);
       if (running(w) == 0) {
+        flush_acks(w, 1);
         return w->code;
       }
     } else if (w->due && room(w) > 0) {
@@ -946,6 +979,7 @@ int work_stdio_run(const cli_global *g, const work_options *o) {
   w.queue_json = json_dumps(name, JSON_ENCODE_ANY | JSON_COMPACT);
   json_decref(name);
   w.due = 1;
+  w.acks_until = INFINITY;
   w.wait_pipe[0] = w.wait_pipe[1] = -1;
   pthread_mutex_init(&w.mu, NULL);
   pthread_cond_init(&w.cv, NULL);
