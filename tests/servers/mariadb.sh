@@ -150,7 +150,9 @@ CNF
   fi
   if ! out=$(as_owner mariadb-install-db --defaults-file="$cnf" --user="$owner" \
     --auth-root-authentication-method=normal --skip-test-db 2>&1); then
-    printf '%s\n' "$out" | tail -n 20 >&2
+    # Its error lines first: the tail alone is its long generic advice.
+    { printf '%s\n' "$out" | grep -m 10 -iE 'error|fatal|abort|denied|cannot|can.t' || true
+      printf '%s\n' "$out" | tail -n 5; } >&2
     die "mariadb-install-db failed in $dir"
   fi
   launch start
