@@ -506,7 +506,7 @@ static void touch_job(stdio_worker *w, flight *f) {
   } else if (rc == SQLQ_STALE) {
     cli_error("work: job %" PRId64 ": lease lost: the job is no longer held with its token", f->id);
     f->lost = 1;
-  } else if (rc != SQLQ_OK && !say_away(w, w->db, rc, "touch")) {
+  } else if (!say_away(w, w->db, rc, "touch")) {
     cli_fail(w->db, rc, "touch");
   }
   f->next_touch = t + w->o->lease / 3;

@@ -25,18 +25,6 @@ sq init >/dev/null || die "init"
 
 name=lost-lock
 
-# wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds; 1 when
-# it never did within SECONDS.
-wait_until() {
-  local tries=$(($1 * 10))
-  shift
-  until "$@"; do
-    tries=$((tries - 1))
-    [ "$tries" -gt 0 ] || return 1
-    sleep 0.1
-  done
-}
-
 # stop_processes PID...: stop the processes (of a server) with SIGSTOP, for
 # resume_session to continue.
 stop_processes() {

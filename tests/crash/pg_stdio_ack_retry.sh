@@ -20,16 +20,6 @@ sed "s|^  :\$|  echo \"\$1\" >>'$tmp/runs'; for i in \$(seq 600); do [ -e '$tmp/
   "$examples/handler.sh" >"$tmp/handler.sh"
 grep -q "$tmp/go" "$tmp/handler.sh" || die "could not make the handler"
 
-# wait_for SECONDS CMD...: until CMD succeeds, or fail.
-wait_for() {
-  local tries=$(($1 * 10))
-  shift
-  until "$@"; do
-    tries=$((tries - 1))
-    [ "$tries" -gt 0 ] || return 1
-    sleep 0.1
-  done
-}
 lines() { [ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ]; }
 
 sq init >/dev/null || die "init"
@@ -38,7 +28,7 @@ id=$(sq push q job) || die "push"
   >"$tmp/worker.out" 2>"$tmp/worker.err" &
 worker=$!
 bg_pids+=("$worker")
-wait_for 60 lines "$tmp/runs" 1 || die "the handler got no job in 60 s: $(cat "$tmp/worker.err")"
+wait_until 60 lines "$tmp/runs" 1 || die "the handler got no job in 60 s: $(cat "$tmp/worker.err")"
 # The claim committed without waiting for the disk (docs/postgres.md,
 # "Durability"): a durable commit after it, an enqueue, flushes it, so that
 # the crash below cannot forget the claim (which would make the job run
@@ -47,17 +37,16 @@ sq push flush x >/dev/null || die "push"
 pass "the handler holds job $id"
 
 kill -KILL "$(head -n 1 "$pidfile")" || die "cannot kill the server"
-wait_for 30 eval '! pg_isready -q -h 127.0.0.1 -p "$SQLQ_TEST_PG_PORT"' || die "the server still answers"
+wait_until 30 eval '! pg_isready -q -h 127.0.0.1 -p "$SQLQ_TEST_PG_PORT"' || die "the server still answers"
 touch "$tmp/go"
-wait_for 30 lines "$tmp/answered" 1 || die "the handler did not answer"
-wait_for 30 grep -q "ack of 1 jobs failed" "$tmp/worker.err" ||
+wait_until 30 lines "$tmp/answered" 1 || die "the handler did not answer"
+wait_until 30 grep -q "ack of 1 jobs failed" "$tmp/worker.err" ||
   die "the worker did not try the ack while the server was down: $(cat "$tmp/worker.err")"
 pass "the handler acked while the server was down, and the ack failed"
 
 # shellcheck disable=SC2086 # the server command is "bash SCRIPT"
 $SQLQ_TEST_PG_SERVER restart "$SQLQ_TEST_PG_PORT" || die "the server did not start again"
-for i in $(seq 900); do alive "$worker" || break; sleep 0.1; done
-alive "$worker" && die "the worker did not drain the queue in 90 s: $(cat "$tmp/worker.err")"
+wait_gone 90 "$worker" || die "the worker did not drain the queue in 90 s: $(cat "$tmp/worker.err")"
 wait "$worker" || die "the worker exited $?: $(cat "$tmp/worker.err")"
 [ "$(wc -l <"$tmp/runs")" = 1 ] || die "the job ran $(wc -l <"$tmp/runs") times: $(cat "$tmp/worker.err")"
 grep -q "the acks kept went through" "$tmp/worker.err" ||
