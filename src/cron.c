@@ -47,15 +47,15 @@ static const struct {
   {"@hourly", "0 * * * *"},
 };
 
-/* Write the reason into err; returns SQLQ_MISUSE. */
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t err_size, const char *fmt,
-                                                      ...) {
+int sqlq__cron_fail(char *err, size_t err_size, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, err_size, fmt, ap);
   va_end(ap);
   return SQLQ_MISUSE;
 }
+
+#define fail sqlq__cron_fail
 
 /* Read a number or (when f has names) a three-letter name at *p into *v,
 ** advancing *p; 0 when there is none. */

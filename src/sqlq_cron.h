@@ -17,6 +17,11 @@
 
 #include "sqlq.h"
 
+/* Write the formatted reason into err (err_size bytes); returns
+** SQLQ_MISUSE. */
+int sqlq__cron_fail(char *err, size_t err_size, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+
 /* A parsed spec.  For a calendar spec every set is non-empty. */
 typedef struct sqlq__cron {
   int64_t every;           /* @every: seconds between ticks; 0: a calendar spec */

@@ -8,7 +8,6 @@
 ** M10.5.0/3").  Files with leap seconds ("right/...") are refused: their
 ** times are not Unix times.
 */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +37,7 @@ struct sqlq__tz {
   struct rule start, end;
 };
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t err_size, const char *fmt,
-                                                      ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_size, fmt, ap);
-  va_end(ap);
-  return SQLQ_MISUSE;
-}
+#define fail sqlq__cron_fail
 
 /* A zone name is a relative path of the tz database: letters, digits and
 ** "/_+-." without a component that begins with '.'. */
