@@ -231,12 +231,14 @@ static int next_local(const sqlq__cron *c, int64_t from, int64_t limit, int64_t 
 }
 
 /* The UTC time of the local time l in tz: its first occurrence, or, in
-** a gap, l with the offset in force before the gap. */
-static int64_t local_to_utc(const sqlq__tz *tz, int64_t l) {
+** a gap, l with the offset in force before the gap; *late receives how
+** much later than l that is in the gap (the gap's length), else 0. */
+static int64_t local_to_utc(const sqlq__tz *tz, int64_t l, int64_t *late) {
   /* The offsets a day either side: no zone changes twice in two days. */
   int64_t oa = sqlq__tz_offset(tz, l - 86400), ob = sqlq__tz_offset(tz, l + 86400);
   int64_t ua = l - oa, ub = l - ob;
   int a_ok = sqlq__tz_offset(tz, ua) == oa, b_ok = sqlq__tz_offset(tz, ub) == ob;
+  *late = a_ok || b_ok ? 0 : ob - oa;
   if (a_ok && b_ok) return ua < ub ? ua : ub;
   return b_ok ? ub : ua;
 }
@@ -250,15 +252,25 @@ int sqlq__cron_next(const sqlq__cron *c, const sqlq__tz *tz, int64_t after, int6
     *next = (after / c->every + 1) * c->every;
     return SQLQ_OK;
   }
-  int64_t local = after + sqlq__tz_offset(tz, after);
+  /* From the wall time of after at the smaller of the offsets of now and
+  ** a day ago: a wall time of a gap just behind ticks after the gap. */
+  int64_t off = sqlq__tz_offset(tz, after), before = sqlq__tz_offset(tz, after - 86400);
+  int64_t local = after + (before < off ? before : off);
   int64_t from = (local >= 0 ? local / 60 : (local - 59) / 60) * 60 + 60;
   int64_t limit = from + SQLQ__CRON_HORIZON;
-  /* A wall time whose first occurrence is not after `after` came already
-  ** (the clock fell back past it): try the next.  Each turn moves from on,
-  ** so the turns are bounded by the minutes before limit. */
+  /* A wall time that ticks at or before `after` came already (or the clock
+  ** fell back past it): try the next.  Each turn moves from on, so the
+  ** turns are bounded by the minutes before limit. */
   while (next_local(c, from, limit, &local) == SQLQ_OK) {
-    int64_t first = local_to_utc(tz, local);
+    int64_t late, first = local_to_utc(tz, local, &late);
     if (first > after) {
+      /* A wall time of a gap ticks late: one after it, within the gap's
+      ** length, may tick sooner (a half-hour gap, 02:20 and 02:40). */
+      for (int64_t l = local + 60, end = local + late, unused;
+           l < end && next_local(c, l, end, &l) == SQLQ_OK; l += 60) {
+        int64_t t = local_to_utc(tz, l, &unused);
+        if (t > after && t < first) first = t;
+      }
       *next = first;
       return SQLQ_OK;
     }

@@ -158,6 +158,9 @@ static void ticks_dst(void **state) {
      "Europe/Paris",
      "2026-03-28 23:30",
      {"2026-03-29 00:00", "2026-03-29 01:00", "2026-03-29 02:00"}},
+    /* From inside the hour the clock skipped, 02:30 still comes, at 03:30. */
+    {"30 2 * * *", "Europe/Paris", "2026-03-29 01:10", {"2026-03-29 01:30", "2026-03-30 00:30"}},
+    {"36 2 31 3 *", "Europe/Paris", "2244-03-31 01:20", {"2244-03-31 01:36"}},
     /* Paris falls back at 01:00 UTC on 2026-10-25 (03:00 CEST -> 02:00 CET). */
     {"0 * * * *",
      "Europe/Paris",
@@ -183,6 +186,11 @@ static void ticks_dst(void **state) {
      "Australia/Lord_Howe",
      "2026-10-02 12:00",
      {"2026-10-02 15:45", "2026-10-03 15:45", "2026-10-04 15:15"}},
+    /* 02:20 is skipped, ticks at 02:50; 02:40 is not skipped and ticks first. */
+    {"20,40 2 * * *",
+     "Australia/Lord_Howe",
+     "2026-10-03 12:00",
+     {"2026-10-03 15:40", "2026-10-03 15:50", "2026-10-04 15:20", "2026-10-04 15:40"}},
     /* Samoa skipped 2011-12-30 entirely (UTC-10 -> UTC+14): its noon
     ** ticks a day late, on the noon of the 31st, once. */
     {"0 12 * * *",
