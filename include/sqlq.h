@@ -46,10 +46,10 @@ extern "C" {
 #endif
 
 #define SQLQ_VERSION_MAJOR 1
-#define SQLQ_VERSION_MINOR 0
+#define SQLQ_VERSION_MINOR 1
 #define SQLQ_VERSION_PATCH 0
-#define SQLQ_VERSION "1.0.0"
-#define SQLQ_VERSION_NUMBER 1000000 /* major*1000000 + minor*1000 + patch */
+#define SQLQ_VERSION "1.1.0"
+#define SQLQ_VERSION_NUMBER 1001000 /* major*1000000 + minor*1000 + patch */
 
 /* The version of the library the program runs with (SQLQ_VERSION and
 ** SQLQ_VERSION_NUMBER of the library, which may be newer than the header
@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 3
+#define SQLQ_SCHEMA_VERSION 4
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -793,6 +793,109 @@ int sqlq_subscriptions(sqlq_db *db, sqlq_subscription **subs_out, size_t *n_out)
 
 /* Free an array returned by sqlq_subscriptions().  Accepts NULL. */
 void sqlq_subscriptions_free(sqlq_subscription *subs, size_t n);
+
+/* ---------------------------------------------------------------------
+** Periodic jobs (schema version 4; libsqlq 1.1).
+**
+** A schedule enqueues one job, with its payload, in its queue at each
+** tick of its spec.  The ticks are enqueued by scheduling passes,
+** sqlq_cron_tick(), which any number of processes may run at once against
+** one database: exactly one job per tick, whoever runs them.  (A pass
+** advances the schedule's next tick with a compare-and-set in the same
+** transaction as the job; the job also carries the dedupe key
+** "cron:NAME:TICK", TICK being the tick's time in microseconds since the
+** epoch.)  Times come from the database's clock.
+**
+** A spec is five crontab fields, "MIN HOUR DAY-OF-MONTH MONTH
+** DAY-OF-WEEK" (lists, ranges, steps, names such as JAN and MON; when both
+** day fields are restricted a day matches either), a macro (@yearly,
+** @annually, @monthly, @weekly, @daily, @midnight, @hourly) or an
+** interval "@every 30s" (units s, m, h and d, combined as in "1h30m"),
+** which ticks at the multiples of the interval since the Unix epoch.  A
+** crontab spec ticks in the schedule's time zone, a name of the system's
+** tz database: a wall time skipped by a DST change ticks as late as the
+** change is long, and a wall time that happens twice ticks the first time.
+** docs/cron.md says it all.
+*/
+
+/* Longest schedule name, spec and zone name, in bytes. */
+#define SQLQ_CRON_NAME_MAX 128
+#define SQLQ_CRON_SPEC_MAX 256
+#define SQLQ_CRON_ZONE_MAX 64
+
+/* What a pass that comes late does with the ticks it missed
+** (sqlq_schedule.missed): a number from 1 to SQLQ_CRON_MISSED_MAX enqueues
+** at most that many, the latest ones. */
+#define SQLQ_CRON_SKIP 0   /* only a tick at most SQLQ_CRON_GRACE seconds late */
+#define SQLQ_CRON_ONCE 1   /* the latest tick, however late */
+#define SQLQ_CRON_ALL (-1) /* every tick, the oldest first */
+#define SQLQ_CRON_MISSED_MAX 1000
+#define SQLQ_CRON_GRACE 60
+
+/*
+** A schedule.  For sqlq_cron_add() the caller fills name, spec, zone
+** (NULL: "UTC"), queue, payload and missed, and keeps ownership of every
+** pointer; the other fields are ignored.  sqlq_cron_list() fills them all;
+** the library owns those strings and payloads until sqlq_schedules_free().
+*/
+typedef struct sqlq_schedule {
+  const char *name;  /* 1 to SQLQ_CRON_NAME_MAX bytes of UTF-8 text */
+  const char *spec;  /* see above; at most SQLQ_CRON_SPEC_MAX bytes */
+  const char *zone;  /* "Europe/Paris"; NULL for sqlq_cron_add() is "UTC" */
+  const char *queue; /* the queue of its jobs */
+  const void *payload;
+  size_t payload_len;
+  int missed;         /* SQLQ_CRON_SKIP (the default), _ONCE, _ALL or 1..MAX */
+  int paused;         /* 1 when paused */
+  int64_t next_at_us; /* its next tick, microseconds since the epoch */
+  int64_t last_at_us; /* the latest tick it enqueued a job for; 0: none yet */
+} sqlq_schedule;
+
+/*
+** Add the schedule s, or replace the one of that name: its next tick is
+** the first after now, whatever the old one's was, and it is not paused.
+** SQLQ_MISUSE, with the reason in sqlq_errmsg(), for a bad name, queue,
+** spec (also one that never ticks, such as "0 0 30 2 *"), zone (one the tz
+** database lacks too) or missed; SQLQ_TOOBIG for a payload over the
+** handle's limit.
+*/
+int sqlq_cron_add(sqlq_db *db, const sqlq_schedule *s);
+
+/* Remove, pause or resume the schedule called name; SQLQ_NOTFOUND when
+** there is none.  A paused schedule enqueues nothing; resumed, it ticks
+** from now on: the ticks it missed while paused are not run. */
+int sqlq_cron_remove(sqlq_db *db, const char *name);
+int sqlq_cron_pause(sqlq_db *db, const char *name);
+int sqlq_cron_resume(sqlq_db *db, const char *name);
+
+/* Every schedule, ordered by name, into *schedules_out (*n_out of them);
+** free it with sqlq_schedules_free(). */
+int sqlq_cron_list(sqlq_db *db, sqlq_schedule **schedules_out, size_t *n_out);
+
+/* Free an array returned by sqlq_cron_list().  Accepts NULL. */
+void sqlq_schedules_free(sqlq_schedule *schedules, size_t n);
+
+/*
+** Run one scheduling pass at the time now_at_us (microseconds since the
+** epoch; 0: the database's clock now, which is what a scheduler passes --
+** other times are for tests and replays): for each schedule not paused
+** whose next tick has come, enqueue the jobs of the ticks due, as its
+** missed policy says (a pass more than one tick late "missed" the earlier
+** ones), and advance its next tick past now_at_us.  At most
+** SQLQ_CRON_MISSED_MAX jobs per schedule per pass: under SQLQ_CRON_ALL, a
+** long backlog takes several passes, the oldest ticks first.  Ticks over
+** 31 days late are dropped, except under SQLQ_CRON_ALL.  Each schedule is
+** its own transaction (or the caller's, inside sqlq_begin()).
+**
+** *enqueued_out (may be NULL) receives the number of jobs this pass
+** enqueued; *next_at_us_out (may be NULL) the earliest next tick of the
+** schedules not paused (0: none), for the caller to sleep until then (a
+** schedule added meanwhile by someone else may come sooner: look again at
+** least every few seconds).  A schedule whose stored spec or zone no longer
+** parses (edited with SQL, or a zone gone from the tz database) is left as
+** it is: the pass does the others, then returns SQLQ_MISUSE naming it.
+*/
+int sqlq_cron_tick(sqlq_db *db, int64_t now_at_us, size_t *enqueued_out, int64_t *next_at_us_out);
 
 #ifdef __cplusplus
 }

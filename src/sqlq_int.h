@@ -208,6 +208,29 @@ enum sqlq__sql_id {
   SQLQ__SQL_SUB_TRIGGERS, /* $1 base (see sqlq__sub_plan) -> name, table
                                 of each trigger of the default schema whose
                                 name starts with base */
+  /* Schedules of periodic jobs (schema version 4).  Times in
+  ** microseconds since the epoch; next_run and last_run are ticks. */
+  SQLQ__SQL_CRON_NOW,     /* -> the database's clock now */
+  SQLQ__SQL_CRON_ADD,     /* $1 name $2 spec $3 zone $4 queue $5 payload
+                                $6 missed $7 next_run: a new schedule
+                                (SQLQ__CONSTRAINT when the name is taken) */
+  SQLQ__SQL_CRON_REMOVE,  /* $1 name */
+  SQLQ__SQL_CRON_PAUSE,   /* $1 name: paused */
+  SQLQ__SQL_CRON_RESUME,  /* $1 name $2 next_run: not paused, from next_run */
+  SQLQ__SQL_CRON_LIST,    /* $1 name or NULL (all) -> name, spec, zone,
+                                queue, payload, missed, paused (0/1),
+                                next_run, last_run (NULL: none), ordered
+                                by name */
+  SQLQ__SQL_CRON_DUE,     /* $1 now -> name, spec, zone, queue, payload,
+                                missed, paused (0), next_run, last_run of
+                                every schedule not paused whose next_run
+                                <= now, ordered by next_run, name */
+  SQLQ__SQL_CRON_ADVANCE, /* $1 name $2 old next_run $3 new next_run
+                                $4 last_run (0: unchanged): changes
+                                the row only while its next_run is the old
+                                one (the compare-and-set of a tick) */
+  SQLQ__SQL_CRON_NEXT,    /* -> the earliest next_run of the schedules
+                                not paused (NULL: none) */
   SQLQ__SQL_COUNT
 };
 
@@ -772,6 +795,13 @@ int sqlq__grow(sqlq_db *db, void **items, size_t *cap, size_t n, size_t size);
 /* Record queue's name (QUEUE_REGISTER), when the dialect does that apart
 ** from ENQUEUE, so that stats list it even when it is empty. */
 int sqlq__register_queue(sqlq_db *db, const char *queue);
+
+/* Store one job of queue (a valid name) as sqlq_enqueue() does, spec
+** already checked, inside the caller's write transaction: the queue is
+** registered and its waiters are owed a wake-up.  *id receives the job's
+** id, or the unfinished job's that holds its dedupe key (*duplicate 1). */
+int sqlq__enqueue_in_tx(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int64_t *id,
+                        int *duplicate);
 
 /* Run statement sql, which takes $1 queue and, when id is not NULL, $2 id,
 ** and returns no rows.  When changes is not NULL, add the number of rows

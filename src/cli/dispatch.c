@@ -37,6 +37,7 @@ static const cli_command commands[] = {
   {"subscribe", cmd_subscribe, "turn the row changes of a table into jobs"},
   {"unsubscribe", cmd_unsubscribe, "end a table subscription"},
   {"subscriptions", cmd_subscriptions, "list the table subscriptions"},
+  {"cron", cmd_cron, "enqueue jobs on schedules (crontab specs, @every)"},
   {"bench", cmd_bench, "measure throughput and latency"},
 };
 

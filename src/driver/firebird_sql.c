@@ -556,6 +556,27 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   /* The driver's own statements. */
   [FB_SQL_EVENT_NAME] = "SELECT " EVENT("CAST($1 AS " TEXT(200) ")") " FROM RDB$DATABASE",
   [FB_SQL_POST] = "EXECUTE BLOCK (c " TEXT(200) " = $1) AS BEGIN POST_EVENT " EVENT(":c") "; END",
+
+  /* Schedules (schema version 4). */
+  [SQLQ__SQL_CRON_NOW] = "SELECT " NOW " FROM RDB$DATABASE",
+  [SQLQ__SQL_CRON_ADD] =
+    "INSERT INTO sqlq_schedules (name, spec, time_zone, queue, payload, missed, next_run)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+  [SQLQ__SQL_CRON_REMOVE] = "DELETE FROM sqlq_schedules WHERE name = $1",
+  [SQLQ__SQL_CRON_PAUSE] = "UPDATE sqlq_schedules SET paused = 1 WHERE name = $1",
+  [SQLQ__SQL_CRON_RESUME] = "UPDATE sqlq_schedules SET paused = 0, next_run = $2 WHERE name = $1",
+  [SQLQ__SQL_CRON_LIST] =
+    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
+    " FROM sqlq_schedules WHERE " QUEUE_PARAM("$1") " IS NULL OR name = $1"
+                                                    " ORDER BY name",
+  [SQLQ__SQL_CRON_DUE] =
+    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
+    " FROM sqlq_schedules WHERE paused = 0 AND next_run <= $1"
+    " ORDER BY next_run, name",
+  [SQLQ__SQL_CRON_ADVANCE] =
+    "UPDATE sqlq_schedules SET next_run = $3, last_run = COALESCE(NULLIF(CAST($4 AS BIGINT), 0), last_run)"
+    " WHERE name = $1 AND next_run = $2",
+  [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE paused = 0",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -769,8 +790,37 @@ static const char migration_3[] =
                                                  "  RETURN SUBSTRING(b FROM 1 FOR n);"
                                                  " END";
 
+/* Version 4: schedules of periodic jobs, one row each. */
+static const char migration_4[] =
+  "CREATE TABLE sqlq_schedules ("
+  " name       " TEXT(
+    128) " NOT NULL,"
+         " spec       " TEXT(
+           256) " NOT NULL,"
+                " time_zone  " TEXT(
+                  64) " DEFAULT 'UTC' NOT NULL,"
+                      " queue      " TEXT(
+                        128) " NOT NULL,"
+                             " payload    BLOB SUB_TYPE BINARY NOT NULL,"
+                             " missed     INTEGER DEFAULT 0 NOT NULL,"
+                             " paused     SMALLINT DEFAULT 0 NOT NULL,"
+                             " next_run   BIGINT NOT NULL,"
+                             " last_run   BIGINT,"
+                             " created_at BIGINT NOT NULL,"
+                             " CONSTRAINT sqlq_schedules_pk PRIMARY KEY (name),"
+                             " CONSTRAINT sqlq_schedules_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
+                             " CONSTRAINT sqlq_schedules_spec CHECK (octet_length(spec) BETWEEN 1 AND 256),"
+                             " CONSTRAINT sqlq_schedules_zone CHECK (octet_length(time_zone) BETWEEN 1 AND 64),"
+                             " CONSTRAINT sqlq_schedules_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+                             " CONSTRAINT sqlq_schedules_missed CHECK (missed >= -1))" FB_SEP
+                             "CREATE TRIGGER sqlq_schedules_set FOR sqlq_schedules ACTIVE BEFORE INSERT POSITION 0 AS"
+                             " BEGIN"
+                             "  IF (NEW.created_at IS NULL) THEN NEW.created_at = " NOW ";"
+                             " END";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
   migration_2,
   migration_3,
+  migration_4,
 };

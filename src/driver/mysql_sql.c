@@ -278,6 +278,26 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_SUB_TRIGGERS] =
     "SELECT TRIGGER_NAME, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS"
     " WHERE TRIGGER_SCHEMA = DATABASE() AND LEFT(TRIGGER_NAME, CHAR_LENGTH($1)) = $1",
+
+  /* Schedules (schema version 4). */
+  [SQLQ__SQL_CRON_NOW] = "SELECT " NOW_US,
+  [SQLQ__SQL_CRON_ADD] =
+    "INSERT INTO sqlq_schedules (name, spec, time_zone, queue, payload, missed, next_run)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+  [SQLQ__SQL_CRON_REMOVE] = "DELETE FROM sqlq_schedules WHERE name = $1",
+  [SQLQ__SQL_CRON_PAUSE] = "UPDATE sqlq_schedules SET paused = 1 WHERE name = $1",
+  [SQLQ__SQL_CRON_RESUME] = "UPDATE sqlq_schedules SET paused = 0, next_run = $2 WHERE name = $1",
+  [SQLQ__SQL_CRON_LIST] =
+    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
+    " FROM sqlq_schedules WHERE $1 IS NULL OR name = $1 ORDER BY name",
+  [SQLQ__SQL_CRON_DUE] =
+    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
+    " FROM sqlq_schedules WHERE NOT paused AND next_run <= $1"
+    " ORDER BY next_run, name",
+  [SQLQ__SQL_CRON_ADVANCE] =
+    "UPDATE sqlq_schedules SET next_run = $3, last_run = coalesce(nullif($4, 0), last_run)"
+    " WHERE name = $1 AND next_run = $2",
+  [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE NOT paused",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -460,8 +480,29 @@ static const char migration_3[] =
   "UPDATE sqlq_job_ids SET last_id = GREATEST(last_id, " JOB_IDS_CATCH_UP ") WHERE one = 1;"
   "ALTER TABLE sqlq_jobs MODIFY id BIGINT NOT NULL DEFAULT 0";
 
+/* Version 4: schedules of periodic jobs, one row each. */
+static const char migration_4[] =
+  "CREATE TABLE IF NOT EXISTS sqlq_schedules ("
+  " name       VARCHAR(128) NOT NULL PRIMARY KEY,"
+  " spec       VARCHAR(256) NOT NULL,"
+  " time_zone  VARCHAR(64)  NOT NULL DEFAULT 'UTC',"
+  " queue      VARCHAR(128) NOT NULL,"
+  " payload    LONGBLOB     NOT NULL,"
+  " missed     INT          NOT NULL DEFAULT 0,"
+  " paused     BOOLEAN      NOT NULL DEFAULT FALSE,"
+  " next_run   BIGINT       NOT NULL,"
+  " last_run   BIGINT,"
+  " created_at BIGINT       NOT NULL DEFAULT (" NOW_US "),"
+  " CONSTRAINT sqlq_schedules_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_schedules_spec CHECK (octet_length(spec) BETWEEN 1 AND 256),"
+  " CONSTRAINT sqlq_schedules_zone CHECK (octet_length(time_zone) BETWEEN 1 AND 64),"
+  " CONSTRAINT sqlq_schedules_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_schedules_missed CHECK (missed >= -1)"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
   migration_2,
   migration_3,
+  migration_4,
 };

@@ -171,6 +171,26 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " ORDER BY table_name, tag, action",
   [SQLQ__SQL_SUB_TRIGGERS] = "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'"
                              " AND substr(name, 1, length($1)) = $1",
+
+  /* Schedules (schema version 4). */
+  [SQLQ__SQL_CRON_NOW] = "SELECT sqlq_now()",
+  [SQLQ__SQL_CRON_ADD] =
+    "INSERT INTO sqlq_schedules (name, spec, time_zone, queue, payload, missed, next_run)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+  [SQLQ__SQL_CRON_REMOVE] = "DELETE FROM sqlq_schedules WHERE name = $1",
+  [SQLQ__SQL_CRON_PAUSE] = "UPDATE sqlq_schedules SET paused = 1 WHERE name = $1",
+  [SQLQ__SQL_CRON_RESUME] = "UPDATE sqlq_schedules SET paused = 0, next_run = $2 WHERE name = $1",
+  [SQLQ__SQL_CRON_LIST] =
+    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
+    " FROM sqlq_schedules WHERE $1 IS NULL OR name = $1 ORDER BY name",
+  [SQLQ__SQL_CRON_DUE] =
+    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
+    " FROM sqlq_schedules WHERE NOT paused AND next_run <= $1"
+    " ORDER BY next_run, name",
+  [SQLQ__SQL_CRON_ADVANCE] =
+    "UPDATE sqlq_schedules SET next_run = $3, last_run = coalesce(nullif($4, 0), last_run)"
+    " WHERE name = $1 AND next_run = $2",
+  [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE NOT paused",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -252,8 +272,23 @@ static const char migration_3[] =
   " created_at INTEGER NOT NULL DEFAULT " NOW_DEFAULT ","
   " PRIMARY KEY (table_name, action, tag));";
 
+/* Version 4: schedules of periodic jobs, one row each. */
+static const char migration_4[] =
+  "CREATE TABLE sqlq_schedules ("
+  " name       TEXT    PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 128),"
+  " spec       TEXT    NOT NULL CHECK (length(spec) BETWEEN 1 AND 256),"
+  " time_zone  TEXT    NOT NULL DEFAULT 'UTC' CHECK (length(time_zone) BETWEEN 1 AND 64),"
+  " queue      TEXT    NOT NULL CHECK (length(queue) BETWEEN 1 AND 128),"
+  " payload    BLOB    NOT NULL DEFAULT x'',"
+  " missed     INTEGER NOT NULL DEFAULT 0 CHECK (missed >= -1),"
+  " paused     INTEGER NOT NULL DEFAULT 0,"
+  " next_run   INTEGER NOT NULL,"
+  " last_run   INTEGER,"
+  " created_at INTEGER NOT NULL DEFAULT " NOW_DEFAULT ");";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1,
   migration_2,
   migration_3,
+  migration_4,
 };
