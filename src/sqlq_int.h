@@ -208,6 +208,26 @@ enum sqlq__sql_id {
   SQLQ__SQL_SUB_TRIGGERS, /* $1 base (see sqlq__sub_plan) -> name, table
                                 of each trigger of the default schema whose
                                 name starts with base */
+  /* Retention (schema version 4).  A cut (at, id) stands for the history
+  ** rows of a queue with (finished_at, id) <= (at, id), in that order. */
+  SQLQ__SQL_RETENTION_SET,  /* $1 queue $2 keep_for_us $3 keep_count (each 0:
+                                no limit, stored as NULL) */
+  SQLQ__SQL_RETENTION_GET,  /* $1 queue -> keep_for_us, keep_count (each NULL
+                                when no limit), now; no row when the queue
+                                is unknown */
+  SQLQ__SQL_HISTORY_NEWEST, /* $1 queue $2 offset -> finished_at, id of the
+                                queue's history row that has offset rows
+                                after it; no row when there are fewer */
+  SQLQ__SQL_HISTORY_OLDEST, /* $1 queue $2 offset -> finished_at, id of the
+                                row that has offset rows before it */
+  SQLQ__SQL_HISTORY_PRUNE,  /* $1 queue $2 at $3 id: deletes the rows of the
+                                cut (at, id), without LIMIT (the core bounds
+                                the cut by HISTORY_OLDEST) */
+  SQLQ__SQL_HISTORY_LIST,   /* $1 queue $2 state (SQLQ_STATE_DONE) $3 limit
+                                (-1 all) -> LIST's columns of the queue's
+                                history rows: run_at is finished_at,
+                                lease_until and last_error NULL; newest
+                                first (finished_at DESC, id DESC) */
   SQLQ__SQL_COUNT
 };
 

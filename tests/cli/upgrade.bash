@@ -4,7 +4,7 @@
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
 #   downgrade     a function that turns a database of the current version
-#                 into version 1 by undoing what migrations 2 and 3 do
+#                 into version 1 by undoing what migrations 2 to 4 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
 # A job of version 1 survives the upgrade; rings, pools and subscriptions
@@ -19,7 +19,7 @@ unset_version() {
 
 q="upgrade-$$"
 run "init" 0 sq init
-expect_out "init makes version 3" "schema version 3"
+expect_out "init makes version 4" "schema version 4"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -34,13 +34,13 @@ run "subscriptions need the upgrade" 69 sq subscriptions
 expect_error_line "subscriptions need the upgrade"
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 3" "schema version 3"
+expect_out "the upgrade reaches version 4" "schema version 4"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 3"
+expect_out "again changes nothing" "schema version 4"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
-run "a job after the upgrade" 0 sq push "$q" "from version 3"
+run "a job after the upgrade" 0 sq push "$q" "from version 4"
 expect_out "gets the next id" "2"
 run "subscriptions after the upgrade" 0 sq subscriptions
 expect_out "none yet" "table  tag  on  rows  status"
@@ -54,11 +54,11 @@ sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
-set_version 4
+set_version 5
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 4"
-unset_version 4
+expect_err_has "the error names the versions" "version 5"
+unset_version 5
 run "init after the newer one is gone" 0 sq init
 
 finish

@@ -1,5 +1,5 @@
 # tests/cli/upgrade.sh -- a SQLite database of schema version 1 is upgraded
-# by `sqlq init` to version 3 (rings and pools, subscriptions) with its
+# by `sqlq init` to version 4 (rings and pools, subscriptions, retention) with its
 # jobs intact; a
 # newer schema is refused.  Needs the sqlite3 shell.
 . "$(dirname "$0")/lib.sh"
@@ -9,8 +9,10 @@ sql() {
   sqlite3 -bail "$db_file" "$1" || fail "sqlite3: $1"
 }
 downgrade() {
-  sql "DROP TABLE sqlq_subscriptions; DROP TABLE sqlq_rings; DROP TABLE sqlq_ring_entries;
-       DROP TABLE sqlq_pool_items; DELETE FROM sqlq_schema WHERE version IN (2, 3);"
+  sql "DROP INDEX sqlq_jobs_history_age; ALTER TABLE sqlq_queues DROP COLUMN keep_for;
+       ALTER TABLE sqlq_queues DROP COLUMN keep_count;
+       DROP TABLE sqlq_subscriptions; DROP TABLE sqlq_rings; DROP TABLE sqlq_ring_entries;
+       DROP TABLE sqlq_pool_items; DELETE FROM sqlq_schema WHERE version IN (2, 3, 4);"
 }
 
 . "$(dirname "$0")/upgrade.bash"
