@@ -46,10 +46,10 @@ extern "C" {
 #endif
 
 #define SQLQ_VERSION_MAJOR 1
-#define SQLQ_VERSION_MINOR 0
+#define SQLQ_VERSION_MINOR 1
 #define SQLQ_VERSION_PATCH 0
-#define SQLQ_VERSION "1.0.0"
-#define SQLQ_VERSION_NUMBER 1000000 /* major*1000000 + minor*1000 + patch */
+#define SQLQ_VERSION "1.1.0"
+#define SQLQ_VERSION_NUMBER 1001000 /* major*1000000 + minor*1000 + patch */
 
 /* The version of the library the program runs with (SQLQ_VERSION and
 ** SQLQ_VERSION_NUMBER of the library, which may be newer than the header
@@ -428,6 +428,7 @@ void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
 #define SQLQ_STATE_RUNNING 2
 #define SQLQ_STATE_DEAD 3
 #define SQLQ_STATE_SCHEDULED 4 /* filter only: ready but not due yet */
+#define SQLQ_STATE_DONE 5      /* filter only (1.1): finished, kept in history */
 
 /* One row of sqlq_list(). */
 typedef struct sqlq_job_info {
@@ -450,6 +451,13 @@ typedef struct sqlq_job_info {
 ** List jobs of queue in claim order, at most limit (0: all), optionally
 ** only those in state (0 for all states).  Free the array with
 ** sqlq_job_infos_free().
+**
+** With state SQLQ_STATE_DONE (libsqlq 1.1, schema version 4), the jobs of
+** queue that were finished by a handle keeping history (keep_history) and
+** are still in sqlq_jobs_history, newest finished first (ties: the higher
+** id first).  In those, run_at_us is when the job finished, lease_until_us
+** is 0 and last_error NULL.  State 0 lists unfinished and dead jobs only,
+** as in 1.0.
 */
 int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit, sqlq_job_info **jobs_out,
               size_t *n_out);
