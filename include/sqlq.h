@@ -481,6 +481,60 @@ int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n, siz
 int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out);
 
 /* ---------------------------------------------------------------------
+** Retention of finished jobs (libsqlq 1.1, schema version 4).
+**
+** A handle opened with keep_history (URL option history=1) copies each job
+** it acks into sqlq_jobs_history.  A queue's retention bounds what history
+** keeps of it: a finished job is pruned once it finished more than
+** keep_for seconds ago, or once keep_count jobs of its queue finished after
+** it (by finished_at, then id), whichever comes first.  Without retention
+** history keeps every job, as in 1.0.  Dead jobs are not finished: they stay
+** in sqlq_jobs until sqlq_retry() or sqlq_purge(), whatever the retention.
+**
+** Pruning deletes at most a batch of rows per statement, each in a short
+** transaction of its own, so no statement runs long however large the
+** backlog.  A handle that keeps history prunes the queue it claims from by
+** itself: in sqlq_claim(), before the claim, one batch of
+** SQLQ_PRUNE_BATCH rows at most, once a second, and at every claim while
+** the previous batch came back full (so pruning keeps pace with the acks).
+** A failed prune does not fail the claim (it is tried again a minute
+** later), and none runs inside a transaction of the caller's
+** (sqlq_begin()).  sqlq_history_prune() prunes on demand.
+*/
+
+/* The rows one prune batch deletes when no other size is asked for, and
+** the most it may be asked for. */
+#define SQLQ_PRUNE_BATCH 1000
+#define SQLQ_PRUNE_BATCH_MAX 100000
+
+/* The largest keep_count. */
+#define SQLQ_KEEP_COUNT_MAX 1000000000
+
+/*
+** Set the retention of queue: keep_for in seconds (fractions allowed; 0:
+** no limit of age), keep_count jobs (0: no limit of number); both 0: keep
+** every finished job.  A negative, NaN or over-large value (keep_for past
+** about 100 years, keep_count past SQLQ_KEEP_COUNT_MAX) is SQLQ_MISUSE.
+** The setting is the queue's, in sqlq_queues, for every handle.
+*/
+int sqlq_retention_set(sqlq_db *db, const char *queue, double keep_for, int64_t keep_count);
+
+/* The retention of queue into *keep_for_out (seconds) and *keep_count_out
+** (either may be NULL); 0 where there is no limit, also for a queue that
+** the database does not know. */
+int sqlq_retention_get(sqlq_db *db, const char *queue, double *keep_for_out,
+                       int64_t *keep_count_out);
+
+/*
+** Prune one batch: delete from history at most max jobs of queue (0:
+** SQLQ_PRUNE_BATCH; more than SQLQ_PRUNE_BATCH_MAX is SQLQ_MISUSE) that
+** its retention no longer keeps, oldest first, in one short transaction.
+** *pruned_out (may be NULL) receives how many; a batch of max means more
+** may be left: call again.  A queue without retention prunes nothing.
+*/
+int sqlq_history_prune(sqlq_db *db, const char *queue, size_t max, size_t *pruned_out);
+
+/* ---------------------------------------------------------------------
 ** Transactions, so that a job commits with the caller's own writes.
 */
 

@@ -510,6 +510,9 @@ struct sqlq_db {
   char *url_redacted;
   size_t payload_limit;
   int keep_history;
+  /* With keep_history: when sqlq_claim() prunes history next
+  ** (CLOCK_MONOTONIC; 0: at the next claim).  See sqlq__prune_due. */
+  int64_t prune_at_ns;
   double busy_timeout;
   int in_user_tx; /* sqlq_begin() is open */
   /* Wake-ups owed at the next commit: one entry per channel (queue or
@@ -798,5 +801,11 @@ int sqlq__register_queue(sqlq_db *db, const char *queue);
 ** the statement changed to *changes. */
 int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
                         int64_t *changes);
+
+/* The pruning a handle that keeps history does as it claims from queue
+** (retain.c): one batch when db->prune_at_ns has come, outside any
+** transaction of the caller's.  Its errors are dropped, leaving db's error
+** state as it was. */
+void sqlq__prune_due(sqlq_db *db, const char *queue);
 
 #endif /* SQLQ_INT_H */

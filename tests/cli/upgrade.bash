@@ -7,8 +7,9 @@
 #                 into version 1 by undoing what migrations 2 to 4 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
-# A job of version 1 survives the upgrade; rings, pools and subscriptions
-# work after it.
+# A job of version 1 survives the upgrade; rings, pools, subscriptions and
+# retention work after it, and a worker keeping history works before it
+# (without pruning).
 
 set_version() {
   sql "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, 0)"
@@ -18,6 +19,10 @@ unset_version() {
 }
 
 q="upgrade-$$"
+case $url in
+*\?*) hurl="$url&history=1" ;;
+*) hurl="$url?history=1" ;;
+esac
 run "init" 0 sq init
 expect_out "init makes version 4" "schema version 4"
 run "push a job" 0 sq push "$q" "from version 1"
@@ -32,6 +37,12 @@ run "pools need the upgrade" 69 sq pool add "$q" item
 expect_error_line "pools need the upgrade"
 run "subscriptions need the upgrade" 69 sq subscriptions
 expect_error_line "subscriptions need the upgrade"
+run "retention needs the upgrade" 69 sq retention --keep 1d "$q"
+expect_error_line "retention needs the upgrade"
+expect_err_has "retention: the error says what to do" "run \`sqlq init\`"
+sq push "$q-h" "kept in history" >/dev/null
+run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$hurl" work --drain "$q-h" -- true
+expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
 expect_out "the upgrade reaches version 4" "schema version 4"
@@ -41,7 +52,7 @@ run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
 run "a job after the upgrade" 0 sq push "$q" "from version 4"
-expect_out "gets the next id" "2"
+expect_out "gets the next id (the history worker's job took 2)" "3"
 run "subscriptions after the upgrade" 0 sq subscriptions
 expect_out "none yet" "table  tag  on  rows  status"
 run "ring create" 0 sq ring create "$q" 5
@@ -50,6 +61,11 @@ expect_out "the first entry" "1"
 run "pool add" 0 sq pool add "$q" item
 run "pool next" 0 sq pool next "$q"
 expect_out "the item" "item"
+run "retention after the upgrade" 0 sq retention --keep-count 1 --json "$q-h"
+expect_out "is set" "{\"queue\":\"$q-h\",\"keep_seconds\":null,\"keep_count\":1}"
+run "history from version 1 is listed" 0 sq jobs --state done --json "$q-h"
+expect_out_has "the job" '"payload":"kept in history"'
+sq retention --keep-count 0 "$q-h" >/dev/null
 sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
