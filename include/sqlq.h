@@ -497,9 +497,11 @@ int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out);
 ** itself: in sqlq_claim(), before the claim, one batch of
 ** SQLQ_PRUNE_BATCH rows at most, once a second, and at every claim while
 ** the previous batch came back full (so pruning keeps pace with the acks).
-** A failed prune does not fail the claim (it is tried again a minute
-** later), and none runs inside a transaction of the caller's
-** (sqlq_begin()).  sqlq_history_prune() prunes on demand.
+** A failed prune does not fail the claim and leaves its error state
+** alone (it is tried again a second later after SQLQ_BUSY, a minute later
+** after another error, such as a schema older than version 4), and none
+** runs inside a transaction of the caller's (sqlq_begin()).
+** sqlq_history_prune() prunes on demand.
 */
 
 /* The rows one prune batch deletes when no other size is asked for, and

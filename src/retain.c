@@ -95,8 +95,7 @@ static int plan_tx(sqlq_db *db, void *arg) {
     if (row.set && (!c.set || cut_before(&c, &row))) c = row;
   }
   if (!c.set) return SQLQ_OK;
-  if ((rc = row_at(db, SQLQ__SQL_HISTORY_OLDEST, p->queue, p->max - 1, &row)) != SQLQ_OK)
-    return rc;
+  if ((rc = row_at(db, SQLQ__SQL_HISTORY_OLDEST, p->queue, p->max - 1, &row)) != SQLQ_OK) return rc;
   if (row.set && cut_before(&row, &c)) c = row;
   p->cut = c;
   return SQLQ_OK;
@@ -158,7 +157,12 @@ struct setting {
 
 static int set_tx(sqlq_db *db, void *arg) {
   struct setting *s = arg;
+  sqlq__query index = {.sql = SQLQ__SQL_HISTORY_INDEX};
   sqlq__query q = {.sql = SQLQ__SQL_RETENTION_SET};
+  int rc = SQLQ_OK;
+  if ((s->keep_for_us || s->keep_count) && db->driver->sql[SQLQ__SQL_HISTORY_INDEX])
+    rc = sqlq__query_run(db, &index, NULL, 0);
+  if (rc != SQLQ_OK) return rc;
   return sqlq__run(db, &q, SQLQ__TEXT(s->queue), SQLQ__INT(s->keep_for_us),
                    SQLQ__INT(s->keep_count));
 }
@@ -170,10 +174,10 @@ SQLQ__API int sqlq_retention_set(sqlq_db *db, const char *queue, double keep_for
   if (rc == SQLQ_OK) rc = sqlq__check_seconds(db, keep_for, 1, "keep_for");
   if (rc != SQLQ_OK) return rc;
   if (keep_count < 0 || keep_count > SQLQ_KEEP_COUNT_MAX)
-    return sqlq__error(db, SQLQ_MISUSE, "keep_count must be 0 to %d, not %lld",
-                       SQLQ_KEEP_COUNT_MAX, (long long)keep_count);
-  struct setting s = {.queue = queue, .keep_for_us = sqlq__seconds_to_us(keep_for),
-                      .keep_count = keep_count};
+    return sqlq__error(db, SQLQ_MISUSE, "keep_count must be 0 to %d, not %lld", SQLQ_KEEP_COUNT_MAX,
+                       (long long)keep_count);
+  struct setting s = {
+    .queue = queue, .keep_for_us = sqlq__seconds_to_us(keep_for), .keep_count = keep_count};
   /* A limit of age below a microsecond is still one. */
   if (keep_for > 0 && s.keep_for_us == 0) s.keep_for_us = 1;
   return sqlq__in_tx(db, SQLQ__TX_WRITE, set_tx, &s);

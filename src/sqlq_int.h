@@ -223,6 +223,11 @@ enum sqlq__sql_id {
   SQLQ__SQL_HISTORY_PRUNE,  /* $1 queue $2 at $3 id: deletes the rows of the
                                 cut (at, id), without LIMIT (the core bounds
                                 the cut by HISTORY_OLDEST) */
+  SQLQ__SQL_HISTORY_INDEX,  /* optional: makes sqlq_jobs_history_age when it
+                                is missing, for a dialect whose migration
+                                leaves it to the first retention set (its
+                                upkeep slows every ack that keeps history);
+                                NULL when the migration makes it */
   SQLQ__SQL_HISTORY_LIST,   /* $1 queue $2 state (SQLQ_STATE_DONE) $3 limit
                                 (-1 all) -> LIST's columns of the queue's
                                 history rows: run_at is finished_at,

@@ -107,7 +107,7 @@ static int print_retention(const char *queue, double keep_for, int64_t keep_coun
   cli_table t;
   if (json) {
     json_t *o = json_object();
-    json_t *seconds = keep_for == 0 ? json_null()
+    json_t *seconds = keep_for == 0                 ? json_null()
                       : keep_for == floor(keep_for) ? json_integer((json_int_t)keep_for)
                                                     : json_real(keep_for);
     json_object_set_new(o, "queue", cli_json_text(queue));

@@ -27,7 +27,16 @@ expect_out "no unfinished jobs" "[]"
 # The setting: none at first, then each limit on its own.
 run "retention unset" 0 sq retention --json jobs
 expect_out "no limits" '{"queue":"jobs","keep_seconds":null,"keep_count":null}'
+# On SQLite, acks that keep history maintain no index for pruning until a
+# queue has a retention (its upkeep costs them a quarter of their rate).
+index_of_history() {
+  sqlite3 "$tmp/t.db" "SELECT name FROM sqlite_master WHERE name = 'sqlq_jobs_history_age'"
+}
+expect_eq "no index for pruning before a retention" "$(index_of_history)" ""
+run "retention --keep 0 makes no index" 0 sq retention --keep 0 jobs
+expect_eq "still no index" "$(index_of_history)" ""
 run "retention --keep 7d" 0 sq retention --keep 7d jobs
+expect_eq "the first retention makes the index" "$(index_of_history)" "sqlq_jobs_history_age"
 golden "retention table" retention_table.txt
 run "retention --keep-count 3" 0 sq retention --keep-count 3 --json jobs
 expect_out "both limits" '{"queue":"jobs","keep_seconds":604800,"keep_count":3}'

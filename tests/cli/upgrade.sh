@@ -9,7 +9,7 @@ sql() {
   sqlite3 -bail "$db_file" "$1" || fail "sqlite3: $1"
 }
 downgrade() {
-  sql "DROP INDEX sqlq_jobs_history_age; ALTER TABLE sqlq_queues DROP COLUMN keep_for;
+  sql "DROP INDEX IF EXISTS sqlq_jobs_history_age; ALTER TABLE sqlq_queues DROP COLUMN keep_for;
        ALTER TABLE sqlq_queues DROP COLUMN keep_count;
        DROP TABLE sqlq_subscriptions; DROP TABLE sqlq_rings; DROP TABLE sqlq_ring_entries;
        DROP TABLE sqlq_pool_items; DELETE FROM sqlq_schema WHERE version IN (2, 3, 4);"
