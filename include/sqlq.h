@@ -533,6 +533,8 @@ int sqlq_retention_get(sqlq_db *db, const char *queue, double *keep_for_out,
 ** its retention no longer keeps, oldest first, in one short transaction.
 ** *pruned_out (may be NULL) receives how many; a batch of max means more
 ** may be left: call again.  A queue without retention prunes nothing.
+** SQLQ_BUSY (nothing pruned) when a concurrent prune of the queue holds the
+** rows: call again.
 */
 int sqlq_history_prune(sqlq_db *db, const char *queue, size_t max, size_t *pruned_out);
 

@@ -4,6 +4,7 @@
 ** on demand and by the handle that claims.  (Schema version 4.)
 */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +312,70 @@ static void claim_prunes_in_batches(void **state) {
   sqlq_close(h);
 }
 
+/* A pruner of concurrent_prunes: its handle, what it pruned, how it ended. */
+typedef struct pruner {
+  const fixture *f;
+  size_t pruned;
+  int status;
+} pruner;
+
+/* Prune in batches of 100 until a batch comes back short, going on after
+** SQLQ_BUSY (a row another pruner deletes). */
+static void *prune_loop(void *arg) {
+  pruner *p = arg;
+  sqlq_db *db = NULL;
+  size_t n = 100;
+  if ((p->status = fx_open_with(p->f, NULL, NULL, &db)) != SQLQ_OK) {
+    sqlq_close(db);
+    return NULL;
+  }
+  for (int i = 0; i < 1000 && n == 100; i++) {
+    p->status = sqlq_history_prune(db, p->f->queue, 100, &n);
+    if (p->status == SQLQ_BUSY) {
+      n = 100;
+      continue;
+    }
+    if (p->status != SQLQ_OK) break;
+    p->pruned += n;
+  }
+  if (p->status == SQLQ_BUSY) p->status = SQLQ_OK;
+  sqlq_close(db);
+  return NULL;
+}
+
+/* Three handles pruning one queue at once fail with nothing but
+** SQLQ_BUSY, count each row they delete once, and leave (with a last
+** prune) exactly the newest keep_count. */
+static void concurrent_prunes(void **state) {
+  fixture *f = *state;
+  sqlq_db *h = open_history(f);
+  pruner p[3];
+  pthread_t threads[3];
+  size_t total = 0, n = 0;
+  finish_jobs(f, h, f->queue, 3000, "j");
+  assert_ok(f->db, sqlq_retention_set(f->db, f->queue, 0, 500));
+  for (int i = 0; i < 3; i++) {
+    p[i] = (pruner){.f = f};
+    assert_int_equal(pthread_create(&threads[i], NULL, prune_loop, &p[i]), 0);
+  }
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(pthread_join(threads[i], NULL), 0);
+    assert_ok(NULL, p[i].status);
+    total += p[i].pruned;
+  }
+  do {
+    assert_ok(h, sqlq_history_prune(h, f->queue, 0, &n));
+    total += n;
+  } while (n > 0);
+  assert_int_equal(total, 2500);
+  sqlq_job_info *left = NULL;
+  size_t kept = list_done(f->db, f->queue, 0, &left);
+  assert_int_equal(kept, 500);
+  for (size_t i = 0; i < kept; i++) assert_true(atoi((const char *)left[i].payload + 1) >= 2500);
+  sqlq_job_infos_free(left, kept);
+  sqlq_close(h);
+}
+
 int run_retention_tests(void) {
   const struct CMUnitTest tests[] = {
     FX_TEST(done_lists_history),
@@ -319,6 +384,7 @@ int run_retention_tests(void) {
     FX_TEST(age_retention_prunes_exactly),
     FX_TEST(backlog_pruned_in_batches),
     FX_TEST(claim_prunes_in_batches),
+    FX_TEST(concurrent_prunes),
   };
   return fx_run_group_from("retention", 4, tests, sizeof tests / sizeof tests[0]);
 }
