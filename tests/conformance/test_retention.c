@@ -312,6 +312,26 @@ static void claim_prunes_in_batches(void **state) {
   sqlq_close(h);
 }
 
+/* A claim inside the caller's transaction (sqlq_begin()) prunes nothing:
+** the caller's commit is not the prune's to make.  The next claim outside
+** one does. */
+static void no_prune_in_caller_transaction(void **state) {
+  fixture *f = *state;
+  sqlq_db *h = open_history(f);
+  sqlq_job *jobs = NULL;
+  size_t n = 0;
+  finish_jobs(f, h, f->queue, 30, "j");
+  assert_ok(f->db, sqlq_retention_set(f->db, f->queue, 0, 10));
+  assert_ok(h, sqlq_begin(h));
+  assert_ok(h, sqlq_claim(h, f->queue, 1, NULL, &jobs, &n));
+  assert_int_equal(n, 0);
+  assert_ok(h, sqlq_commit(h));
+  assert_int_equal(count_done(f->db, f->queue), 30);
+  assert_ok(h, sqlq_claim(h, f->queue, 1, NULL, &jobs, &n));
+  assert_int_equal(count_done(f->db, f->queue), 10);
+  sqlq_close(h);
+}
+
 /* A pruner of concurrent_prunes: its handle, what it pruned, how it ended. */
 typedef struct pruner {
   const fixture *f;
@@ -384,6 +404,7 @@ int run_retention_tests(void) {
     FX_TEST(age_retention_prunes_exactly),
     FX_TEST(backlog_pruned_in_batches),
     FX_TEST(claim_prunes_in_batches),
+    FX_TEST(no_prune_in_caller_transaction),
     FX_TEST(concurrent_prunes),
   };
   return fx_run_group_from("retention", 4, tests, sizeof tests / sizeof tests[0]);
