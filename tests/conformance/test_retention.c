@@ -61,6 +61,33 @@ static size_t count_done(sqlq_db *db, const char *queue) {
   return n;
 }
 
+/* A handle that keeps history, after n jobs of the fixture's queue
+** finished through it and the queue got a retention of keep_count. */
+static sqlq_db *history_to_prune(const fixture *f, size_t n, int64_t keep_count) {
+  sqlq_db *h = open_history(f);
+  finish_jobs(f, h, f->queue, n, "j");
+  assert_ok(f->db, sqlq_retention_set(f->db, f->queue, 0, keep_count));
+  return h;
+}
+
+/* Assert that the done jobs of the fixture's queue are the newest kept of
+** the n that history_to_prune() finished (payloads "j0" to "j<n-1>"). */
+static void assert_newest_kept(const fixture *f, size_t n, size_t kept) {
+  sqlq_job_info *left = NULL;
+  assert_int_equal(list_done(f->db, f->queue, 0, &left), kept);
+  for (size_t i = 0; i < kept; i++)
+    assert_true((size_t)atoi((const char *)left[i].payload + 1) >= n - kept);
+  sqlq_job_infos_free(left, kept);
+}
+
+/* Claim from the fixture's queue, which has no job, through db. */
+static void claim_none(sqlq_db *db, const fixture *f) {
+  sqlq_job *jobs = NULL;
+  size_t n = 1;
+  assert_ok(db, sqlq_claim(db, f->queue, 10, NULL, &jobs, &n));
+  assert_int_equal(n, 0);
+}
+
 /* Acked jobs of a handle that keeps history are listed as done, newest
 ** finished first, with their fields; the other states do not list them,
 ** and a handle without history leaves nothing there. */
@@ -263,11 +290,9 @@ static void age_retention_prunes_exactly(void **state) {
 ** asked for, oldest first, however large it is. */
 static void backlog_pruned_in_batches(void **state) {
   fixture *f = *state;
-  sqlq_db *h = open_history(f);
+  sqlq_db *h = history_to_prune(f, 10000, 100);
   size_t pruned = 0, total = 0;
   int calls = 0;
-  finish_jobs(f, h, f->queue, 10000, "j");
-  assert_ok(f->db, sqlq_retention_set(f->db, f->queue, 0, 100));
   assert_ok(h, sqlq_history_prune(h, f->queue, 300, &pruned));
   assert_int_equal(pruned, 300);
   total += pruned;
@@ -281,12 +306,7 @@ static void backlog_pruned_in_batches(void **state) {
   assert_int_equal(calls, 10);
   assert_int_equal(pruned, 600);
   assert_int_equal(total, 9900);
-  sqlq_job_info *left = NULL;
-  size_t n = list_done(f->db, f->queue, 0, &left);
-  assert_int_equal(n, 100);
-  /* The newest stay: their payloads are the last ones acked. */
-  for (size_t i = 0; i < n; i++) assert_true(atoi((const char *)left[i].payload + 1) >= 9900);
-  sqlq_job_infos_free(left, n);
+  assert_newest_kept(f, 10000, 100);
   sqlq_close(h);
 }
 
@@ -295,18 +315,12 @@ static void backlog_pruned_in_batches(void **state) {
 ** that keeps none never prunes. */
 static void claim_prunes_in_batches(void **state) {
   fixture *f = *state;
-  sqlq_db *h = open_history(f);
-  sqlq_job *jobs = NULL;
-  size_t n = 0;
-  finish_jobs(f, h, f->queue, 2500, "j");
-  assert_ok(f->db, sqlq_retention_set(f->db, f->queue, 0, 100));
-  assert_ok(f->db, sqlq_claim(f->db, f->queue, 10, NULL, &jobs, &n));
-  assert_int_equal(n, 0);
+  sqlq_db *h = history_to_prune(f, 2500, 100);
+  claim_none(f->db, f);
   assert_int_equal(count_done(f->db, f->queue), 2500);
   static const size_t left[] = {1500, 500, 100, 100};
   for (size_t i = 0; i < sizeof left / sizeof left[0]; i++) {
-    assert_ok(h, sqlq_claim(h, f->queue, 10, NULL, &jobs, &n));
-    assert_int_equal(n, 0);
+    claim_none(h, f);
     assert_int_equal(count_done(f->db, f->queue), left[i]);
   }
   sqlq_close(h);
@@ -317,17 +331,12 @@ static void claim_prunes_in_batches(void **state) {
 ** one does. */
 static void no_prune_in_caller_transaction(void **state) {
   fixture *f = *state;
-  sqlq_db *h = open_history(f);
-  sqlq_job *jobs = NULL;
-  size_t n = 0;
-  finish_jobs(f, h, f->queue, 30, "j");
-  assert_ok(f->db, sqlq_retention_set(f->db, f->queue, 0, 10));
+  sqlq_db *h = history_to_prune(f, 30, 10);
   assert_ok(h, sqlq_begin(h));
-  assert_ok(h, sqlq_claim(h, f->queue, 1, NULL, &jobs, &n));
-  assert_int_equal(n, 0);
+  claim_none(h, f);
   assert_ok(h, sqlq_commit(h));
   assert_int_equal(count_done(f->db, f->queue), 30);
-  assert_ok(h, sqlq_claim(h, f->queue, 1, NULL, &jobs, &n));
+  claim_none(h, f);
   assert_int_equal(count_done(f->db, f->queue), 10);
   sqlq_close(h);
 }
@@ -368,12 +377,10 @@ static void *prune_loop(void *arg) {
 ** prune) exactly the newest keep_count. */
 static void concurrent_prunes(void **state) {
   fixture *f = *state;
-  sqlq_db *h = open_history(f);
+  sqlq_db *h = history_to_prune(f, 3000, 500);
   pruner p[3];
   pthread_t threads[3];
   size_t total = 0, n = 0;
-  finish_jobs(f, h, f->queue, 3000, "j");
-  assert_ok(f->db, sqlq_retention_set(f->db, f->queue, 0, 500));
   for (int i = 0; i < 3; i++) {
     p[i] = (pruner){.f = f};
     assert_int_equal(pthread_create(&threads[i], NULL, prune_loop, &p[i]), 0);
@@ -388,11 +395,7 @@ static void concurrent_prunes(void **state) {
     total += n;
   } while (n > 0);
   assert_int_equal(total, 2500);
-  sqlq_job_info *left = NULL;
-  size_t kept = list_done(f->db, f->queue, 0, &left);
-  assert_int_equal(kept, 500);
-  for (size_t i = 0; i < kept; i++) assert_true(atoi((const char *)left[i].payload + 1) >= 2500);
-  sqlq_job_infos_free(left, kept);
+  assert_newest_kept(f, 3000, 500);
   sqlq_close(h);
 }
 
