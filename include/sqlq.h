@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 4
+#define SQLQ_SCHEMA_VERSION 5
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -428,6 +428,7 @@ void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
 #define SQLQ_STATE_RUNNING 2
 #define SQLQ_STATE_DEAD 3
 #define SQLQ_STATE_SCHEDULED 4 /* filter only: ready but not due yet */
+#define SQLQ_STATE_DONE 5      /* filter only (1.1): finished, kept in history */
 
 /* One row of sqlq_list(). */
 typedef struct sqlq_job_info {
@@ -450,6 +451,13 @@ typedef struct sqlq_job_info {
 ** List jobs of queue in claim order, at most limit (0: all), optionally
 ** only those in state (0 for all states).  Free the array with
 ** sqlq_job_infos_free().
+**
+** With state SQLQ_STATE_DONE (libsqlq 1.1, schema version 5), the jobs of
+** queue that were finished by a handle keeping history (keep_history) and
+** are still in sqlq_jobs_history, newest finished first (ties: the higher
+** id first).  In those, run_at_us is when the job finished, lease_until_us
+** is 0 and last_error NULL.  State 0 lists unfinished and dead jobs only,
+** as in 1.0.
 */
 int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit, sqlq_job_info **jobs_out,
               size_t *n_out);
@@ -471,6 +479,64 @@ int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n, siz
 ** queue may hold control characters, which no other call takes, so that a
 ** queue that a plain-SQL writer named so can be emptied. */
 int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out);
+
+/* ---------------------------------------------------------------------
+** Retention of finished jobs (libsqlq 1.1, schema version 5).
+**
+** A handle opened with keep_history (URL option history=1) copies each job
+** it acks into sqlq_jobs_history.  A queue's retention bounds what history
+** keeps of it: a finished job is pruned once it finished more than
+** keep_for seconds ago, or once keep_count jobs of its queue finished after
+** it (by finished_at, then id), whichever comes first.  Without retention
+** history keeps every job, as in 1.0.  Dead jobs are not finished: they stay
+** in sqlq_jobs until sqlq_retry() or sqlq_purge(), whatever the retention.
+**
+** Pruning deletes at most a batch of rows per statement, each in a short
+** transaction of its own, so no statement runs long however large the
+** backlog.  A handle that keeps history prunes the queue it claims from by
+** itself: in sqlq_claim(), before the claim, one batch of
+** SQLQ_PRUNE_BATCH rows at most, once a second, and at every claim while
+** the previous batch came back full (so pruning keeps pace with the acks).
+** A failed prune does not fail the claim and leaves its error state
+** alone (it is tried again a second later after SQLQ_BUSY, a minute later
+** after another error, such as a schema older than version 5), and none
+** runs inside a transaction of the caller's (sqlq_begin()).
+** sqlq_history_prune() prunes on demand.
+*/
+
+/* The rows one prune batch deletes when no other size is asked for, and
+** the most it may be asked for. */
+#define SQLQ_PRUNE_BATCH 1000
+#define SQLQ_PRUNE_BATCH_MAX 100000
+
+/* The largest keep_count. */
+#define SQLQ_KEEP_COUNT_MAX 1000000000
+
+/*
+** Set the retention of queue: keep_for in seconds (fractions allowed; 0:
+** no limit of age), keep_count jobs (0: no limit of number); both 0: keep
+** every finished job.  A negative, NaN or over-large value (keep_for past
+** about 100 years, keep_count past SQLQ_KEEP_COUNT_MAX) is SQLQ_MISUSE.
+** The setting is the queue's, in sqlq_queues, for every handle.
+*/
+int sqlq_retention_set(sqlq_db *db, const char *queue, double keep_for, int64_t keep_count);
+
+/* The retention of queue into *keep_for_out (seconds) and *keep_count_out
+** (either may be NULL); 0 where there is no limit, also for a queue that
+** the database does not know. */
+int sqlq_retention_get(sqlq_db *db, const char *queue, double *keep_for_out,
+                       int64_t *keep_count_out);
+
+/*
+** Prune one batch: delete from history at most max jobs of queue (0:
+** SQLQ_PRUNE_BATCH; more than SQLQ_PRUNE_BATCH_MAX is SQLQ_MISUSE) that
+** its retention no longer keeps, oldest first, in one short transaction.
+** *pruned_out (may be NULL) receives how many; a batch of max means more
+** may be left: call again.  A queue without retention prunes nothing.
+** SQLQ_BUSY (nothing pruned) when a concurrent prune of the queue holds the
+** rows: call again.
+*/
+int sqlq_history_prune(sqlq_db *db, const char *queue, size_t max, size_t *pruned_out);
 
 /* ---------------------------------------------------------------------
 ** Transactions, so that a job commits with the caller's own writes.

@@ -231,6 +231,31 @@ enum sqlq__sql_id {
                                 one (the compare-and-set of a tick) */
   SQLQ__SQL_CRON_NEXT,    /* -> the earliest next_run of the schedules
                                 not paused (NULL: none) */
+  /* Retention (schema version 5).  A cut (at, id) stands for the history
+  ** rows of a queue with (finished_at, id) <= (at, id), in that order. */
+  SQLQ__SQL_RETENTION_SET,  /* $1 queue $2 keep_for_us $3 keep_count (each 0:
+                                no limit, stored as NULL) */
+  SQLQ__SQL_RETENTION_GET,  /* $1 queue -> keep_for_us, keep_count (each NULL
+                                when no limit), now; no row when the queue
+                                is unknown */
+  SQLQ__SQL_HISTORY_NEWEST, /* $1 queue $2 offset -> finished_at, id of the
+                                queue's history row that has offset rows
+                                after it; no row when there are fewer */
+  SQLQ__SQL_HISTORY_OLDEST, /* $1 queue $2 offset -> finished_at, id of the
+                                row that has offset rows before it */
+  SQLQ__SQL_HISTORY_PRUNE,  /* $1 queue $2 at $3 id: deletes the rows of the
+                                cut (at, id), without LIMIT (the core bounds
+                                the cut by HISTORY_OLDEST) */
+  SQLQ__SQL_HISTORY_INDEX,  /* optional: makes sqlq_jobs_history_age when it
+                                is missing, for a dialect whose migration
+                                leaves it to the first retention set (its
+                                upkeep slows every ack that keeps history);
+                                NULL when the migration makes it */
+  SQLQ__SQL_HISTORY_LIST,   /* $1 queue $2 state (SQLQ_STATE_DONE) $3 limit
+                                (-1 all) -> LIST's columns of the queue's
+                                history rows: run_at is finished_at,
+                                lease_until and last_error NULL; newest
+                                first (finished_at DESC, id DESC) */
   SQLQ__SQL_COUNT
 };
 
@@ -513,6 +538,9 @@ struct sqlq_db {
   char *url_redacted;
   size_t payload_limit;
   int keep_history;
+  /* With keep_history: when sqlq_claim() prunes history next
+  ** (CLOCK_MONOTONIC; 0: at the next claim).  See sqlq__prune_due. */
+  int64_t prune_at_ns;
   double busy_timeout;
   int in_user_tx; /* sqlq_begin() is open */
   /* Wake-ups owed at the next commit: one entry per channel (queue or
@@ -808,5 +836,11 @@ int sqlq__enqueue_in_tx(sqlq_db *db, const char *queue, const sqlq_job_spec *spe
 ** the statement changed to *changes. */
 int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
                         int64_t *changes);
+
+/* The pruning a handle that keeps history does as it claims from queue
+** (retain.c): one batch when db->prune_at_ns has come, outside any
+** transaction of the caller's.  Its errors are dropped, leaving db's error
+** state as it was. */
+void sqlq__prune_due(sqlq_db *db, const char *queue);
 
 #endif /* SQLQ_INT_H */

@@ -8,8 +8,9 @@
 ** seen within that) and at least CRON_MIN_SLEEP (the next tick comes from
 ** the database's clock, which may run ahead of this host's).  A failed
 ** pass is reported in one line, again only when the message changes (a
-** worker's, not when the database is away: the worker says that), and the
-** passes go on: a worker keeps working while its database is away.
+** worker's, not when the database is away, which the worker says, nor when
+** its schema is older than schedules), and the passes go on: a worker keeps
+** working while its database is away or not upgraded.
 */
 #include <pthread.h>
 #include <signal.h>
@@ -26,7 +27,7 @@
 struct cli_cron {
   sqlq_db *db;
   const char *who; /* the command, for messages */
-  int quiet_away;  /* SQLQ_UNAVAILABLE is not reported */
+  int worker;      /* SQLQ_UNAVAILABLE and SQLQ_SCHEMA are not reported */
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t cond; /* on CLOCK_MONOTONIC */
@@ -37,7 +38,7 @@ struct cli_cron {
 /* Report a failed pass, unless its message is the one reported last. */
 static void report(cli_cron *c, int rc) {
   char msg[256];
-  if (rc == SQLQ_UNAVAILABLE && c->quiet_away) return;
+  if (c->worker && (rc == SQLQ_UNAVAILABLE || rc == SQLQ_SCHEMA)) return;
   snprintf(msg, sizeof msg, "%s: %s", sqlq_status_name(rc), sqlq_errmsg(c->db));
   if (strcmp(msg, c->said) == 0) return;
   snprintf(c->said, sizeof c->said, "%s", msg);
@@ -69,7 +70,7 @@ static void *run(void *arg) {
   return NULL;
 }
 
-cli_cron *cli_cron_start(const cli_global *g, const char *who, int quiet_away, int *exit_code) {
+cli_cron *cli_cron_start(const cli_global *g, const char *who, int worker, int *exit_code) {
   cli_cron *c = calloc(1, sizeof *c);
   pthread_condattr_t attr;
   sigset_t all, old;
@@ -79,7 +80,7 @@ cli_cron *cli_cron_start(const cli_global *g, const char *who, int quiet_away, i
     return NULL;
   }
   c->who = who;
-  c->quiet_away = quiet_away;
+  c->worker = worker;
   if ((c->db = cli_open(g, exit_code)) == NULL) {
     free(c);
     return NULL;

@@ -577,6 +577,30 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "UPDATE sqlq_schedules SET next_run = $3, last_run = COALESCE(NULLIF(CAST($4 AS BIGINT), 0), last_run)"
     " WHERE name = $1 AND next_run = $2",
   [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE paused = 0",
+  /* Retention.  The orderings begin with the queue, which the WHERE fixes,
+  ** so that they follow sqlq_jobs_history_age (ascending) and
+  ** sqlq_jobs_history_new (descending) without sorting. */
+  [SQLQ__SQL_RETENTION_SET] =
+    "UPDATE OR INSERT INTO sqlq_queues (queue, keep_for, keep_count)"
+    " VALUES ($1, NULLIF(CAST($2 AS BIGINT), 0), NULLIF(CAST($3 AS BIGINT), 0)) MATCHING (queue)",
+  [SQLQ__SQL_RETENTION_GET] =
+    "SELECT keep_for, keep_count, " NOW " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_HISTORY_NEWEST] = "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1"
+                               " ORDER BY queue DESC, finished_at DESC, id DESC"
+                               " ROWS CAST($2 AS BIGINT) + 1 TO CAST($2 AS BIGINT) + 1",
+  [SQLQ__SQL_HISTORY_OLDEST] =
+    "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1"
+    " ORDER BY queue, finished_at, id ROWS CAST($2 AS BIGINT) + 1 TO CAST($2 AS BIGINT) + 1",
+  [SQLQ__SQL_HISTORY_PRUNE] =
+    "DELETE FROM sqlq_jobs_history WHERE queue = $1 AND finished_at <= CAST($2 AS BIGINT)"
+    " AND (finished_at < CAST($2 AS BIGINT) OR id <= CAST($3 AS BIGINT))",
+  [SQLQ__SQL_HISTORY_LIST] =
+    "SELECT id, CAST($2 AS INTEGER), priority, attempts, max_attempts, finished_at, created_at,"
+    " CAST(NULL AS BIGINT), dedupe_key, group_key, CAST(NULL AS " TEXT(
+      1) "), payload"
+         " FROM sqlq_jobs_history WHERE queue = " QUEUE_PARAM(
+           "$1") " ORDER BY queue DESC, finished_at DESC, id DESC"
+                 " ROWS IIF(CAST($3 AS BIGINT) < 0, 9223372036854775807, CAST($3 AS BIGINT))",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -817,10 +841,14 @@ static const char migration_4[] =
                              " BEGIN"
                              "  IF (NEW.created_at IS NULL) THEN NEW.created_at = " NOW ";"
                              " END";
+/* Version 5: retention of finished jobs.  A queue's limits (NULL: none)
+** and the indexes that prune and list its history in finishing order, one
+** each way (an index is read in one direction only). */
+static const char migration_5[] =
+  "ALTER TABLE sqlq_queues ADD keep_for BIGINT, ADD keep_count BIGINT" FB_SEP
+  "CREATE INDEX sqlq_jobs_history_age ON sqlq_jobs_history (queue, finished_at, id)" FB_SEP
+  "CREATE DESCENDING INDEX sqlq_jobs_history_new ON sqlq_jobs_history (queue, finished_at, id)";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1,
-  migration_2,
-  migration_3,
-  migration_4,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
 };

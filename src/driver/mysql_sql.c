@@ -298,6 +298,26 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "UPDATE sqlq_schedules SET next_run = $3, last_run = coalesce(nullif($4, 0), last_run)"
     " WHERE name = $1 AND next_run = $2",
   [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE NOT paused",
+  /* Retention.  Each reads or deletes a range of sqlq_jobs_history_age;
+  ** the DELETE has no LIMIT (the core bounds its range). */
+  [SQLQ__SQL_RETENTION_SET] =
+    "INSERT INTO sqlq_queues (queue, keep_for, keep_count) VALUES ($1, NULLIF($2, 0), NULLIF($3, 0))"
+    " ON DUPLICATE KEY UPDATE keep_for = VALUES(keep_for), keep_count = VALUES(keep_count)",
+  [SQLQ__SQL_RETENTION_GET] =
+    "SELECT keep_for, keep_count, " NOW_US " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_HISTORY_NEWEST] =
+    "SELECT finished_at, id FROM sqlq_jobs_history FORCE INDEX (sqlq_jobs_history_age)"
+    " WHERE queue = $1 ORDER BY finished_at DESC, id DESC LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_HISTORY_OLDEST] =
+    "SELECT finished_at, id FROM sqlq_jobs_history FORCE INDEX (sqlq_jobs_history_age)"
+    " WHERE queue = $1 ORDER BY finished_at, id LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_HISTORY_PRUNE] = "DELETE FROM sqlq_jobs_history WHERE queue = $1"
+                              " AND finished_at <= $2 AND (finished_at < $2 OR id <= $3)",
+  [SQLQ__SQL_HISTORY_LIST] =
+    "SELECT id, CAST($2 AS SIGNED), priority, attempts, max_attempts, finished_at, created_at,"
+    " CAST(NULL AS SIGNED), dedupe_key, group_key, CAST(NULL AS CHAR), payload"
+    " FROM sqlq_jobs_history FORCE INDEX (sqlq_jobs_history_age) WHERE queue = $1"
+    " ORDER BY finished_at DESC, id DESC LIMIT $3",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -499,10 +519,15 @@ static const char migration_4[] =
   " CONSTRAINT sqlq_schedules_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
   " CONSTRAINT sqlq_schedules_missed CHECK (missed >= -1)"
   ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+/* Version 5: retention of finished jobs.  A queue's limits (NULL: none)
+** and the index that prunes and lists its history in finishing order.
+** DDL commits as it goes: each step may run again. */
+static const char migration_5[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS keep_for BIGINT,"
+  " ADD COLUMN IF NOT EXISTS keep_count BIGINT;"
+  "CREATE INDEX IF NOT EXISTS sqlq_jobs_history_age"
+  " ON sqlq_jobs_history (queue, finished_at, id)";
 
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1,
-  migration_2,
-  migration_3,
-  migration_4,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
 };

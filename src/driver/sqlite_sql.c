@@ -191,6 +191,27 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     "UPDATE sqlq_schedules SET next_run = $3, last_run = coalesce(nullif($4, 0), last_run)"
     " WHERE name = $1 AND next_run = $2",
   [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE NOT paused",
+  /* Retention.  Each reads or deletes a range of sqlq_jobs_history_age,
+  ** which the first retention set makes: its upkeep cost acks that keep
+  ** history a quarter of their rate (sqlq bench, history=1). */
+  [SQLQ__SQL_RETENTION_SET] =
+    "INSERT INTO sqlq_queues (queue, keep_for, keep_count) VALUES ($1, nullif($2, 0), nullif($3, 0))"
+    " ON CONFLICT (queue) DO UPDATE SET keep_for = excluded.keep_for,"
+    " keep_count = excluded.keep_count",
+  [SQLQ__SQL_RETENTION_GET] =
+    "SELECT keep_for, keep_count, sqlq_now() FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_HISTORY_NEWEST] = "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1"
+                               " ORDER BY finished_at DESC, id DESC LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_HISTORY_OLDEST] = "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1"
+                               " ORDER BY finished_at, id LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_HISTORY_PRUNE] = "DELETE FROM sqlq_jobs_history WHERE queue = $1"
+                              " AND finished_at <= $2 AND (finished_at < $2 OR id <= $3)",
+  [SQLQ__SQL_HISTORY_INDEX] = "CREATE INDEX IF NOT EXISTS sqlq_jobs_history_age"
+                              " ON sqlq_jobs_history (queue, finished_at, id)",
+  [SQLQ__SQL_HISTORY_LIST] =
+    "SELECT id, $2, priority, attempts, max_attempts, finished_at, created_at, NULL,"
+    " dedupe_key, group_key, NULL, payload FROM sqlq_jobs_history WHERE queue = $1"
+    " ORDER BY finished_at DESC, id DESC LIMIT $3",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -285,10 +306,12 @@ static const char migration_4[] =
   " next_run   INTEGER NOT NULL,"
   " last_run   INTEGER,"
   " created_at INTEGER NOT NULL DEFAULT " NOW_DEFAULT ");";
+/* Version 5: retention of finished jobs: a queue's limits (NULL: none).
+** The index that prunes its history comes with the first retention set
+** (HISTORY_INDEX). */
+static const char migration_5[] = "ALTER TABLE sqlq_queues ADD COLUMN keep_for INTEGER;"
+                                  "ALTER TABLE sqlq_queues ADD COLUMN keep_count INTEGER;";
 
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1,
-  migration_2,
-  migration_3,
-  migration_4,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
 };
