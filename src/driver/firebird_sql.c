@@ -36,6 +36,7 @@
 ** every migration is DDL only.
 */
 #include "firebird_int.h"
+#include "schedules_sql.h"
 
 #define NOW FB_NOW_US
 #define TEXT(n) "VARCHAR(" #n ") CHARACTER SET OCTETS"
@@ -559,20 +560,11 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
 
   /* Schedules (schema version 4). */
   [SQLQ__SQL_CRON_NOW] = "SELECT " NOW " FROM RDB$DATABASE",
-  [SQLQ__SQL_CRON_ADD] =
-    "INSERT INTO sqlq_schedules (name, spec, time_zone, queue, payload, missed, next_run)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-  [SQLQ__SQL_CRON_REMOVE] = "DELETE FROM sqlq_schedules WHERE name = $1",
-  [SQLQ__SQL_CRON_PAUSE] = "UPDATE sqlq_schedules SET paused = 1 WHERE name = $1",
-  [SQLQ__SQL_CRON_RESUME] = "UPDATE sqlq_schedules SET paused = 0, next_run = $2 WHERE name = $1",
+  SCHEDULES_SQL_WRITES,
   [SQLQ__SQL_CRON_LIST] =
-    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
-    " FROM sqlq_schedules WHERE " QUEUE_PARAM("$1") " IS NULL OR name = $1"
-                                                    " ORDER BY name",
+    SCHEDULES_SQL_COLUMNS " WHERE " QUEUE_PARAM("$1") " IS NULL OR name = $1 ORDER BY name",
   [SQLQ__SQL_CRON_DUE] =
-    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
-    " FROM sqlq_schedules WHERE paused = 0 AND next_run <= $1"
-    " ORDER BY next_run, name",
+    SCHEDULES_SQL_COLUMNS " WHERE paused = 0 AND next_run <= $1 ORDER BY next_run, name",
   [SQLQ__SQL_CRON_ADVANCE] =
     "UPDATE sqlq_schedules SET next_run = $3, last_run = COALESCE(NULLIF(CAST($4 AS BIGINT), 0), last_run)"
     " WHERE name = $1 AND next_run = $2",

@@ -15,6 +15,7 @@
 ** take the range run_at <= now on sqlq_jobs_due and sort every due job,
 ** which costs time in proportion to the queue's length.
 */
+#include "schedules_sql.h"
 #include "sqlite_int.h"
 
 /* A job of a FIFO group may run only when no earlier job of its group is
@@ -174,23 +175,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
 
   /* Schedules (schema version 4). */
   [SQLQ__SQL_CRON_NOW] = "SELECT sqlq_now()",
-  [SQLQ__SQL_CRON_ADD] =
-    "INSERT INTO sqlq_schedules (name, spec, time_zone, queue, payload, missed, next_run)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-  [SQLQ__SQL_CRON_REMOVE] = "DELETE FROM sqlq_schedules WHERE name = $1",
-  [SQLQ__SQL_CRON_PAUSE] = "UPDATE sqlq_schedules SET paused = 1 WHERE name = $1",
-  [SQLQ__SQL_CRON_RESUME] = "UPDATE sqlq_schedules SET paused = 0, next_run = $2 WHERE name = $1",
-  [SQLQ__SQL_CRON_LIST] =
-    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
-    " FROM sqlq_schedules WHERE $1 IS NULL OR name = $1 ORDER BY name",
-  [SQLQ__SQL_CRON_DUE] =
-    "SELECT name, spec, time_zone, queue, payload, missed, paused, next_run, last_run"
-    " FROM sqlq_schedules WHERE NOT paused AND next_run <= $1"
-    " ORDER BY next_run, name",
-  [SQLQ__SQL_CRON_ADVANCE] =
-    "UPDATE sqlq_schedules SET next_run = $3, last_run = coalesce(nullif($4, 0), last_run)"
-    " WHERE name = $1 AND next_run = $2",
-  [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE NOT paused",
+  SCHEDULES_SQL_ENTRIES,
   /* Retention.  Each reads or deletes a range of sqlq_jobs_history_age,
   ** which the first retention set makes: its upkeep cost acks that keep
   ** history a quarter of their rate (sqlq bench, history=1). */
