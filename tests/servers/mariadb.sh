@@ -127,11 +127,15 @@ launch() {
 create_server() {
   local out
   stop_server
-  mkdir -m 700 "$dir" || die "cannot create $dir"
+  mkdir -m 700 "$dir" "$dir/tmp" || die "cannot create $dir"
+  # A tmpdir of its own: servers sharing /tmp delete each other's temporary
+  # tables ("Error on delete of '/tmp/#sql-temptable-...'", seen in CI with
+  # other sessions' servers running beside it).
   cat >"$cnf" <<CNF
 # tests/servers/mariadb.sh
 [mariadbd]
 datadir = $dir/data
+tmpdir = $dir/tmp
 socket = $sock
 port = $port
 bind-address = 127.0.0.1
