@@ -1,6 +1,6 @@
 # tests/cli/limit.sh -- sqlq limit: the concurrency limit of a queue reads
-# back, in a table and in JSON; bad values get one line and exit 64 and
-# change nothing; and two `sqlq work -c 4` processes on a queue limited to
+# back, in a table and in JSON; bad values (of sqlq limit and of sqlq bench
+# --limit) get one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
 # 2 never run more than 2 commands at once (the commands count themselves
 # under flock) and drain the queue.
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +28,9 @@ refused "no queue" 64 sq limit -c 1
 refused "two queues" 64 sq limit q r
 refused "bad queue name" 64 sq limit -c 1 ''
 refused "unknown flag" 64 sq limit --rate 1 q
+refused "bench: negative limit" 64 sq bench --limit -1
+refused "bench: limit not a number" 64 sq bench --limit many
+refused "bench: limit overflow" 64 sq bench --limit 99999999999999999999
 
 # The race: 40 jobs, two workers of 4 commands each, a limit of 2.  Each
 # command counts itself in and out of $tmp/running under flock and keeps
