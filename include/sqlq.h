@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 5
+#define SQLQ_SCHEMA_VERSION 6
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -401,6 +401,25 @@ void sqlq_interrupt(sqlq_db *db);
 /* Pause a queue (claims return SQLQ_PAUSED) or resume it. */
 int sqlq_pause(sqlq_db *db, const char *queue);
 int sqlq_resume(sqlq_db *db, const char *queue);
+
+/* The most a concurrency limit may be. */
+#define SQLQ_MAX_RUNNING_MAX 1000000
+
+/*
+** Limit queue to at most max_running jobs running at once, across every
+** worker of every host (0: no limit; more than SQLQ_MAX_RUNNING_MAX, or
+** negative, is SQLQ_MISUSE).  The claim enforces it: a claim takes at most
+** the free slots, max_running less the jobs of the queue whose lease has
+** not expired, so a job whose lease expires frees its slot.  Jobs already
+** running when the limit is set or lowered keep running; claims wait until
+** the count is below the limit.  The setting is the queue's, in
+** sqlq_queues, for every handle.  See docs/schema.md, "Concurrency limits".
+*/
+int sqlq_concurrency_set(sqlq_db *db, const char *queue, int64_t max_running);
+
+/* The concurrency limit of queue into *max_running_out: 0 when it has
+** none, also for a queue that the database does not know. */
+int sqlq_concurrency_get(sqlq_db *db, const char *queue, int64_t *max_running_out);
 
 /* Counts for one queue. */
 typedef struct sqlq_queue_stats {

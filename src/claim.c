@@ -6,6 +6,7 @@
 ** row, and the call reports SQLQ_STALE.
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -33,6 +34,8 @@ struct claim {
   int max;
   int64_t lease_us;
   int64_t token;
+  int counted; /* claim under the queue's limit (LIMIT_LOCK first) */
+  int limited; /* out: the queue was found to have a concurrency limit */
   sqlq_job *jobs;
   int n;
   size_t cap;
@@ -74,13 +77,16 @@ static int copy_row(sqlq_db *db, sqlq__stmt *st, const char *queue, int64_t toke
   return SQLQ_OK;
 }
 
+/* The row of PAUSED. */
+struct queue_flags {
+  int paused, limited;
+};
 
-static int is_paused(sqlq_db *db, const char *queue, int *paused) {
-  int64_t flag = 0;
-  sqlq__query q = {.sql = SQLQ__SQL_PAUSED, .row = sqlq__read_int64, .arg = &flag};
-  int rc = sqlq__run(db, &q, SQLQ__TEXT(queue));
-  *paused = flag != 0;
-  return rc;
+static int read_flags(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct queue_flags *f = arg;
+  f->paused = db->driver->column_int64(st, 0) != 0;
+  f->limited = db->driver->column_int64(st, 1) != 0;
+  return SQLQ__DONE;
 }
 
 static int job_order(const void *a, const void *b) {
@@ -99,27 +105,87 @@ static int add_job(sqlq_db *db, sqlq__stmt *st, void *arg) {
   return rc;
 }
 
+/* Lower *max to the free slots of c's queue when it has a concurrency
+** limit, holding the queue's row until the transaction ends.  Every claim
+** of a limited queue holds that row while it counts and claims, so each
+** counts the jobs of the claims committed before it, and none of them
+** overtakes another (docs/schema.md, "Concurrency limits"). */
+static int free_slots(sqlq_db *db, struct claim *c, int *max) {
+  int64_t cap = -1, running = 0;
+  sqlq__query lock = {.sql = SQLQ__SQL_LIMIT_LOCK, .row = sqlq__read_int64, .arg = &cap};
+  int rc = sqlq__run(db, &lock, SQLQ__TEXT(c->queue));
+  if (rc != SQLQ_OK || lock.rows == 0) return rc;
+  c->limited = 1;
+  sqlq__query count = {.sql = SQLQ__SQL_LIMIT_RUNNING, .row = sqlq__read_int64, .arg = &running};
+  rc = sqlq__run(db, &count, SQLQ__TEXT(c->queue));
+  if (rc == SQLQ_OK && cap - running < *max) *max = cap > running ? (int)(cap - running) : 0;
+  return rc;
+}
+
 static int claim_tx(sqlq_db *db, void *arg) {
   struct claim *c = arg;
   const sqlq__driver *d = db->driver;
-  int rc;
+  int rc, max = c->max;
   /* A run again after a deadlock forgets what the first run copied. */
   for (int i = 0; i < c->n; i++) free((void *)c->jobs[i].payload);
   c->n = 0;
+  c->limited = 0;
   if (d->sql[SQLQ__SQL_REAP] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
+  if (c->counted && (rc = free_slots(db, c, &max)) != SQLQ_OK) return rc;
   c->token = sqlq__new_token();
-  sqlq__query q = {.sql = SQLQ__SQL_CLAIM, .row = add_job, .arg = c, .start = d->claim};
-  rc = sqlq__run(db, &q, SQLQ__TEXT(c->queue), SQLQ__INT(c->token), SQLQ__INT(c->lease_us),
-                 SQLQ__INT(c->max));
+  /* CLAIM_UNLIMITED takes no $5. */
+  int limits = db->limits_schema;
+  sqlq__arg args[] = {SQLQ__TEXT(c->queue), SQLQ__INT(c->token), SQLQ__INT(c->lease_us),
+                      SQLQ__INT(max), SQLQ__INT(c->counted)};
+  sqlq__query q = {.sql = limits ? SQLQ__SQL_CLAIM : SQLQ__SQL_CLAIM_UNLIMITED,
+                   .row = add_job,
+                   .arg = c,
+                   .start = d->claim};
+  rc = max == 0 ? SQLQ_OK : sqlq__query_run(db, &q, args, limits ? 5 : 4);
   if (rc != SQLQ_OK) return rc;
   if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
-  /* A paused queue gives no jobs; say why. */
-  int paused = 0;
-  if (c->n == 0 && (rc = is_paused(db, c->queue, &paused)) != SQLQ_OK) return rc;
-  if (paused) return sqlq__error(db, SQLQ_PAUSED, "queue '%s' is paused", c->queue);
+  /* A paused queue gives no jobs; say why.  A limited one gave none
+  ** without counting: the caller claims again, counting. */
+  struct queue_flags flags = {0};
+  sqlq__query pq = {.sql = limits ? SQLQ__SQL_PAUSED : SQLQ__SQL_PAUSED_UNLIMITED,
+                    .row = read_flags,
+                    .arg = &flags};
+  if (c->n == 0 && (rc = sqlq__run(db, &pq, SQLQ__TEXT(c->queue))) != SQLQ_OK) return rc;
+  if (flags.paused) return sqlq__error(db, SQLQ_PAUSED, "queue '%s' is paused", c->queue);
+  c->limited |= flags.limited;
   return SQLQ_OK;
+}
+
+static int limits_schema_tx(sqlq_db *db, void *unused) {
+  (void)unused;
+  return sqlq__limits_schema(db);
+}
+
+/* Claim into c: first without counting unless the handle's hint says that
+** the queue is limited, then, when the queue turned out to be, counting.
+** A queue without a limit costs its claims nothing more than the test of
+** its sqlq_queues row that the claim makes for pausing anyway. */
+static int claim_in_tx(sqlq_db *db, struct claim *c) {
+  /* Without a separate reap, the claim statement is the one write.  (Should
+  ** copying its rows run out of memory, the jobs it took wait out their
+  ** lease.) */
+  unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
+  unsigned single = db->driver->sql[SQLQ__SQL_REAP] ? 0 : SQLQ__TX_SINGLE;
+  int rc = db->limits_schema ? SQLQ_OK : sqlq__in_tx(db, SQLQ__TX_READ, limits_schema_tx, NULL);
+  if (rc != SQLQ_OK) return rc;
+  c->counted = strcmp(db->limited_queue, c->queue) == 0;
+  rc = sqlq__in_tx(db, kind | (c->counted ? SQLQ__TX_WAITS : single), claim_tx, c);
+  if (rc == SQLQ_OK && c->n == 0 && c->limited && !c->counted) {
+    c->counted = 1;
+    rc = sqlq__in_tx(db, kind | SQLQ__TX_WAITS, claim_tx, c);
+  }
+  if (rc == SQLQ_OK && c->limited)
+    snprintf(db->limited_queue, sizeof db->limited_queue, "%s", c->queue);
+  else if (rc == SQLQ_OK && c->counted)
+    db->limited_queue[0] = '\0';
+  return rc;
 }
 
 SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_claim_options *opts,
@@ -140,12 +206,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_
   /* Whoever fills history prunes it (see Retention in sqlq.h). */
   if (db->keep_history) sqlq__prune_due(db, queue);
   struct claim c = {.queue = queue, .max = (int)max, .lease_us = sqlq__seconds_to_us(lease)};
-  /* Without a separate reap, the claim statement is the one write.  (Should
-  ** copying its rows run out of memory, the jobs it took wait out their
-  ** lease.) */
-  unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
-  if (db->driver->sql[SQLQ__SQL_REAP] == NULL) kind |= SQLQ__TX_SINGLE;
-  rc = sqlq__in_tx(db, kind, claim_tx, &c);
+  rc = claim_in_tx(db, &c);
   if (rc != SQLQ_OK) {
     sqlq_jobs_free(c.jobs, (size_t)c.n);
     return rc;
@@ -283,6 +344,8 @@ static int ack_tx(sqlq_db *db, void *arg) {
       a->first_stale = r;
   }
   if (a->acked) sqlq__owe_local_wake(db); /* the next job of a FIFO group may run */
+  /* A limited queue's slots freed: its waiters elsewhere may claim. */
+  if (a->acked && db->limited_queue[0]) sqlq__owe_wake(db, db->limited_queue, (int)a->acked);
   int64_t first = a->first_stale ? a->first_stale->id : 0;
   if (n_stale == 1) return stale(db, first);
   if (n_stale > 1)

@@ -109,12 +109,17 @@ enum sqlq__sql_id {
                                 NULL when the ENQUEUE statements do it */
   SQLQ__SQL_REAP,           /* $1 queue: expired leases back to ready, or
                                 dead; NULL when CLAIM does it */
-  SQLQ__SQL_PAUSED,         /* $1 queue -> paused (no row: not paused) */
+  SQLQ__SQL_PAUSED,         /* $1 queue -> paused, limited (1 when the
+                                queue has a concurrency limit); no row:
+                                neither */
   SQLQ__SQL_CLAIM,          /* $1 queue $2 token $3 lease_us $4 limit
+                                $5 counted (0/1)
                                 -> id, priority, run_at, attempts, max_attempts,
                                    created_at, lease_until, group_key,
                                    dedupe_key, payload; no rows when the
-                                   queue is paused */
+                                   queue is paused, nor when it has a
+                                   concurrency limit and counted is 0 (the
+                                   core then claims with LIMIT_LOCK) */
   SQLQ__SQL_ACK,            /* $1 id $2 token; deletes when held */
   SQLQ__SQL_HISTORY_COPY,   /* $1 id $2 token; copies to history when held */
   SQLQ__SQL_FAIL_PEEK,      /* $1 id $2 token -> attempts, max_attempts, queue */
@@ -256,6 +261,25 @@ enum sqlq__sql_id {
                                 history rows: run_at is finished_at,
                                 lease_until and last_error NULL; newest
                                 first (finished_at DESC, id DESC) */
+  /* Concurrency limits (schema version 6; see docs/schema.md). */
+  SQLQ__SQL_LIMIT_SET,     /* $1 queue $2 max_running (0: none, stored as
+                                NULL) */
+  SQLQ__SQL_LIMIT_GET,     /* $1 queue -> max_running (NULL: none); no row
+                                when the queue is unknown */
+  SQLQ__SQL_LIMIT_LOCK,    /* $1 queue -> max_running, holding the queue's
+                                row until the transaction ends (the core
+                                runs it in a SQLQ__TX_WAITS transaction);
+                                no row, and no lock, when the queue has no
+                                limit */
+  SQLQ__SQL_LIMIT_RUNNING, /* $1 queue -> how many of its jobs run with a
+                                lease that has not expired, counted after
+                                LIMIT_LOCK took its lock (so that it sees
+                                the claims of the holder before) */
+  /* The statements that name max_running, as a database below schema
+  ** version 6 (which has no concurrency limits) needs them. */
+  SQLQ__SQL_CLAIM_UNLIMITED,    /* as CLAIM, without $5 */
+  SQLQ__SQL_PAUSED_UNLIMITED,   /* as PAUSED; limited is 0 */
+  SQLQ__SQL_NEXT_DUE_UNLIMITED, /* as NEXT_DUE */
   SQLQ__SQL_COUNT
 };
 
@@ -278,6 +302,10 @@ enum sqlq__sql_id {
 ** again (a claim, an ack, a failure, a release: a job's token fences its
 ** worker), so the driver need not wait for the commit to be durable. */
 #define SQLQ__TX_LAZY 0x04
+/* The transaction takes a row lock that others hold for the length of
+** theirs (a limited claim's queue row): the driver waits for it, up to the
+** busy timeout, even in a SQLQ__TX_LAZY transaction. */
+#define SQLQ__TX_WAITS 0x08
 
 /*
 ** What the triggers of a subscribed table must do, for
@@ -562,7 +590,28 @@ struct sqlq_db {
   ** the whole transaction back as a deadlock's victim: running it again
   ** may succeed (see sqlq__in_tx). */
   int tx_retryable;
+  /* The queue whose last claim through this handle found a concurrency
+  ** limit ("": none): its next claim goes straight to the limited claim,
+  ** and an ack wakes one of its waiters (see claim.c).  A hint only: the
+  ** claim's SQL decides. */
+  char limited_queue[SQLQ_QUEUE_NAME_MAX + 1];
+  /* Whether the database has concurrency limits (schema version 6 or
+  ** later): the claim and the wait choose their statements by it (the
+  ** *_UNLIMITED ones without), and when it was last found without
+  ** (CLOCK_MONOTONIC; 0: not looked yet).  See sqlq__limits_schema. */
+  int limits_schema;
+  int64_t limits_checked_ns;
 };
+
+/* The schema version that brought concurrency limits. */
+#define SQLQ__LIMITS_VERSION 6
+
+/* Set db->limits_schema: once the database is found to have concurrency
+** limits, for good; until then, by reading its schema version again at
+** most once a second, so that a database upgraded by `sqlq init` under a
+** running worker has its limits enforced within a second.  Runs inside a
+** transaction.  Returns SQLQ_OK or the read's error. */
+int sqlq__limits_schema(sqlq_db *db);
 
 /* Record an error on db: its status and formatted text.  Returns status. */
 int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)

@@ -101,8 +101,11 @@ static int due_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
 /* When the queue next needs a worker, from the database's point of view. */
 static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
   *due_in_us = -1;
-  sqlq__query q = {.sql = SQLQ__SQL_NEXT_DUE, .row = due_row, .arg = due_in_us};
-  return sqlq__run(db, &q, SQLQ__TEXT((const char *)arg));
+  int rc = sqlq__limits_schema(db);
+  sqlq__query q = {.sql = db->limits_schema ? SQLQ__SQL_NEXT_DUE : SQLQ__SQL_NEXT_DUE_UNLIMITED,
+                   .row = due_row,
+                   .arg = due_in_us};
+  return rc == SQLQ_OK ? sqlq__run(db, &q, SQLQ__TEXT((const char *)arg)) : rc;
 }
 
 /* The longest a wait sleeps before it looks again, in microseconds (about

@@ -46,6 +46,7 @@ typedef struct bench_config {
   long long backlog;   /* M: low-priority jobs left queued meanwhile */
   long long samples;   /* K: jobs of the latency phase */
   long long work_us;   /* U: --drain's work per claimed job, slept */
+  long long limit;     /* L: the queue's concurrency limit meanwhile (0: none) */
   int processes;       /* workers are forked processes, not threads */
   int keep_backlog;    /* reuse a backlog of M left by a run before, and
                              leave it queued at the end (needs K = 0) */

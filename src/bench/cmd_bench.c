@@ -67,7 +67,7 @@ static void bench_usage(FILE *f) {
   fputs("usage: sqlq bench [--jobs N] [--workers W] [--producers P] "
         "[--batch B]\n"
         "                  [--payload BYTES] [--backlog M] [--processes]\n"
-        "                  [--latency-samples K] [--queue NAME] [--json]\n"
+        "                  [--latency-samples K] [--limit L] [--queue NAME] [--json]\n"
         "       sqlq bench --ring | --pool [--jobs N] [--workers W] "
         "[--payload BYTES]\n"
         "                  [--processes] [--queue NAME] [--json]\n"
@@ -94,6 +94,8 @@ static void bench_usage(FILE *f) {
         "  --backlog M          low-priority jobs kept queued meanwhile "
         "(default 0)\n"
         "  --processes          forked worker processes instead of threads\n"
+        "  --limit L            the queue's concurrency limit during the run, 0..1000000\n"
+        "                       (default 0: none; see sqlq limit)\n"
         "  --latency-samples K  single jobs timed from enqueue to claim "
         "(default 200)\n"
         "  --queue NAME         the queue used, purged before and after "
@@ -125,6 +127,7 @@ static const bench_num_flag bench_num_flags[] = {
   {'m', "backlog", 0, 1000000000LL, offsetof(bench_config, backlog)},
   {'k', "latency-samples", 0, 1000000, offsetof(bench_config, samples)},
   {'u', "work-us", 0, 1000000, offsetof(bench_config, work_us)},
+  {'L', "limit", 0, SQLQ_MAX_RUNNING_MAX, offsetof(bench_config, limit)},
 };
 
 static const struct option bench_options[] = {
@@ -136,6 +139,7 @@ static const struct option bench_options[] = {
   {"backlog", required_argument, NULL, 'm'},
   {"latency-samples", required_argument, NULL, 'k'},
   {"work-us", required_argument, NULL, 'u'},
+  {"limit", required_argument, NULL, 'L'},
   {"processes", no_argument, NULL, 'P'},
   {"ring", no_argument, NULL, 'R'},
   {"pool", no_argument, NULL, 'O'},
@@ -294,6 +298,9 @@ static int bench_setup(const bench_config *cfg, bench_result *res, int *touched)
   if (ec == 0 && !reuse && (rc = sqlq_purge(db, cfg->queue, NULL)) != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: purge");
   *touched = ec == 0 && !cfg->keep_backlog;
+  if (ec == 0 && cfg->limit > 0 &&
+      (rc = sqlq_concurrency_set(db, cfg->queue, cfg->limit)) != SQLQ_OK)
+    ec = cli_fail(db, rc, "bench: limit");
   if (ec == 0 && cfg->backlog > 0 && !reuse) {
     rc = bench_fill(cfg, db, cfg->backlog, BENCH_BACKLOG_BATCH, -1, NULL, "backlog");
     bench_progress_end();
@@ -303,13 +310,16 @@ static int bench_setup(const bench_config *cfg, bench_result *res, int *touched)
   return ec;
 }
 
-/* Purge the queue at the end.  Returns 0 or an exit code. */
+/* Purge the queue at the end, and lift its limit.  Returns 0 or an exit
+** code. */
 static int bench_teardown(const bench_config *cfg) {
   int ec = 0;
   sqlq_db *db = bench_open(cfg, &ec);
   if (!db) return ec;
   int rc = sqlq_purge(db, cfg->queue, NULL);
   if (rc != SQLQ_OK) ec = cli_fail(db, rc, "bench: purge");
+  if (ec == 0 && cfg->limit > 0 && (rc = sqlq_concurrency_set(db, cfg->queue, 0)) != SQLQ_OK)
+    ec = cli_fail(db, rc, "bench: limit");
   sqlq_close(db);
   return ec;
 }

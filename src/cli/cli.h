@@ -277,6 +277,7 @@ int cmd_resume(const cli_global *g, int argc, char **argv);
 int cmd_purge(const cli_global *g, int argc, char **argv);
 int cmd_retention(const cli_global *g, int argc, char **argv); /* cmd_retention.c */
 int cmd_prune(const cli_global *g, int argc, char **argv);     /* cmd_retention.c */
+int cmd_limit(const cli_global *g, int argc, char **argv);
 int cmd_lock(const cli_global *g, int argc, char **argv);
 int cmd_bench(const cli_global *g, int argc, char **argv); /* src/bench/ */
 int cmd_ring(const cli_global *g, int argc, char **argv);

@@ -33,6 +33,7 @@ static const cli_command commands[] = {
   {"purge", cmd_purge, "delete every job of a queue"},
   {"retention", cmd_retention, "show or set how long finished jobs stay in history"},
   {"prune", cmd_prune, "delete the finished jobs a queue's retention no longer keeps"},
+  {"limit", cmd_limit, "show or set how many jobs of a queue may run at once"},
   {"lock", cmd_lock, "run a command while holding a named lock"},
   {"ring", cmd_ring, "create, push into, read and drop capped FIFO logs"},
   {"pool", cmd_pool, "hand out the items of a pool in fair rotation"},

@@ -21,7 +21,8 @@
 ** queue's own short transactions (SQLQ__TX_LAZY: claims, acks, failures),
 ** which do not wait at all: the claim steps over a job another claimer
 ** holds (see the claim in firebird_sql.c), and a conflict elsewhere makes
-** the core run the transaction again (db->tx_retryable).
+** the core run the transaction again (db->tx_retryable).  A limited
+** queue's claim (SQLQ__TX_WAITS) waits, for its turn on the queue's row.
 */
 #include <dirent.h>
 #include <errno.h>
@@ -513,7 +514,7 @@ static int fb_begin(sqlq_db *db, unsigned kind) {
   int rc = sqlq__fb_ready(db);
   if (rc != SQLQ_OK) return rc;
   if (f->att == 0) return SQLQ_OK; /* sqlq init creates the database first */
-  double wait = (kind & SQLQ__TX_LAZY) ? 0 : write_wait(db);
+  double wait = (kind & SQLQ__TX_LAZY) && !(kind & SQLQ__TX_WAITS) ? 0 : write_wait(db);
   if (!(kind & SQLQ__TX_WRITE)) {
     char tpb[] = {isc_tpb_version3, isc_tpb_read, isc_tpb_read_committed, isc_tpb_rec_version,
                   isc_tpb_nowait};

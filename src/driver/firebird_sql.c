@@ -140,17 +140,18 @@
 #define CONFLICTS CONFLICT_GDSCODES " DO BEGIN END"
 #define CONFLICT_SKIPS CONFLICT_GDSCODES " DO skip = lim - 1;"
 
-/* The body of a block that takes the next n numbers of ring :r into :seq
-** (the first) and :cap (its capacity), then runs then.  Firebird 3's READ
-** COMMITTED waits for a row's lock, but when other pushers changed the row
-** meanwhile, the UPDATE that waited may fail with an update conflict (ran:
-** four pushers at once) or "no current record for fetch" (no_cur_rec), or
-** change no row although the ring is there (both seen with eight pushers
-** at once).  Then the block tries again (the WHEN undoes the failed
-** attempt), each try waiting its turn.  A conflict goes on to the caller
-** once the transaction's lock timeout (MON$LOCK_TIMEOUT: -1 for ever, 0
-** none) has passed since the block started. */
-#define RING_TURN(n, then) \
+/* The body of a block that runs step, a statement that locks a row (and
+** may read it into the block's variables), then, when it locked one, runs
+** then.  Firebird 3's READ COMMITTED waits for a row's lock, but when other
+** writers changed the row meanwhile, the statement that waited may fail
+** with an update conflict (ran: four ring pushers at once) or "no current
+** record for fetch" (no_cur_rec), or change no row although the row is
+** there, as the condition there says (both seen with eight pushers at
+** once).  Then the block tries again (the WHEN undoes the failed attempt),
+** each try waiting its turn.  A conflict goes on to the caller once the
+** transaction's lock timeout (MON$LOCK_TIMEOUT: -1 for ever, 0 none) has
+** passed since the block started. */
+#define TURN(step, there, then) \
   " DECLARE started TIMESTAMP;" \
   " DECLARE waits INTEGER;" \
   " DECLARE again SMALLINT = 1;" \
@@ -159,11 +160,9 @@
   "  WHILE (again = 1) DO" \
   "  BEGIN" \
   "   again = 0;" \
-  "   UPDATE sqlq_rings SET next_seq = next_seq + " n " WHERE name = :r" \
-  "    RETURNING next_seq - " n ", capacity INTO :seq, :cap;" \
-  "   IF (ROW_COUNT > 0) THEN" \
+  "   " step "   IF (ROW_COUNT > 0) THEN" \
   "   BEGIN " then " END" \
-  "   ELSE IF (EXISTS (SELECT 1 FROM sqlq_rings WHERE name = :r)) THEN again = 1;" \
+  "   ELSE IF (" there ") THEN again = 1;" \
   "   WHEN GDSCODE deadlock, GDSCODE update_conflict, GDSCODE no_cur_rec DO" \
   "   BEGIN" \
   "    SELECT MON$LOCK_TIMEOUT FROM MON$TRANSACTIONS" \
@@ -174,6 +173,93 @@
   "   END" \
   "  END" \
   " END"
+
+/* TURN on ring :r, taking its next n numbers into :seq (the first) and
+** :cap (its capacity). */
+#define RING_TURN(n, then) \
+  TURN("UPDATE sqlq_rings SET next_seq = next_seq + " n " WHERE name = :r" \
+       " RETURNING next_seq - " n ", capacity INTO :seq, :cap;", \
+       "EXISTS (SELECT 1 FROM sqlq_rings WHERE name = :r)", then)
+
+/* The claim (see CLAIM below): counted declares the block's parameters
+** after lim, and stop is the test of the queue's row that makes the claim
+** take nothing. */
+#define CLAIM(counted, stop) \
+  "EXECUTE BLOCK (q " TEXT( \
+    128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4" counted ")" \
+         " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER," \
+         "  max_attempts INTEGER, created_at BIGINT, lease_until BIGINT," \
+         "  group_key " TEXT(255) ", dedupe_key " TEXT( \
+           255) ", payload BLOB SUB_TYPE BINARY," \
+                "  payload_inline VARCHAR(" INLINE_MAX ") CHARACTER SET OCTETS)" \
+                " AS" \
+                " DECLARE now BIGINT;" \
+                " DECLARE n INTEGER = 0;" \
+                " DECLARE cand BIGINT;" \
+                " DECLARE skip INTEGER = 0;" \
+                " BEGIN" \
+                "  now = " NOW ";" \
+                "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND " stop \
+                ")) THEN EXIT;" \
+                "  FOR SELECT id FROM sqlq_jobs WHERE queue = :q AND state = 'running'" \
+                "   AND lease_until <= :now PLAN (SQLQ_JOBS INDEX (SQLQ_JOBS_LEASE)) INTO :cand DO" \
+                "  BEGIN" \
+                "   UPDATE sqlq_jobs SET" \
+                "    state = IIF(attempts >= max_attempts, " STATE("dead") ", " STATE( \
+                  "ready") ")," \
+                           "    last_error = 'lease expired during attempt ' || attempts," \
+                           "    token = NULL, lease_until = NULL" \
+                           "    WHERE id = :cand AND state = 'running' AND lease_until <= :now;" \
+                           "   " CONFLICTS "  END" \
+                           "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'" \
+                           "   AND j.run_at <= :now AND " GROUP_HEAD \
+                           "   PLAN (J ORDER SQLQ_JOBS_CLAIM)" \
+                           "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO" \
+                           "  IF (skip > 0) THEN skip = skip - 1; ELSE" \
+                           "  BEGIN" \
+                           "   UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1," \
+                           "    token = :tok, lease_until = :now + :lease" \
+                           "    WHERE id = :cand AND state = 'ready'" \
+                           "    RETURNING id, priority, run_at, attempts, max_attempts, created_at," \
+                           "     lease_until, group_key, dedupe_key, payload" \
+                           "    INTO :id, :priority, :run_at, :attempts, :max_attempts, :created_at," \
+                           "     :lease_until, :group_key, :dedupe_key, :payload;" \
+                           "   IF (ROW_COUNT > 0) THEN" \
+                           "   BEGIN" \
+                           "    payload_inline = NULL;" \
+                           "    IF (octet_length(payload) <= " INLINE_MAX ") THEN" \
+                           "    BEGIN" \
+                           "     payload_inline = payload;" \
+                           "     payload = NULL;" \
+                           "    END" \
+                           "    n = n + 1;" \
+                           "    SUSPEND;" \
+                           "    IF (n >= lim) THEN LEAVE;" \
+                           "   END" \
+                           "   " CONFLICT_SKIPS "  END" \
+                           " END"
+
+/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
+#define NEXT_DUE(waits) \
+  "SELECT (SELECT paused FROM sqlq_queues WHERE queue = " QUEUE_PARAM( \
+    "$1") ")," \
+          " (SELECT FIRST 1 j.run_at FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM( \
+            "$1") "  AND j.state = 'ready' AND " GROUP_HEAD waits " PLAN (J ORDER SQLQ_JOBS_DUE)" \
+                  "  ORDER BY j.queue, j.state, j.run_at) - " NOW "," \
+                  " (SELECT min(lease_until) FROM sqlq_jobs" \
+                  "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW \
+                                                       " FROM RDB$DATABASE"
+
+/* The queue :q has a concurrency limit. */
+#define LIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND max_running IS NOT NULL)"
+
+/* The queue $1 has a concurrency limit and as many jobs running (with
+** their leases current) as it allows: its ready jobs wait. */
+#define FULL \
+  "EXISTS (SELECT 1 FROM sqlq_queues l WHERE l.queue = " QUEUE_PARAM( \
+    "$1") " AND l.max_running IS NOT NULL AND l.max_running <= (SELECT count(*) FROM sqlq_jobs r" \
+          "  WHERE r.queue = " QUEUE_PARAM( \
+            "$1") " AND r.state = 'running' AND r.lease_until > " NOW "))"
 
 
 /* A subscribed table's name as a parameter: as text, to compare with the
@@ -235,59 +321,10 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_QUEUE_REGISTER] =
     "MERGE INTO sqlq_queues q USING RDB$DATABASE ON q.queue = " QUEUE_PARAM(
       "$1") " WHEN NOT MATCHED THEN INSERT (queue) VALUES (" QUEUE_PARAM("$1") ")",
-  [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_CLAIM] = "EXECUTE BLOCK (q " TEXT(
-    128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4)"
-         " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER,"
-         "  max_attempts INTEGER, created_at BIGINT, lease_until BIGINT,"
-         "  group_key " TEXT(255) ", dedupe_key " TEXT(
-           255) ", payload BLOB SUB_TYPE BINARY,"
-                "  payload_inline VARCHAR(" INLINE_MAX ") CHARACTER SET OCTETS)"
-                " AS"
-                " DECLARE now BIGINT;"
-                " DECLARE n INTEGER = 0;"
-                " DECLARE cand BIGINT;"
-                " DECLARE skip INTEGER = 0;"
-                " BEGIN"
-                "  now = " NOW ";"
-                "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND paused <> 0)) THEN EXIT;"
-                "  FOR SELECT id FROM sqlq_jobs WHERE queue = :q AND state = 'running'"
-                "   AND lease_until <= :now PLAN (SQLQ_JOBS INDEX (SQLQ_JOBS_LEASE)) INTO :cand DO"
-                "  BEGIN"
-                "   UPDATE sqlq_jobs SET"
-                "    state = IIF(attempts >= max_attempts, " STATE("dead") ", " STATE(
-                  "ready") "),"
-                           "    last_error = 'lease expired during attempt ' || attempts,"
-                           "    token = NULL, lease_until = NULL"
-                           "    WHERE id = :cand AND state = 'running' AND lease_until <= :now;"
-                           "   " CONFLICTS "  END"
-                           "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'"
-                           "   AND j.run_at <= :now AND " GROUP_HEAD
-                           "   PLAN (J ORDER SQLQ_JOBS_CLAIM)"
-                           "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO"
-                           "  IF (skip > 0) THEN skip = skip - 1; ELSE"
-                           "  BEGIN"
-                           "   UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
-                           "    token = :tok, lease_until = :now + :lease"
-                           "    WHERE id = :cand AND state = 'ready'"
-                           "    RETURNING id, priority, run_at, attempts, max_attempts, created_at,"
-                           "     lease_until, group_key, dedupe_key, payload"
-                           "    INTO :id, :priority, :run_at, :attempts, :max_attempts, :created_at,"
-                           "     :lease_until, :group_key, :dedupe_key, :payload;"
-                           "   IF (ROW_COUNT > 0) THEN"
-                           "   BEGIN"
-                           "    payload_inline = NULL;"
-                           "    IF (octet_length(payload) <= " INLINE_MAX ") THEN"
-                           "    BEGIN"
-                           "     payload_inline = payload;"
-                           "     payload = NULL;"
-                           "    END"
-                           "    n = n + 1;"
-                           "    SUSPEND;"
-                           "    IF (n >= lim) THEN LEAVE;"
-                           "   END"
-                           "   " CONFLICT_SKIPS "  END"
-                           " END",
+  [SQLQ__SQL_PAUSED] =
+    "SELECT paused, IIF(max_running IS NULL, 0, 1) FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_CLAIM] =
+    CLAIM(", counted INTEGER = $5", "(paused <> 0 OR (max_running IS NOT NULL AND :counted = 0))"),
 
   [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD " RETURNING id",
   [SQLQ__SQL_HISTORY_COPY] =
@@ -308,14 +345,7 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] =
     "UPDATE sqlq_jobs SET lease_until = " NOW " + $3 WHERE " HELD " RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] = "SELECT (SELECT paused FROM sqlq_queues WHERE queue = " QUEUE_PARAM(
-    "$1") "),"
-          " (SELECT FIRST 1 j.run_at FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM(
-            "$1") "  AND j.state = 'ready' AND " GROUP_HEAD " PLAN (J ORDER SQLQ_JOBS_DUE)"
-                  "  ORDER BY j.queue, j.state, j.run_at) - " NOW ","
-                  " (SELECT min(lease_until) FROM sqlq_jobs"
-                  "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW
-                                                       " FROM RDB$DATABASE",
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] =
     "UPDATE OR INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2) MATCHING (queue)",
   [SQLQ__SQL_STATS] =
@@ -593,6 +623,21 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
          " FROM sqlq_jobs_history WHERE queue = " QUEUE_PARAM(
            "$1") " ORDER BY queue DESC, finished_at DESC, id DESC"
                  " ROWS IIF(CAST($3 AS BIGINT) < 0, 9223372036854775807, CAST($3 AS BIGINT))",
+  /* Concurrency limits.  The lock is a TURN (each statement of READ
+  ** COMMITTED then reads the newest commits, LIMIT_RUNNING too); the core
+  ** runs it in a transaction that waits (SQLQ__TX_WAITS). */
+  [SQLQ__SQL_LIMIT_SET] = "UPDATE OR INSERT INTO sqlq_queues (queue, max_running)"
+                          " VALUES ($1, NULLIF(CAST($2 AS BIGINT), 0)) MATCHING (queue)",
+  [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_LIMIT_LOCK] = "EXECUTE BLOCK (q " TEXT(128) " = $1) RETURNS (cap BIGINT) AS" TURN(
+    "SELECT max_running FROM sqlq_queues WHERE queue = :q AND max_running IS NOT NULL"
+    " WITH LOCK INTO :cap;",
+    LIMITED, "SUSPEND;"),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM("", "paused <> 0"),
+  [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
+                              " AND state = 'running' AND lease_until > " NOW,
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -841,6 +886,9 @@ static const char migration_5[] =
   "CREATE INDEX sqlq_jobs_history_age ON sqlq_jobs_history (queue, finished_at, id)" FB_SEP
   "CREATE DESCENDING INDEX sqlq_jobs_history_new ON sqlq_jobs_history (queue, finished_at, id)";
 
+/* Version 6: concurrency limits, a column of the queue's row. */
+static const char migration_6[] = "ALTER TABLE sqlq_queues ADD max_running BIGINT";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5,
+  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6,
 };

@@ -49,7 +49,42 @@
   " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
   " AND g.state IN ('ready','running') AND g.id < j.id))"
 
-#define NOT_PAUSED "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1 AND q.paused)"
+/* The claim's test of the queue's row (parameter $5: counted): neither
+** paused nor limited while the claim did not count its running jobs. */
+#define NOT_PAUSED \
+  "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1" \
+  " AND (q.paused OR (q.max_running IS NOT NULL AND $5 = 0)))"
+
+/* The queue named by the expression q has a concurrency limit and as many
+** jobs running (with their leases current) as it allows: its ready jobs
+** wait. */
+#define FULL(q) \
+  "EXISTS (SELECT 1 FROM sqlq_queues l WHERE l.queue = " q " AND l.max_running IS NOT NULL" \
+  " AND l.max_running <= (SELECT count(*) FROM sqlq_jobs r FORCE INDEX (sqlq_jobs_lease)" \
+  "  WHERE r.queue = " q " AND r.state = 'running' AND r.lease_until > " NOW_US "))"
+
+/* The same test as NOT_PAUSED on a database without concurrency limits
+** (schema version 5 or below). */
+#define NOT_PAUSED_UNLIMITED \
+  "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1 AND q.paused)"
+
+/* The claim's pick (see CLAIM below), with not_paused as its test of the
+** queue's row. */
+#define CLAIM(not_paused) \
+  "SELECT j.id, j.priority, j.run_at, j.attempts + 1, j.max_attempts, j.created_at," \
+  " " NOW_US " + $3, j.group_key, j.dedupe_key, j.payload," \
+  " EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")" \
+  " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)" \
+  " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " GROUP_HEAD \
+  " AND " not_paused " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED"
+
+/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
+#define NEXT_DUE(waits) \
+  "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
+  " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
+  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - " NOW_US "," \
+  " (SELECT min(lease_until) FROM sqlq_jobs" \
+  "  WHERE queue = $1 AND state = 'running') - " NOW_US
 
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 
@@ -70,10 +105,10 @@
 
 /* The seconds until queue @sqlq_wait_queue next needs a worker (a due job
 ** or an expired lease), NULL when never; for the wait statement. */
-#define WAIT_DUE \
+#define WAIT_DUE(waits) \
   "(SELECT IF(EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = @sqlq_wait_queue AND paused), NULL," \
   " (LEAST(COALESCE((SELECT min(j.run_at) FROM sqlq_jobs j WHERE j.queue = @sqlq_wait_queue" \
-  "   AND j.state = 'ready' AND " GROUP_HEAD "), 9e18)," \
+  "   AND j.state = 'ready' AND " GROUP_HEAD waits "), 9e18)," \
   "  COALESCE((SELECT min(lease_until) FROM sqlq_jobs WHERE queue = @sqlq_wait_queue" \
   "   AND state = 'running'), 9e18)) - " NOW_US ") / 1e6))"
 
@@ -92,20 +127,14 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " VALUES ($1, $2, " NOW_US " + $3, $4, $5, $6, $7, " NOW_US ") RETURNING id",
   [SQLQ__SQL_DEDUPE_LOOKUP] = "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
   [SQLQ__SQL_QUEUE_REGISTER] = "INSERT IGNORE INTO sqlq_queues (queue) VALUES ($1)",
-  [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
   /* The claim's pick: the first $4 due jobs no other claimer holds.  The
   ** locking reads name their index: a scan of another would lock rows
   ** other claimers need (see mysql_claim.c).
   ** Columns: those of the core's CLAIM as the claim's UPDATE leaves them
   ** (the attempt counted, the new lease), then whether the queue has
   ** expired leases (read without locking). */
-  [SQLQ__SQL_CLAIM] =
-    "SELECT j.id, j.priority, j.run_at, j.attempts + 1, j.max_attempts, j.created_at,"
-    " " NOW_US " + $3, j.group_key, j.dedupe_key, j.payload,"
-    " EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")"
-    " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)"
-    " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " GROUP_HEAD
-    " AND " NOT_PAUSED " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED",
+  [SQLQ__SQL_CLAIM] = CLAIM(NOT_PAUSED),
 
   [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD,
   [SQLQ__SQL_HISTORY_COPY] =
@@ -126,12 +155,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " run_at = " NOW_US " + $3, token = NULL, lease_until = NULL WHERE " HELD,
   [SQLQ__SQL_TOUCH] = "UPDATE sqlq_jobs SET lease_until = " NOW_US " + $3 WHERE " HELD,
 
-  [SQLQ__SQL_NEXT_DUE] =
-    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1),"
-    " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'"
-    "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - " NOW_US ","
-    " (SELECT min(lease_until) FROM sqlq_jobs"
-    "  WHERE queue = $1 AND state = 'running') - " NOW_US,
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL("$1")),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2 <> 0)"
                           " ON DUPLICATE KEY UPDATE paused = VALUES(paused)",
   [SQLQ__SQL_STATS] = "SELECT queue, CAST(sum(ready) AS SIGNED), CAST(sum(scheduled) AS SIGNED),"
@@ -303,6 +327,20 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " CAST(NULL AS SIGNED), dedupe_key, group_key, CAST(NULL AS CHAR), payload"
     " FROM sqlq_jobs_history FORCE INDEX (sqlq_jobs_history_age) WHERE queue = $1"
     " ORDER BY finished_at DESC, id DESC LIMIT $3",
+  /* Concurrency limits.  The count is a locking read, which reads the
+  ** newest committed rows whatever the transaction's snapshot (a caller's
+  ** REPEATABLE READ transaction may have read before the lock). */
+  [SQLQ__SQL_LIMIT_SET] = "INSERT INTO sqlq_queues (queue, max_running) VALUES ($1, NULLIF($2, 0))"
+                          " ON DUPLICATE KEY UPDATE max_running = VALUES(max_running)",
+  [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_LIMIT_LOCK] =
+    "SELECT max_running FROM sqlq_queues WHERE queue = $1 AND max_running IS NOT NULL FOR UPDATE",
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(NOT_PAUSED_UNLIMITED),
+  [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_LIMIT_RUNNING] =
+    "SELECT count(*) FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
+    " WHERE queue = $1 AND state = 'running' AND lease_until > " NOW_US " LOCK IN SHARE MODE",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -312,7 +350,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
 #define WAIT_BODY(due) \
   "IF(d <= 0, 1, 2 + GET_LOCK(@sqlq_wait_block, LEAST(COALESCE(d, %s), %s)))" \
   " FROM (SELECT " due " AS d) AS due"
-const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE);
+const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE(" AND NOT " FULL("@sqlq_wait_queue")));
+const char sqlq__mysql_wait_unlimited_sql[] = WAIT_BODY(WAIT_DUE(""));
 
 /* The same for a ring's followers: due now when the ring's counter is not
 ** the mark MY_SQL_WAIT_MARK took (the ring is named after the channel's
@@ -513,6 +552,10 @@ static const char migration_5[] =
   "CREATE INDEX IF NOT EXISTS sqlq_jobs_history_age"
   " ON sqlq_jobs_history (queue, finished_at, id)";
 
+/* Version 6: concurrency limits, a column of the queue's row. */
+static const char migration_6[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS max_running BIGINT";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5,
+  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6,
 };

@@ -187,7 +187,10 @@ static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
   char limit[32], body[1024], sql[1100];
   snprintf(limit, sizeof limit, "%.3f", limit_s);
   snprintf(body, sizeof body,
-           is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : sqlq__mysql_wait_sql, limit, limit);
+           is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql
+           : db->limits_schema    ? sqlq__mysql_wait_sql
+                                  : sqlq__mysql_wait_unlimited_sql,
+           limit, limit);
   int len = snprintf(sql, sizeof sql, "SELECT /*sqlq-wait:%s*/ %s", m->wait_tag, body);
   if (mysql_send_query(m->conn, sql, (unsigned long)len) != 0)
     return sqlq__my_error(db, m->conn, NULL, "wait");

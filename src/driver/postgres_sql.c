@@ -53,7 +53,21 @@
 ** tables are. */
 #define DEFAULT_SCHEMA "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
 
-#define PAUSED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text AND paused)"
+/* The claim's test of the queue's row (parameter $5: counted): paused,
+** or limited while the claim did not count its running jobs. */
+#define PAUSED \
+  "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text" \
+  " AND (paused OR (max_running IS NOT NULL AND $5::int = 0)))"
+/* The same test on a database without concurrency limits (schema version
+** 5 or below). */
+#define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text AND paused)"
+
+/* The queue $1 has a concurrency limit and as many jobs running (with
+** their leases current) as it allows: its ready jobs wait. */
+#define FULL \
+  "EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1::text AND q.max_running IS NOT NULL" \
+  " AND q.max_running <= (SELECT count(*) FROM sqlq_jobs r WHERE r.queue = $1::text" \
+  "  AND r.state = 'running' AND r.lease_until > sqlq_now()))"
 
 /* A job this claim holds: its id and token, while it runs.  (A token is
 ** set only while its job runs, but a plain-SQL writer may break that
@@ -78,6 +92,41 @@
   "DELETE FROM sqlq_jobs WHERE id = ANY($1::int8[]) AND " RUNNING \
   " AND (id, token) IN (SELECT * FROM unnest($1::int8[], $2::int8[]))"
 
+/* The claim (see CLAIM below), with paused as its test of the queue's
+** row. */
+#define CLAIM(paused) \
+  "WITH buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
+  "  last_error = 'lease expired during attempt ' || attempts," \
+  "  token = NULL, lease_until = NULL" \
+  "  WHERE id = ANY(ARRAY(SELECT id FROM sqlq_jobs WHERE queue = $1::text" \
+  "   AND state = 'running' AND lease_until <= sqlq_now() AND attempts >= max_attempts" \
+  "   FOR UPDATE SKIP LOCKED)))," \
+  " ready AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+  "  WHERE j.queue = $1::text AND j.state = 'ready' AND j.run_at <= sqlq_now()" \
+  "  AND " GROUP_HEAD " AND NOT " paused \
+  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
+  " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+  "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()" \
+  "  AND j.attempts < j.max_attempts AND NOT " paused \
+  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
+  " picked AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) AS due" \
+  "  ORDER BY priority DESC, run_at, id LIMIT $4::int8)" \
+  " UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1," \
+  " token = $2::int8, lease_until = sqlq_now() + $3::int8," \
+  " last_error = CASE WHEN j.state = 'running'" \
+  "  THEN 'lease expired during attempt ' || j.attempts ELSE j.last_error END" \
+  " WHERE j.id = ANY(ARRAY(SELECT id FROM picked))" \
+  " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
+  " j.lease_until, j.group_key, j.dedupe_key, j.payload"
+
+/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
+#define NEXT_DUE(waits) \
+  "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text)," \
+  " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
+  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
+  " (SELECT min(lease_until) FROM sqlq_jobs" \
+  "  WHERE queue = $1::text AND state = 'running') - sqlq_now()"
+
 const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   /* Concurrent `sqlq init`s take turns: the first creates, the others see. */
   [SQLQ__SQL_SCHEMA_TABLE] = "SELECT pg_advisory_xact_lock(7451983142365528113);"
@@ -100,7 +149,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
 
   /* No QUEUE_REGISTER: the ENQUEUE statements register their queue. */
   /* No REAP: the claim does it (below). */
-  [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_PAUSED] =
+    "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1::text",
   /* One statement: lock the first due jobs no other claimer holds, then
   ** mark them running.  A job locked by a concurrent claim is skipped, so
   ** two workers never get the same job.  A job whose lease expired is
@@ -109,30 +159,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   ** update are found by `id = ANY(ARRAY(...))`, never by a join: with the
   ** statistics of a table VACUUM saw empty, the planner joined by reading
   ** the whole table once per picked job. */
-  [SQLQ__SQL_CLAIM] =
-    "WITH buried AS (UPDATE sqlq_jobs SET state = 'dead',"
-    "  last_error = 'lease expired during attempt ' || attempts,"
-    "  token = NULL, lease_until = NULL"
-    "  WHERE id = ANY(ARRAY(SELECT id FROM sqlq_jobs WHERE queue = $1::text"
-    "   AND state = 'running' AND lease_until <= sqlq_now() AND attempts >= max_attempts"
-    "   FOR UPDATE SKIP LOCKED))),"
-    " ready AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j"
-    "  WHERE j.queue = $1::text AND j.state = 'ready' AND j.run_at <= sqlq_now()"
-    "  AND " GROUP_HEAD " AND NOT " PAUSED
-    "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED),"
-    " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j"
-    "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()"
-    "  AND j.attempts < j.max_attempts AND NOT " PAUSED
-    "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED),"
-    " picked AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) AS due"
-    "  ORDER BY priority DESC, run_at, id LIMIT $4::int8)"
-    " UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1,"
-    " token = $2::int8, lease_until = sqlq_now() + $3::int8,"
-    " last_error = CASE WHEN j.state = 'running'"
-    "  THEN 'lease expired during attempt ' || j.attempts ELSE j.last_error END"
-    " WHERE j.id = ANY(ARRAY(SELECT id FROM picked))"
-    " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at,"
-    " j.lease_until, j.group_key, j.dedupe_key, j.payload",
+  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
 
   [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD,
   [SQLQ__SQL_HISTORY_COPY] =
@@ -152,12 +179,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] =
     "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3::int8 WHERE " HELD " RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] =
-    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text),"
-    " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'"
-    "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
-    " (SELECT min(lease_until) FROM sqlq_jobs"
-    "  WHERE queue = $1::text AND state = 'running') - sqlq_now()",
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1::text, $2::int <> 0)"
                           " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
   [SQLQ__SQL_STATS] =
@@ -274,6 +296,22 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "SELECT t.tgname::text, c.relname::text FROM pg_trigger t"
     " JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal"
     " AND c.relnamespace = " DEFAULT_SCHEMA " AND left(t.tgname, length($1::text)) = $1::text",
+
+  /* Concurrency limits.  LIMIT_LOCK ends its statement holding the
+  ** queue's row: LIMIT_RUNNING, the next statement, reads with a snapshot
+  ** taken after the lock was granted (READ COMMITTED), which shows the
+  ** claims of the transaction that held it before. */
+  [SQLQ__SQL_LIMIT_SET] = "INSERT INTO sqlq_queues (queue, max_running)"
+                          " VALUES ($1::text, nullif($2::int8, 0))"
+                          " ON CONFLICT (queue) DO UPDATE SET max_running = excluded.max_running",
+  [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_LIMIT_LOCK] = "SELECT max_running FROM sqlq_queues"
+                           " WHERE queue = $1::text AND max_running IS NOT NULL FOR NO KEY UPDATE",
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED),
+  [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, false FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1::text"
+                              " AND state = 'running' AND lease_until > sqlq_now()",
 
   /* A notification is its own transaction, sent after the COMMIT of the
   ** jobs it announces (see postgres.c): nothing is lost if a crash forgets
@@ -491,6 +529,9 @@ static const char migration_5[] =
   "ALTER TABLE sqlq_queues ADD COLUMN keep_for bigint, ADD COLUMN keep_count bigint;"
   "CREATE INDEX sqlq_jobs_history_age ON sqlq_jobs_history (queue, finished_at, id);";
 
+/* Version 6: concurrency limits, a column of the queue's row. */
+static const char migration_6[] = "ALTER TABLE sqlq_queues ADD COLUMN max_running bigint;";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5,
+  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6,
 };

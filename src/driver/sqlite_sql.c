@@ -25,6 +25,40 @@
   " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
   " AND g.state IN ('ready','running') AND g.id < j.id))"
 
+/* The queue $1 has a concurrency limit and as many jobs running (with
+** their leases current) as it allows: its ready jobs wait. */
+#define FULL \
+  "EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1 AND q.max_running IS NOT NULL" \
+  " AND q.max_running <= (SELECT count(*) FROM sqlq_jobs r WHERE r.queue = $1" \
+  "  AND r.state = 'running' AND r.lease_until > sqlq_now()))"
+
+/* The claim's test of the queue's row (parameter $5: counted): paused,
+** or limited while the claim did not count its running jobs; and the same
+** test on a database without concurrency limits (schema version 5 or
+** below). */
+#define PAUSED \
+  "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1" \
+  " AND (paused OR (max_running IS NOT NULL AND $5 = 0)))"
+#define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
+
+/* The claim, with paused as its test of the queue's row. */
+#define CLAIM(paused) \
+  "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1," \
+  " token = $2, lease_until = sqlq_now() + $3" \
+  " WHERE id IN (SELECT j.id FROM sqlq_jobs j INDEXED BY sqlq_jobs_claim" \
+  "  WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= sqlq_now()" \
+  "  AND " GROUP_HEAD " AND NOT " paused "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)" \
+  " RETURNING id, priority, run_at, attempts, max_attempts, created_at," \
+  " lease_until, group_key, dedupe_key, payload"
+
+/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
+#define NEXT_DUE(waits) \
+  "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
+  " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
+  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
+  " (SELECT min(lease_until) FROM sqlq_jobs" \
+  "  WHERE queue = $1 AND state = 'running') - sqlq_now()"
+
 #define NOW_DEFAULT "(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER))"
 
 const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
@@ -49,16 +83,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                      " last_error = 'lease expired during attempt ' || attempts,"
                      " token = NULL, lease_until = NULL"
                      " WHERE queue = $1 AND state = 'running' AND lease_until <= sqlq_now()",
-  [SQLQ__SQL_PAUSED] = "SELECT paused FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_CLAIM] =
-    "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
-    " token = $2, lease_until = sqlq_now() + $3"
-    " WHERE id IN (SELECT j.id FROM sqlq_jobs j INDEXED BY sqlq_jobs_claim"
-    "  WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= sqlq_now()"
-    "  AND " GROUP_HEAD "  AND NOT EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
-    "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)"
-    " RETURNING id, priority, run_at, attempts, max_attempts, created_at,"
-    " lease_until, group_key, dedupe_key, payload",
+  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
 
   [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE id = $1 AND token = $2 AND state = 'running'",
   [SQLQ__SQL_HISTORY_COPY] =
@@ -80,12 +106,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] = "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3"
                       " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] =
-    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1),"
-    " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'"
-    "  AND " GROUP_HEAD " ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
-    " (SELECT min(lease_until) FROM sqlq_jobs"
-    "  WHERE queue = $1 AND state = 'running') - sqlq_now()",
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2)"
                           " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
   [SQLQ__SQL_STATS] =
@@ -197,6 +218,19 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     "SELECT id, $2, priority, attempts, max_attempts, finished_at, created_at, NULL,"
     " dedupe_key, group_key, NULL, payload FROM sqlq_jobs_history WHERE queue = $1"
     " ORDER BY finished_at DESC, id DESC LIMIT $3",
+  /* Concurrency limits.  A claim that writes holds the database's one
+  ** write lock (BEGIN IMMEDIATE) from its start: LIMIT_LOCK needs no lock
+  ** of its own. */
+  [SQLQ__SQL_LIMIT_SET] = "INSERT INTO sqlq_queues (queue, max_running) VALUES ($1, nullif($2, 0))"
+                          " ON CONFLICT (queue) DO UPDATE SET max_running = excluded.max_running",
+  [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_LIMIT_LOCK] =
+    "SELECT max_running FROM sqlq_queues WHERE queue = $1 AND max_running IS NOT NULL",
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED),
+  [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
+                              " AND state = 'running' AND lease_until > sqlq_now()",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -297,6 +331,9 @@ static const char migration_4[] =
 static const char migration_5[] = "ALTER TABLE sqlq_queues ADD COLUMN keep_for INTEGER;"
                                   "ALTER TABLE sqlq_queues ADD COLUMN keep_count INTEGER;";
 
+/* Version 6: concurrency limits, a column of the queue's row. */
+static const char migration_6[] = "ALTER TABLE sqlq_queues ADD COLUMN max_running INTEGER;";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5,
+  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6,
 };

@@ -165,6 +165,7 @@ int fx_reap(fx_child *child);
 
 /* The groups of the suite; each returns the number of failed tests. */
 int run_schema_tests(void);
+int run_limit_tests(void);
 int run_enqueue_tests(void);
 int run_claim_tests(void);
 int run_admin_tests(void);

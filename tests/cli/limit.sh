@@ -1,0 +1,58 @@
+# tests/cli/limit.sh -- sqlq limit: the concurrency limit of a queue reads
+# back, in a table and in JSON; bad values (of sqlq limit and of sqlq bench
+# --limit) get one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
+# 2 never run more than 2 commands at once (the commands count themselves
+# under flock) and drain the queue.
+. "$(dirname "$0")/lib.sh"
+
+sq init >/dev/null
+
+run "no limit yet" 0 sq limit q
+expect_out "no limit yet" "$(printf 'queue  concurrency\nq      -')"
+run "no limit yet, json" 0 sq limit --json q
+expect_out "no limit yet, json" '{"queue":"q","concurrency":null}'
+run "set" 0 sq limit --concurrency 2 q
+expect_out "set" "$(printf 'queue  concurrency\nq      2')"
+run "reads back" 0 sq limit -j q
+expect_out "reads back" '{"queue":"q","concurrency":2}'
+
+stored() { sq limit --json q; }
+baseline=$(stored)
+refused "negative" 64 sq limit -c -1 q
+refused "not a number" 64 sq limit -c two q
+refused "fraction" 64 sq limit -c 1.5 q
+refused "empty" 64 sq limit -c '' q
+refused "overflow" 64 sq limit -c 99999999999999999999 q
+refused "past the most" 64 sq limit -c 1000001 q
+refused "no queue" 64 sq limit -c 1
+refused "two queues" 64 sq limit q r
+refused "bad queue name" 64 sq limit -c 1 ''
+refused "unknown flag" 64 sq limit --rate 1 q
+refused "bench: negative limit" 64 sq bench --limit -1
+refused "bench: limit not a number" 64 sq bench --limit many
+refused "bench: limit overflow" 64 sq bench --limit 99999999999999999999
+
+# The race: 40 jobs, two workers of 4 commands each, a limit of 2.  Each
+# command counts itself in and out of $tmp/running under flock and keeps
+# the most it saw in $tmp/most.
+for i in $(seq 40); do sq push q "$i" >/dev/null; done
+echo 0 >"$tmp/running"
+echo 0 >"$tmp/most"
+handler='flock "$0/lock" sh -c '\''n=$(($(cat "$0/running") + 1)); echo $n >"$0/running";
+  [ $n -gt $(cat "$0/most") ] && echo $n >"$0/most"; true'\'' "$0"
+  sleep 0.02
+  flock "$0/lock" sh -c '\''echo $(($(cat "$0/running") - 1)) >"$0/running"'\'' "$0"
+  echo done >>"$0/done"'
+for w in 1 2; do
+  "$SQLQ" --url "$url" work -c 4 --drain q -- sh -c "$handler" "$tmp" 2>"$tmp/work$w.err" &
+  bg_pids+=("$!")
+done
+wait_gone 120 "${bg_pids[@]}" || fail "the workers did not drain the queue"
+for pid in "${bg_pids[@]}"; do wait "$pid" || fail "a worker failed: $(cat "$tmp"/work*.err)"; done
+bg_pids=()
+expect_eq "every job done" "$(wc -l <"$tmp/done")" 40
+expect_eq "at most 2 commands at once" "$(cat "$tmp/most")" 2
+run "drained" 0 sq stats --json q
+expect_out_has "drained" '"ready":0,"scheduled":0,"running":0'
+
+finish
