@@ -430,8 +430,8 @@ static void write_out(handler *h) {
 static void start_handler(stdio_worker *w, handler *h) {
   int to[2] = {-1, -1}, from[2] = {-1, -1}, i, n = 0;
   char hello[256 + 6 * SQLQ_QUEUE_NAME_MAX];
-  size_t len =
-    stdio_hello_line(hello, sizeof hello, w->queue_json, h->num, w->o->window, w->o->lease);
+  size_t len = stdio_hello_line(hello, sizeof hello, w->queue_json, h->num, w->o->window,
+                                w->o->lease, w->o->timeout);
   cli_spawn_io io;
   for (i = 0; i < w->o->concurrency; i++) {
     if (w->h[i].to_fd >= 0) w->close_fds[n++] = w->h[i].to_fd;

@@ -57,12 +57,13 @@ examples=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../examples" && pwd)
 # The first attempt waits in bash itself, on a FIFO that nobody writes to,
 # so that the handler leaves no process behind when SIGTERM ends it.
 mkfifo "$tmp/hung.fifo"
-sed 's|^  :$|  [ "$2" != 1 ] \|\| { echo "$1" >"$HUNG"; read -r -t 300 <>"$HUNG.fifo"; }|' \
-  "$examples/handler.sh" >"$tmp/hang.sh"
+sed 's|^  :$|  [ "$2" != 1 ] \|\| { echo "$1" >"$HUNG"; read -r -t 300 <>"$HUNG.fifo"; }|
+  s|^read -r line \|\| exit 0$|&; echo "$line" >>"$HUNG.hello"|' "$examples/handler.sh" >"$tmp/hang.sh"
 id=$(sq push hung one)
 run "a --stdio job past its timeout" 0 env HUNG="$tmp/hung" timeout 45 "$SQLQ" --url "$url" work \
   --stdio --lease 60 --timeout 1 --backoff 0 --kill-after 1 --drain hung -- bash "$tmp/hang.sh"
 expect_eq "the first attempt hung" "$(cat "$tmp/hung" 2>/dev/null)" "$id"
 expect_err_has "the timeout is said" "no answer for job $id by its timeout (1 s)"
+expect_eq "each hello gives the timeout" "$(grep -c '"lease":60,"timeout":1}$' "$tmp/hung.hello")" 2
 run "stats of the hung job" 0 sq stats --json hung
 expect_out_has "its second attempt was acked" '"ready":0,"scheduled":0,"running":0,"dead":0'
