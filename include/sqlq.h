@@ -46,10 +46,10 @@ extern "C" {
 #endif
 
 #define SQLQ_VERSION_MAJOR 1
-#define SQLQ_VERSION_MINOR 0
+#define SQLQ_VERSION_MINOR 1
 #define SQLQ_VERSION_PATCH 0
-#define SQLQ_VERSION "1.0.0"
-#define SQLQ_VERSION_NUMBER 1000000 /* major*1000000 + minor*1000 + patch */
+#define SQLQ_VERSION "1.1.0"
+#define SQLQ_VERSION_NUMBER 1001000 /* major*1000000 + minor*1000 + patch */
 
 /* The version of the library the program runs with (SQLQ_VERSION and
 ** SQLQ_VERSION_NUMBER of the library, which may be newer than the header
@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 3
+#define SQLQ_SCHEMA_VERSION 5
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -428,6 +428,7 @@ void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
 #define SQLQ_STATE_RUNNING 2
 #define SQLQ_STATE_DEAD 3
 #define SQLQ_STATE_SCHEDULED 4 /* filter only: ready but not due yet */
+#define SQLQ_STATE_DONE 5      /* filter only (1.1): finished, kept in history */
 
 /* One row of sqlq_list(). */
 typedef struct sqlq_job_info {
@@ -450,6 +451,13 @@ typedef struct sqlq_job_info {
 ** List jobs of queue in claim order, at most limit (0: all), optionally
 ** only those in state (0 for all states).  Free the array with
 ** sqlq_job_infos_free().
+**
+** With state SQLQ_STATE_DONE (libsqlq 1.1, schema version 5), the jobs of
+** queue that were finished by a handle keeping history (keep_history) and
+** are still in sqlq_jobs_history, newest finished first (ties: the higher
+** id first).  In those, run_at_us is when the job finished, lease_until_us
+** is 0 and last_error NULL.  State 0 lists unfinished and dead jobs only,
+** as in 1.0.
 */
 int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit, sqlq_job_info **jobs_out,
               size_t *n_out);
@@ -471,6 +479,64 @@ int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n, siz
 ** queue may hold control characters, which no other call takes, so that a
 ** queue that a plain-SQL writer named so can be emptied. */
 int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out);
+
+/* ---------------------------------------------------------------------
+** Retention of finished jobs (libsqlq 1.1, schema version 5).
+**
+** A handle opened with keep_history (URL option history=1) copies each job
+** it acks into sqlq_jobs_history.  A queue's retention bounds what history
+** keeps of it: a finished job is pruned once it finished more than
+** keep_for seconds ago, or once keep_count jobs of its queue finished after
+** it (by finished_at, then id), whichever comes first.  Without retention
+** history keeps every job, as in 1.0.  Dead jobs are not finished: they stay
+** in sqlq_jobs until sqlq_retry() or sqlq_purge(), whatever the retention.
+**
+** Pruning deletes at most a batch of rows per statement, each in a short
+** transaction of its own, so no statement runs long however large the
+** backlog.  A handle that keeps history prunes the queue it claims from by
+** itself: in sqlq_claim(), before the claim, one batch of
+** SQLQ_PRUNE_BATCH rows at most, once a second, and at every claim while
+** the previous batch came back full (so pruning keeps pace with the acks).
+** A failed prune does not fail the claim and leaves its error state
+** alone (it is tried again a second later after SQLQ_BUSY, a minute later
+** after another error, such as a schema older than version 5), and none
+** runs inside a transaction of the caller's (sqlq_begin()).
+** sqlq_history_prune() prunes on demand.
+*/
+
+/* The rows one prune batch deletes when no other size is asked for, and
+** the most it may be asked for. */
+#define SQLQ_PRUNE_BATCH 1000
+#define SQLQ_PRUNE_BATCH_MAX 100000
+
+/* The largest keep_count. */
+#define SQLQ_KEEP_COUNT_MAX 1000000000
+
+/*
+** Set the retention of queue: keep_for in seconds (fractions allowed; 0:
+** no limit of age), keep_count jobs (0: no limit of number); both 0: keep
+** every finished job.  A negative, NaN or over-large value (keep_for past
+** about 100 years, keep_count past SQLQ_KEEP_COUNT_MAX) is SQLQ_MISUSE.
+** The setting is the queue's, in sqlq_queues, for every handle.
+*/
+int sqlq_retention_set(sqlq_db *db, const char *queue, double keep_for, int64_t keep_count);
+
+/* The retention of queue into *keep_for_out (seconds) and *keep_count_out
+** (either may be NULL); 0 where there is no limit, also for a queue that
+** the database does not know. */
+int sqlq_retention_get(sqlq_db *db, const char *queue, double *keep_for_out,
+                       int64_t *keep_count_out);
+
+/*
+** Prune one batch: delete from history at most max jobs of queue (0:
+** SQLQ_PRUNE_BATCH; more than SQLQ_PRUNE_BATCH_MAX is SQLQ_MISUSE) that
+** its retention no longer keeps, oldest first, in one short transaction.
+** *pruned_out (may be NULL) receives how many; a batch of max means more
+** may be left: call again.  A queue without retention prunes nothing.
+** SQLQ_BUSY (nothing pruned) when a concurrent prune of the queue holds the
+** rows: call again.
+*/
+int sqlq_history_prune(sqlq_db *db, const char *queue, size_t max, size_t *pruned_out);
 
 /* ---------------------------------------------------------------------
 ** Transactions, so that a job commits with the caller's own writes.
@@ -793,6 +859,109 @@ int sqlq_subscriptions(sqlq_db *db, sqlq_subscription **subs_out, size_t *n_out)
 
 /* Free an array returned by sqlq_subscriptions().  Accepts NULL. */
 void sqlq_subscriptions_free(sqlq_subscription *subs, size_t n);
+
+/* ---------------------------------------------------------------------
+** Periodic jobs (schema version 4; libsqlq 1.1).
+**
+** A schedule enqueues one job, with its payload, in its queue at each
+** tick of its spec.  The ticks are enqueued by scheduling passes,
+** sqlq_cron_tick(), which any number of processes may run at once against
+** one database: exactly one job per tick, whoever runs them.  (A pass
+** advances the schedule's next tick with a compare-and-set in the same
+** transaction as the job; the job also carries the dedupe key
+** "cron:NAME:TICK", TICK being the tick's time in microseconds since the
+** epoch.)  Times come from the database's clock.
+**
+** A spec is five crontab fields, "MIN HOUR DAY-OF-MONTH MONTH
+** DAY-OF-WEEK" (lists, ranges, steps, names such as JAN and MON; when both
+** day fields are restricted a day matches either), a macro (@yearly,
+** @annually, @monthly, @weekly, @daily, @midnight, @hourly) or an
+** interval "@every 30s" (units s, m, h and d, combined as in "1h30m"),
+** which ticks at the multiples of the interval since the Unix epoch.  A
+** crontab spec ticks in the schedule's time zone, a name of the system's
+** tz database: a wall time skipped by a DST change ticks as late as the
+** change is long, and a wall time that happens twice ticks the first time.
+** docs/cron.md says it all.
+*/
+
+/* Longest schedule name, spec and zone name, in bytes. */
+#define SQLQ_CRON_NAME_MAX 128
+#define SQLQ_CRON_SPEC_MAX 256
+#define SQLQ_CRON_ZONE_MAX 64
+
+/* What a pass that comes late does with the ticks it missed
+** (sqlq_schedule.missed): a number from 1 to SQLQ_CRON_MISSED_MAX enqueues
+** at most that many, the latest ones. */
+#define SQLQ_CRON_SKIP 0   /* only a tick at most SQLQ_CRON_GRACE seconds late */
+#define SQLQ_CRON_ONCE 1   /* the latest tick, however late */
+#define SQLQ_CRON_ALL (-1) /* every tick, the oldest first */
+#define SQLQ_CRON_MISSED_MAX 1000
+#define SQLQ_CRON_GRACE 60
+
+/*
+** A schedule.  For sqlq_cron_add() the caller fills name, spec, zone
+** (NULL: "UTC"), queue, payload and missed, and keeps ownership of every
+** pointer; the other fields are ignored.  sqlq_cron_list() fills them all;
+** the library owns those strings and payloads until sqlq_schedules_free().
+*/
+typedef struct sqlq_schedule {
+  const char *name;  /* 1 to SQLQ_CRON_NAME_MAX bytes of UTF-8 text */
+  const char *spec;  /* see above; at most SQLQ_CRON_SPEC_MAX bytes */
+  const char *zone;  /* "Europe/Paris"; NULL for sqlq_cron_add() is "UTC" */
+  const char *queue; /* the queue of its jobs */
+  const void *payload;
+  size_t payload_len;
+  int missed;         /* SQLQ_CRON_SKIP (the default), _ONCE, _ALL or 1..MAX */
+  int paused;         /* 1 when paused */
+  int64_t next_at_us; /* its next tick, microseconds since the epoch */
+  int64_t last_at_us; /* the latest tick it enqueued a job for; 0: none yet */
+} sqlq_schedule;
+
+/*
+** Add the schedule s, or replace the one of that name: its next tick is
+** the first after now, whatever the old one's was, and it is not paused.
+** SQLQ_MISUSE, with the reason in sqlq_errmsg(), for a bad name, queue,
+** spec (also one that never ticks, such as "0 0 30 2 *"), zone (one the tz
+** database lacks too) or missed; SQLQ_TOOBIG for a payload over the
+** handle's limit.
+*/
+int sqlq_cron_add(sqlq_db *db, const sqlq_schedule *s);
+
+/* Remove, pause or resume the schedule called name; SQLQ_NOTFOUND when
+** there is none.  A paused schedule enqueues nothing; resumed, it ticks
+** from now on: the ticks it missed while paused are not run. */
+int sqlq_cron_remove(sqlq_db *db, const char *name);
+int sqlq_cron_pause(sqlq_db *db, const char *name);
+int sqlq_cron_resume(sqlq_db *db, const char *name);
+
+/* Every schedule, ordered by name, into *schedules_out (*n_out of them);
+** free it with sqlq_schedules_free(). */
+int sqlq_cron_list(sqlq_db *db, sqlq_schedule **schedules_out, size_t *n_out);
+
+/* Free an array returned by sqlq_cron_list().  Accepts NULL. */
+void sqlq_schedules_free(sqlq_schedule *schedules, size_t n);
+
+/*
+** Run one scheduling pass at the time now_at_us (microseconds since the
+** epoch; 0: the database's clock now, which is what a scheduler passes --
+** other times are for tests and replays): for each schedule not paused
+** whose next tick has come, enqueue the jobs of the ticks due, as its
+** missed policy says (a pass more than one tick late "missed" the earlier
+** ones), and advance its next tick past now_at_us.  At most
+** SQLQ_CRON_MISSED_MAX jobs per schedule per pass: under SQLQ_CRON_ALL, a
+** long backlog takes several passes, the oldest ticks first.  Ticks over
+** 31 days late are dropped, except under SQLQ_CRON_ALL.  Each schedule is
+** its own transaction (or the caller's, inside sqlq_begin()).
+**
+** *enqueued_out (may be NULL) receives the number of jobs this pass
+** enqueued; *next_at_us_out (may be NULL) the earliest next tick of the
+** schedules not paused (0: none), for the caller to sleep until then (a
+** schedule added meanwhile by someone else may come sooner: look again at
+** least every few seconds).  A schedule whose stored spec or zone no longer
+** parses (edited with SQL, or a zone gone from the tz database) is left as
+** it is: the pass does the others, then returns SQLQ_MISUSE naming it.
+*/
+int sqlq_cron_tick(sqlq_db *db, int64_t now_at_us, size_t *enqueued_out, int64_t *next_at_us_out);
 
 #ifdef __cplusplus
 }

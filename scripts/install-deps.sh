@@ -28,6 +28,7 @@ packages=(
   libmariadb-dev                    # the MySQL/MariaDB backend
   mariadb-server mariadb-client     # the MariaDB tests' servers, and mariadb
   sqlite3 python3                   # the benchmark's peers and reports
+  tzdata                            # schedules' time zones (src/tz.c) and their tests
   firebird-dev                      # the Firebird client: libfbclient, ibase.h
   firebird3.0-server firebird3.0-utils  # the Firebird tests' servers, isql-fb
   postfix                           # tests/mail: a private Postfix instance

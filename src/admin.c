@@ -191,7 +191,9 @@ static int list_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
 
 static int list_tx(sqlq_db *db, void *arg) {
   struct list *l = arg;
-  sqlq__query q = {.sql = SQLQ__SQL_LIST, .row = list_row, .arg = l};
+  /* Finished jobs are in history, in rows of the same shape. */
+  int sql = l->state == SQLQ_STATE_DONE ? SQLQ__SQL_HISTORY_LIST : SQLQ__SQL_LIST;
+  sqlq__query q = {.sql = sql, .row = list_row, .arg = l};
   return sqlq__run(db, &q, SQLQ__TEXT(l->queue), SQLQ__INT(l->state),
                    SQLQ__INT(l->limit > 0 ? l->limit : -1));
 }
@@ -205,7 +207,7 @@ SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit,
   if (rc != SQLQ_OK) return rc;
   if (jobs_out == NULL || n_out == NULL)
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_list() needs somewhere to put the jobs");
-  if (state < 0 || state > SQLQ_STATE_SCHEDULED)
+  if (state < 0 || state > SQLQ_STATE_DONE)
     return sqlq__error(db, SQLQ_MISUSE, "unknown job state %d", state);
   struct list l = {.queue = queue, .state = state, .limit = sqlq__limit(limit)};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, list_tx, &l);

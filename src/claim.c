@@ -137,6 +137,8 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_
     return sqlq__error(db, SQLQ_MISUSE, "claim count must be 1 to 100000, not %zu", max);
   double lease = o.lease == 0 ? DEFAULT_LEASE : o.lease;
   if ((rc = sqlq__check_seconds(db, lease, 0, "lease")) != SQLQ_OK) return rc;
+  /* Whoever fills history prunes it (see Retention in sqlq.h). */
+  if (db->keep_history) sqlq__prune_due(db, queue);
   struct claim c = {.queue = queue, .max = (int)max, .lease_us = sqlq__seconds_to_us(lease)};
   /* Without a separate reap, the claim statement is the one write.  (Should
   ** copying its rows run out of memory, the jobs it took wait out their

@@ -166,6 +166,14 @@ static int insert_batch(sqlq_db *db, void *arg) {
   return SQLQ_OK;
 }
 
+int sqlq__enqueue_in_tx(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int64_t *id,
+                        int *duplicate) {
+  struct batch b = {.queue = queue, .specs = spec, .n = 1, .ids = id};
+  int rc = insert_batch(db, &b);
+  *duplicate = b.duplicate;
+  return rc;
+}
+
 /* Check and store n jobs in one transaction; *duplicate receives whether
 ** the last one was folded into an unfinished job with its dedupe key. */
 static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,

@@ -208,6 +208,54 @@ enum sqlq__sql_id {
   SQLQ__SQL_SUB_TRIGGERS, /* $1 base (see sqlq__sub_plan) -> name, table
                                 of each trigger of the default schema whose
                                 name starts with base */
+  /* Schedules of periodic jobs (schema version 4).  Times in
+  ** microseconds since the epoch; next_run and last_run are ticks. */
+  SQLQ__SQL_CRON_NOW,     /* -> the database's clock now */
+  SQLQ__SQL_CRON_ADD,     /* $1 name $2 spec $3 zone $4 queue $5 payload
+                                $6 missed $7 next_run: a new schedule
+                                (SQLQ__CONSTRAINT when the name is taken) */
+  SQLQ__SQL_CRON_REMOVE,  /* $1 name */
+  SQLQ__SQL_CRON_PAUSE,   /* $1 name: paused */
+  SQLQ__SQL_CRON_RESUME,  /* $1 name $2 next_run: not paused, from next_run */
+  SQLQ__SQL_CRON_LIST,    /* $1 name or NULL (all) -> name, spec, zone,
+                                queue, payload, missed, paused (0/1),
+                                next_run, last_run (NULL: none), ordered
+                                by name */
+  SQLQ__SQL_CRON_DUE,     /* $1 now -> name, spec, zone, queue, payload,
+                                missed, paused (0), next_run, last_run of
+                                every schedule not paused whose next_run
+                                <= now, ordered by next_run, name */
+  SQLQ__SQL_CRON_ADVANCE, /* $1 name $2 old next_run $3 new next_run
+                                $4 last_run (0: unchanged): changes
+                                the row only while its next_run is the old
+                                one (the compare-and-set of a tick) */
+  SQLQ__SQL_CRON_NEXT,    /* -> the earliest next_run of the schedules
+                                not paused (NULL: none) */
+  /* Retention (schema version 5).  A cut (at, id) stands for the history
+  ** rows of a queue with (finished_at, id) <= (at, id), in that order. */
+  SQLQ__SQL_RETENTION_SET,  /* $1 queue $2 keep_for_us $3 keep_count (each 0:
+                                no limit, stored as NULL) */
+  SQLQ__SQL_RETENTION_GET,  /* $1 queue -> keep_for_us, keep_count (each NULL
+                                when no limit), now; no row when the queue
+                                is unknown */
+  SQLQ__SQL_HISTORY_NEWEST, /* $1 queue $2 offset -> finished_at, id of the
+                                queue's history row that has offset rows
+                                after it; no row when there are fewer */
+  SQLQ__SQL_HISTORY_OLDEST, /* $1 queue $2 offset -> finished_at, id of the
+                                row that has offset rows before it */
+  SQLQ__SQL_HISTORY_PRUNE,  /* $1 queue $2 at $3 id: deletes the rows of the
+                                cut (at, id), without LIMIT (the core bounds
+                                the cut by HISTORY_OLDEST) */
+  SQLQ__SQL_HISTORY_INDEX,  /* optional: makes sqlq_jobs_history_age when it
+                                is missing, for a dialect whose migration
+                                leaves it to the first retention set (its
+                                upkeep slows every ack that keeps history);
+                                NULL when the migration makes it */
+  SQLQ__SQL_HISTORY_LIST,   /* $1 queue $2 state (SQLQ_STATE_DONE) $3 limit
+                                (-1 all) -> LIST's columns of the queue's
+                                history rows: run_at is finished_at,
+                                lease_until and last_error NULL; newest
+                                first (finished_at DESC, id DESC) */
   SQLQ__SQL_COUNT
 };
 
@@ -490,6 +538,9 @@ struct sqlq_db {
   char *url_redacted;
   size_t payload_limit;
   int keep_history;
+  /* With keep_history: when sqlq_claim() prunes history next
+  ** (CLOCK_MONOTONIC; 0: at the next claim).  See sqlq__prune_due. */
+  int64_t prune_at_ns;
   double busy_timeout;
   int in_user_tx; /* sqlq_begin() is open */
   /* Wake-ups owed at the next commit: one entry per channel (queue or
@@ -773,10 +824,23 @@ int sqlq__grow(sqlq_db *db, void **items, size_t *cap, size_t n, size_t size);
 ** from ENQUEUE, so that stats list it even when it is empty. */
 int sqlq__register_queue(sqlq_db *db, const char *queue);
 
+/* Store one job of queue (a valid name) as sqlq_enqueue() does, spec
+** already checked, inside the caller's write transaction: the queue is
+** registered and its waiters are owed a wake-up.  *id receives the job's
+** id, or the unfinished job's that holds its dedupe key (*duplicate 1). */
+int sqlq__enqueue_in_tx(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int64_t *id,
+                        int *duplicate);
+
 /* Run statement sql, which takes $1 queue and, when id is not NULL, $2 id,
 ** and returns no rows.  When changes is not NULL, add the number of rows
 ** the statement changed to *changes. */
 int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
                         int64_t *changes);
+
+/* The pruning a handle that keeps history does as it claims from queue
+** (retain.c): one batch when db->prune_at_ns has come, outside any
+** transaction of the caller's.  Its errors are dropped, leaving db's error
+** state as it was. */
+void sqlq__prune_due(sqlq_db *db, const char *queue);
 
 #endif /* SQLQ_INT_H */

@@ -11,7 +11,7 @@ export const status: Readonly<{
   OK: 0; ERROR: 1; MISUSE: 2; TOOBIG: 3; NOTFOUND: 4; STALE: 5; BUSY: 6; TIMEOUT: 7;
   INTERRUPTED: 8; UNAVAILABLE: 9; NOMEM: 10; SCHEMA: 11; PAUSED: 12; LOCK_LOST: 13;
 }>;
-export const state: Readonly<{ READY: 1; RUNNING: 2; DEAD: 3; SCHEDULED: 4 }>;
+export const state: Readonly<{ READY: 1; RUNNING: 2; DEAD: 3; SCHEDULED: 4; DONE: 5 }>;
 export const subscription: Readonly<{ ACTIVE: 0; NO_TABLE: 1; NO_TRIGGER: 2; MOVED: 3 }>;
 export const ON_INSERT: 1;
 export const ON_UPDATE: 2;
@@ -133,6 +133,28 @@ export interface Subscription {
   status: number;
 }
 
+/** A schedule of periodic jobs (cronList, libsqlq 1.1). */
+export interface Schedule {
+  name: string;
+  spec: string;
+  zone: string;
+  queue: string;
+  payload: Buffer;
+  /** "skip", "once", "all", or the most missed ticks a late pass enqueues. */
+  missed: "skip" | "once" | "all" | number;
+  paused: boolean;
+  nextAtUs: number;
+  /** The latest tick enqueued; 0: none yet. */
+  lastAtUs: number;
+}
+
+export interface CronOptions {
+  /** A name of the tz database (default "UTC"). */
+  zone?: string;
+  /** What a late pass does with missed ticks (default "skip"). */
+  missed?: "skip" | "once" | "all" | number;
+}
+
 /** What wait() and ringWait() saw. */
 export type WaitResult = "ready" | "timeout" | "interrupted";
 
@@ -197,6 +219,15 @@ export class Database {
   subscribe(table: string, actions: number, tag: string, flags?: number): Promise<void>;
   unsubscribe(table: string, tag: string): Promise<void>;
   subscriptions(): Promise<Subscription[]>;
+  cronAdd(name: string, spec: string, queue: string, payload?: Bytes, options?: CronOptions): Promise<void>;
+  cronRemove(name: string): Promise<void>;
+  cronPause(name: string): Promise<void>;
+  cronResume(name: string): Promise<void>;
+  cronList(): Promise<Schedule[]>;
+  cronTick(nowAtUs?: number): Promise<{ enqueued: number; nextAtUs: number }>;
+  retentionSet(queue: string, options?: { keepFor?: number; keepCount?: number }): Promise<void>;
+  retentionGet(queue: string): Promise<{ keepFor: number; keepCount: number }>;
+  historyPrune(queue: string, max?: number): Promise<number>;
 }
 
 export function open(url: string, options?: OpenOptions): Promise<Database>;

@@ -146,6 +146,26 @@ struct timespec cli_deadline(double seconds);
 char **cli_command_env(const cli_global *g, int pass_url, const char *const *names, char ***slots);
 
 /* ---------------------------------------------------------------------
+** Scheduling passes in a thread (cron_thread.c).
+*/
+
+/* A thread that runs sqlq_cron_tick() on a connection of its own to g's
+** database, about once a second and at each tick, until cli_cron_stop().
+** It takes no signals.  Its failures are printed in one line each, headed
+** by who (the command), and do not stop it.  A worker's thread (worker
+** set) reports neither SQLQ_UNAVAILABLE (the worker says that) nor
+** SQLQ_SCHEMA: a database below schema version 4 has no schedules, the
+** worker works on it all the same, and schedules once `sqlq init` has
+** upgraded it. */
+typedef struct cli_cron cli_cron;
+/* Open the connection and start the thread; NULL, after one line on
+** stderr, with *exit_code set, when either fails. */
+cli_cron *cli_cron_start(const cli_global *g, const char *who, int worker, int *exit_code);
+/* Stop the thread (after the pass it is in), close its connection and free
+** c.  Accepts NULL. */
+void cli_cron_stop(cli_cron *c);
+
+/* ---------------------------------------------------------------------
 ** Text tables (table.c).
 */
 
@@ -247,6 +267,7 @@ int cli_main(int argc, char **argv);
 int cmd_init(const cli_global *g, int argc, char **argv);
 int cmd_push(const cli_global *g, int argc, char **argv);
 int cmd_work(const cli_global *g, int argc, char **argv);
+int cmd_cron(const cli_global *g, int argc, char **argv);
 int cmd_work_stdio(const cli_global *g, int argc, char **argv); /* work_stdio.c */
 int cmd_stats(const cli_global *g, int argc, char **argv);
 int cmd_jobs(const cli_global *g, int argc, char **argv);
@@ -254,6 +275,8 @@ int cmd_retry(const cli_global *g, int argc, char **argv);
 int cmd_pause(const cli_global *g, int argc, char **argv);
 int cmd_resume(const cli_global *g, int argc, char **argv);
 int cmd_purge(const cli_global *g, int argc, char **argv);
+int cmd_retention(const cli_global *g, int argc, char **argv); /* cmd_retention.c */
+int cmd_prune(const cli_global *g, int argc, char **argv);     /* cmd_retention.c */
 int cmd_lock(const cli_global *g, int argc, char **argv);
 int cmd_bench(const cli_global *g, int argc, char **argv); /* src/bench/ */
 int cmd_ring(const cli_global *g, int argc, char **argv);

@@ -30,9 +30,13 @@ static const char stats_usage[] =
 static const char jobs_usage[] =
   "usage: sqlq [--url URL] jobs [--state STATE] [--limit N] [--json] QUEUE\n"
   "\n"
-  "List the jobs of QUEUE in the order they would be claimed.\n"
+  "List the jobs of QUEUE in the order they would be claimed.  With --state\n"
+  "done, list its finished jobs instead, newest first: those that workers\n"
+  "whose URL has history=1 acked and its retention still keeps (see `sqlq\n"
+  "retention`); their time is when they finished (finished_at).\n"
   "\n"
-  "  -s, --state STATE  only jobs in STATE: ready, scheduled, running or dead\n"
+  "  -s, --state STATE  only jobs in STATE: ready, scheduled, running or dead;\n"
+  "                     or done (finished, from history)\n"
   "  -n, --limit N      at most N jobs (default: all)\n"
   "  -j, --json         print a JSON array with every field of every job; the\n"
   "                     payload is \"payload\" (a string) when it is UTF-8,\n"
@@ -81,6 +85,8 @@ static const char *state_name(int state) {
     return "running";
   case SQLQ_STATE_DEAD:
     return "dead";
+  case SQLQ_STATE_DONE:
+    return "done";
   default:
     return "unknown";
   }
@@ -89,7 +95,7 @@ static const char *state_name(int state) {
 /* The SQLQ_STATE_* called name, or -1. */
 static int parse_state(const char *name) {
   static const int states[] = {SQLQ_STATE_READY, SQLQ_STATE_SCHEDULED, SQLQ_STATE_RUNNING,
-                               SQLQ_STATE_DEAD};
+                               SQLQ_STATE_DEAD, SQLQ_STATE_DONE};
   size_t i;
   for (i = 0; i < sizeof states / sizeof states[0]; i++) {
     if (strcmp(state_name(states[i]), name) == 0) {
@@ -289,7 +295,9 @@ static json_t *job_json(const sqlq_job_info *j) {
   json_object_set_new(o, "priority", json_integer(j->priority));
   json_object_set_new(o, "attempts", json_integer(j->attempts));
   json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
-  json_object_set_new(o, "run_at", json_string(run_at));
+  /* A finished job's time is when it finished. */
+  json_object_set_new(o, j->state == SQLQ_STATE_DONE ? "finished_at" : "run_at",
+                      json_string(run_at));
   json_object_set_new(o, "created_at", json_string(created_at));
   json_object_set_new(o, "lease_until", j->lease_until_us ? json_string(lease_until) : json_null());
   json_object_set_new(o, "dedupe_key", cli_json_text(j->dedupe_key));
@@ -330,9 +338,10 @@ static int add_job_row(cli_table *t, const sqlq_job_info *j) {
   return cli_table_add(t, row);
 }
 
-static int print_jobs_table(const sqlq_job_info *jobs, size_t n) {
-  static const char *const header[] = {"id",     "state", "priority", "attempts",
-                                       "run_at", "error", "payload"};
+static int print_jobs_table(const sqlq_job_info *jobs, size_t n, int state) {
+  const char *const header[] = {
+    "id",    "state",  "priority", "attempts", state == SQLQ_STATE_DONE ? "finished_at" : "run_at",
+    "error", "payload"};
   cli_table t;
   size_t i;
   int ok = cli_table_init(&t, 7, header) == 0;
@@ -360,8 +369,8 @@ int cmd_jobs(const cli_global *g, int argc, char **argv) {
     switch (c) {
     case 's':
       if ((state = parse_state(optarg)) < 0) {
-        return cli_usage_error("jobs", "unknown state '%s' (ready, scheduled, running, dead)",
-                               optarg);
+        return cli_usage_error(
+          "jobs", "unknown state '%.40s' (ready, scheduled, running, dead, done)", optarg);
       }
       break;
     case 'n':
@@ -389,7 +398,7 @@ int cmd_jobs(const cli_global *g, int argc, char **argv) {
   if (rc != SQLQ_OK) {
     code = cli_fail(db, rc, "jobs");
   } else {
-    code = json ? print_jobs_json(jobs, n) : print_jobs_table(jobs, n);
+    code = json ? print_jobs_json(jobs, n) : print_jobs_table(jobs, n, state);
   }
   sqlq_job_infos_free(jobs, n);
   sqlq_close(db);

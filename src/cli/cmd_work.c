@@ -81,6 +81,10 @@ static const char usage[] =
   "SIGTERM or SIGINT: claim nothing more, wait --grace for the answers of the\n"
   "jobs in flight, release the rest, close the handlers' stdin, exit 0.\n"
   "\n"
+  "Every worker also runs the scheduling passes of periodic jobs (see `sqlq\n"
+  "cron`), on a connection and a thread of its own, about once a second and\n"
+  "at each tick; however many run them, each tick makes one job.\n"
+  "\n"
   "  -c, --concurrency N    commands run at once, or --stdio handlers\n"
   "                         (default 1)\n"
   "      --lease SECONDS    lease of a claimed job, extended while CMD runs\n"
@@ -102,6 +106,7 @@ static const char usage[] =
   "                         many as the handlers have room for)\n"
   "      --grace SECONDS    --stdio: after SIGTERM, how long the answers of\n"
   "                         the jobs in flight are waited for (default 30)\n"
+  "      --no-cron          run no scheduling passes\n"
   "  -h, --help             print this help\n";
 
 /* The exit code with which a command asks for its job back. */
@@ -648,6 +653,7 @@ static int parse(work_options *o, int argc, char **argv, int *help) {
     {"window", required_argument, NULL, 'W'},
     {"batch", required_argument, NULL, 'b'},
     {"grace", required_argument, NULL, 'G'},
+    {"no-cron", no_argument, NULL, 'N'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -694,6 +700,9 @@ static int parse(work_options *o, int argc, char **argv, int *help) {
     case 'S':
       o->stdio = 1;
       break;
+    case 'N':
+      o->no_cron = 1;
+      break;
     case 'W':
     case 'b':
       if (cli_parse_int(optarg, 1, MAX_WINDOW, &n) != 0) {
@@ -734,30 +743,14 @@ static int parse(work_options *o, int argc, char **argv, int *help) {
   return cli_check_queue("work", o->queue);
 }
 
-int cmd_work(const cli_global *g, int argc, char **argv) {
-  work_options o = {.concurrency = 1,
-                    .lease = 30,
-                    .backoff = 1,
-                    .kill_after = 10,
-                    .window = 64,
-                    .batch = 0,
-                    .grace = 30};
+/* `sqlq work` without --stdio: a command per job. */
+static int run_commands(const cli_global *g, const work_options *o) {
   worker w;
-  int code, help = 0;
-
-  if ((code = parse(&o, argc, argv, &help)) != 0 || help) {
-    if (help) {
-      fputs(usage, stdout);
-    }
-    return code;
-  }
-  if (o.stdio) {
-    return work_stdio_run(g, &o);
-  }
+  int code;
   memset(&w, 0, sizeof w);
-  w.o = o;
-  w.slots = calloc((size_t)o.concurrency, sizeof *w.slots);
-  w.env = cli_command_env(g, o.pass_url, job_var_names, &w.env_job);
+  w.o = *o;
+  w.slots = calloc((size_t)o->concurrency, sizeof *w.slots);
+  w.env = cli_command_env(g, o->pass_url, job_var_names, &w.env_job);
   if (w.slots == NULL || w.env == NULL) {
     cli_error("work: out of memory");
     free(w.slots);
@@ -777,5 +770,30 @@ int cmd_work(const cli_global *g, int argc, char **argv) {
   sqlq_close(w.db);
   free(w.slots);
   free(w.env);
+  return code;
+}
+
+int cmd_work(const cli_global *g, int argc, char **argv) {
+  work_options o = {.concurrency = 1,
+                    .lease = 30,
+                    .backoff = 1,
+                    .kill_after = 10,
+                    .window = 64,
+                    .batch = 0,
+                    .grace = 30};
+  int code, help = 0;
+
+  if ((code = parse(&o, argc, argv, &help)) != 0 || help) {
+    if (help) {
+      fputs(usage, stdout);
+    }
+    return code;
+  }
+  cli_cron *cron = NULL;
+  if (!o.no_cron && (cron = cli_cron_start(g, "work", 1, &code)) == NULL) {
+    return code;
+  }
+  code = o.stdio ? work_stdio_run(g, &o) : run_commands(g, &o);
+  cli_cron_stop(cron);
   return code;
 }

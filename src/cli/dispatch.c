@@ -31,12 +31,15 @@ static const cli_command commands[] = {
   {"pause", cmd_pause, "stop handing out the jobs of a queue"},
   {"resume", cmd_resume, "hand out the jobs of a paused queue again"},
   {"purge", cmd_purge, "delete every job of a queue"},
+  {"retention", cmd_retention, "show or set how long finished jobs stay in history"},
+  {"prune", cmd_prune, "delete the finished jobs a queue's retention no longer keeps"},
   {"lock", cmd_lock, "run a command while holding a named lock"},
   {"ring", cmd_ring, "create, push into, read and drop capped FIFO logs"},
   {"pool", cmd_pool, "hand out the items of a pool in fair rotation"},
   {"subscribe", cmd_subscribe, "turn the row changes of a table into jobs"},
   {"unsubscribe", cmd_unsubscribe, "end a table subscription"},
   {"subscriptions", cmd_subscriptions, "list the table subscriptions"},
+  {"cron", cmd_cron, "enqueue jobs on schedules (crontab specs, @every)"},
   {"bench", cmd_bench, "measure throughput and latency"},
 };
 

@@ -26,6 +26,7 @@ typedef struct work_options {
   int window;   /* --stdio: jobs in flight per handler */
   int batch;    /* --stdio: most jobs one claim takes */
   double grace; /* --stdio: after SIGTERM, how long answers are waited for */
+  int no_cron;  /* --no-cron: no scheduling passes (cron_thread.c) */
 } work_options;
 
 /* `sqlq work --stdio`: run the worker of o on g's database.  Returns the

@@ -148,7 +148,10 @@ int sqlq__fb_error(sqlq_db *db, const ISC_STATUS *status, const char *doing) {
     return sqlq__error(db, SQLQ_BUSY, "%s: a row is locked by another transaction (%s)", doing,
                        msg);
   }
-  if (sqlq__fb_has(status, isc_dsql_relation_err) && strstr(msg, "SQLQ_"))
+  /* A table, or a column of a later version (the library's statements
+  ** name no other), that the schema lacks. */
+  if ((sqlq__fb_has(status, isc_dsql_relation_err) && strstr(msg, "SQLQ_")) ||
+      sqlq__fb_has(status, isc_dsql_field_err))
     return sqlq__error(db, SQLQ_SCHEMA,
                        "the database lacks (part of) the sqlq schema: run `sqlq init` (%s)", msg);
   if (is_lost(status)) {

@@ -36,6 +36,7 @@
 ** every migration is DDL only.
 */
 #include "firebird_int.h"
+#include "schedules_sql.h"
 
 #define NOW FB_NOW_US
 #define TEXT(n) "VARCHAR(" #n ") CHARACTER SET OCTETS"
@@ -556,6 +557,42 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   /* The driver's own statements. */
   [FB_SQL_EVENT_NAME] = "SELECT " EVENT("CAST($1 AS " TEXT(200) ")") " FROM RDB$DATABASE",
   [FB_SQL_POST] = "EXECUTE BLOCK (c " TEXT(200) " = $1) AS BEGIN POST_EVENT " EVENT(":c") "; END",
+
+  /* Schedules (schema version 4). */
+  [SQLQ__SQL_CRON_NOW] = "SELECT " NOW " FROM RDB$DATABASE",
+  SCHEDULES_SQL_WRITES,
+  [SQLQ__SQL_CRON_LIST] =
+    SCHEDULES_SQL_COLUMNS " WHERE " QUEUE_PARAM("$1") " IS NULL OR name = $1 ORDER BY name",
+  [SQLQ__SQL_CRON_DUE] =
+    SCHEDULES_SQL_COLUMNS " WHERE paused = 0 AND next_run <= $1 ORDER BY next_run, name",
+  [SQLQ__SQL_CRON_ADVANCE] =
+    "UPDATE sqlq_schedules SET next_run = $3, last_run = COALESCE(NULLIF(CAST($4 AS BIGINT), 0), last_run)"
+    " WHERE name = $1 AND next_run = $2",
+  [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE paused = 0",
+  /* Retention.  The orderings begin with the queue, which the WHERE fixes,
+  ** so that they follow sqlq_jobs_history_age (ascending) and
+  ** sqlq_jobs_history_new (descending) without sorting. */
+  [SQLQ__SQL_RETENTION_SET] =
+    "UPDATE OR INSERT INTO sqlq_queues (queue, keep_for, keep_count)"
+    " VALUES ($1, NULLIF(CAST($2 AS BIGINT), 0), NULLIF(CAST($3 AS BIGINT), 0)) MATCHING (queue)",
+  [SQLQ__SQL_RETENTION_GET] =
+    "SELECT keep_for, keep_count, " NOW " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_HISTORY_NEWEST] = "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1"
+                               " ORDER BY queue DESC, finished_at DESC, id DESC"
+                               " ROWS CAST($2 AS BIGINT) + 1 TO CAST($2 AS BIGINT) + 1",
+  [SQLQ__SQL_HISTORY_OLDEST] =
+    "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1"
+    " ORDER BY queue, finished_at, id ROWS CAST($2 AS BIGINT) + 1 TO CAST($2 AS BIGINT) + 1",
+  [SQLQ__SQL_HISTORY_PRUNE] =
+    "DELETE FROM sqlq_jobs_history WHERE queue = $1 AND finished_at <= CAST($2 AS BIGINT)"
+    " AND (finished_at < CAST($2 AS BIGINT) OR id <= CAST($3 AS BIGINT))",
+  [SQLQ__SQL_HISTORY_LIST] =
+    "SELECT id, CAST($2 AS INTEGER), priority, attempts, max_attempts, finished_at, created_at,"
+    " CAST(NULL AS BIGINT), dedupe_key, group_key, CAST(NULL AS " TEXT(
+      1) "), payload"
+         " FROM sqlq_jobs_history WHERE queue = " QUEUE_PARAM(
+           "$1") " ORDER BY queue DESC, finished_at DESC, id DESC"
+                 " ROWS IIF(CAST($3 AS BIGINT) < 0, 9223372036854775807, CAST($3 AS BIGINT))",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -769,8 +806,41 @@ static const char migration_3[] =
                                                  "  RETURN SUBSTRING(b FROM 1 FOR n);"
                                                  " END";
 
+/* Version 4: schedules of periodic jobs, one row each. */
+static const char migration_4[] =
+  "CREATE TABLE sqlq_schedules ("
+  " name       " TEXT(
+    128) " NOT NULL,"
+         " spec       " TEXT(
+           256) " NOT NULL,"
+                " time_zone  " TEXT(
+                  64) " DEFAULT 'UTC' NOT NULL,"
+                      " queue      " TEXT(
+                        128) " NOT NULL,"
+                             " payload    BLOB SUB_TYPE BINARY NOT NULL,"
+                             " missed     INTEGER DEFAULT 0 NOT NULL,"
+                             " paused     SMALLINT DEFAULT 0 NOT NULL,"
+                             " next_run   BIGINT NOT NULL,"
+                             " last_run   BIGINT,"
+                             " created_at BIGINT NOT NULL,"
+                             " CONSTRAINT sqlq_schedules_pk PRIMARY KEY (name),"
+                             " CONSTRAINT sqlq_schedules_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
+                             " CONSTRAINT sqlq_schedules_spec CHECK (octet_length(spec) BETWEEN 1 AND 256),"
+                             " CONSTRAINT sqlq_schedules_zone CHECK (octet_length(time_zone) BETWEEN 1 AND 64),"
+                             " CONSTRAINT sqlq_schedules_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+                             " CONSTRAINT sqlq_schedules_missed CHECK (missed >= -1))" FB_SEP
+                             "CREATE TRIGGER sqlq_schedules_set FOR sqlq_schedules ACTIVE BEFORE INSERT POSITION 0 AS"
+                             " BEGIN"
+                             "  IF (NEW.created_at IS NULL) THEN NEW.created_at = " NOW ";"
+                             " END";
+/* Version 5: retention of finished jobs.  A queue's limits (NULL: none)
+** and the indexes that prune and list its history in finishing order, one
+** each way (an index is read in one direction only). */
+static const char migration_5[] =
+  "ALTER TABLE sqlq_queues ADD keep_for BIGINT, ADD keep_count BIGINT" FB_SEP
+  "CREATE INDEX sqlq_jobs_history_age ON sqlq_jobs_history (queue, finished_at, id)" FB_SEP
+  "CREATE DESCENDING INDEX sqlq_jobs_history_new ON sqlq_jobs_history (queue, finished_at, id)";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1,
-  migration_2,
-  migration_3,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
 };

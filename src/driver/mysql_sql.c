@@ -36,6 +36,7 @@
 ** which writes nothing and so replicates nothing.
 */
 #include "mysql_int.h"
+#include "schedules_sql.h"
 
 /* A job of a FIFO group may run only when no earlier job of its group is
 ** unfinished.  (A subquery of a locking read reads without locking.)  The
@@ -278,6 +279,30 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_SUB_TRIGGERS] =
     "SELECT TRIGGER_NAME, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS"
     " WHERE TRIGGER_SCHEMA = DATABASE() AND LEFT(TRIGGER_NAME, CHAR_LENGTH($1)) = $1",
+
+  /* Schedules (schema version 4). */
+  [SQLQ__SQL_CRON_NOW] = "SELECT " NOW_US,
+  SCHEDULES_SQL_ENTRIES,
+  /* Retention.  Each reads or deletes a range of sqlq_jobs_history_age;
+  ** the DELETE has no LIMIT (the core bounds its range). */
+  [SQLQ__SQL_RETENTION_SET] =
+    "INSERT INTO sqlq_queues (queue, keep_for, keep_count) VALUES ($1, NULLIF($2, 0), NULLIF($3, 0))"
+    " ON DUPLICATE KEY UPDATE keep_for = VALUES(keep_for), keep_count = VALUES(keep_count)",
+  [SQLQ__SQL_RETENTION_GET] =
+    "SELECT keep_for, keep_count, " NOW_US " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_HISTORY_NEWEST] =
+    "SELECT finished_at, id FROM sqlq_jobs_history FORCE INDEX (sqlq_jobs_history_age)"
+    " WHERE queue = $1 ORDER BY finished_at DESC, id DESC LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_HISTORY_OLDEST] =
+    "SELECT finished_at, id FROM sqlq_jobs_history FORCE INDEX (sqlq_jobs_history_age)"
+    " WHERE queue = $1 ORDER BY finished_at, id LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_HISTORY_PRUNE] = "DELETE FROM sqlq_jobs_history WHERE queue = $1"
+                              " AND finished_at <= $2 AND (finished_at < $2 OR id <= $3)",
+  [SQLQ__SQL_HISTORY_LIST] =
+    "SELECT id, CAST($2 AS SIGNED), priority, attempts, max_attempts, finished_at, created_at,"
+    " CAST(NULL AS SIGNED), dedupe_key, group_key, CAST(NULL AS CHAR), payload"
+    " FROM sqlq_jobs_history FORCE INDEX (sqlq_jobs_history_age) WHERE queue = $1"
+    " ORDER BY finished_at DESC, id DESC LIMIT $3",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -460,8 +485,34 @@ static const char migration_3[] =
   "UPDATE sqlq_job_ids SET last_id = GREATEST(last_id, " JOB_IDS_CATCH_UP ") WHERE one = 1;"
   "ALTER TABLE sqlq_jobs MODIFY id BIGINT NOT NULL DEFAULT 0";
 
+/* Version 4: schedules of periodic jobs, one row each. */
+static const char migration_4[] =
+  "CREATE TABLE IF NOT EXISTS sqlq_schedules ("
+  " name       VARCHAR(128) NOT NULL PRIMARY KEY,"
+  " spec       VARCHAR(256) NOT NULL,"
+  " time_zone  VARCHAR(64)  NOT NULL DEFAULT 'UTC',"
+  " queue      VARCHAR(128) NOT NULL,"
+  " payload    LONGBLOB     NOT NULL,"
+  " missed     INT          NOT NULL DEFAULT 0,"
+  " paused     BOOLEAN      NOT NULL DEFAULT FALSE,"
+  " next_run   BIGINT       NOT NULL,"
+  " last_run   BIGINT,"
+  " created_at BIGINT       NOT NULL DEFAULT (" NOW_US "),"
+  " CONSTRAINT sqlq_schedules_name CHECK (octet_length(name) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_schedules_spec CHECK (octet_length(spec) BETWEEN 1 AND 256),"
+  " CONSTRAINT sqlq_schedules_zone CHECK (octet_length(time_zone) BETWEEN 1 AND 64),"
+  " CONSTRAINT sqlq_schedules_queue CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+  " CONSTRAINT sqlq_schedules_missed CHECK (missed >= -1)"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+/* Version 5: retention of finished jobs.  A queue's limits (NULL: none)
+** and the index that prunes and lists its history in finishing order.
+** DDL commits as it goes: each step may run again. */
+static const char migration_5[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS keep_for BIGINT,"
+  " ADD COLUMN IF NOT EXISTS keep_count BIGINT;"
+  "CREATE INDEX IF NOT EXISTS sqlq_jobs_history_age"
+  " ON sqlq_jobs_history (queue, finished_at, id)";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1,
-  migration_2,
-  migration_3,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
 };

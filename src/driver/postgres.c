@@ -85,7 +85,9 @@ static int status_of(const char *state) {
   if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0)
     return SQLQ_BUSY;
   if (strcmp(state, "57014") == 0) return SQLQ_TIMEOUT;
-  if (strcmp(state, "42P01") == 0 || strcmp(state, "42883") == 0) return SQLQ_SCHEMA;
+  /* A table, function or column (of a later version) the schema lacks. */
+  if (strcmp(state, "42P01") == 0 || strcmp(state, "42883") == 0 || strcmp(state, "42703") == 0)
+    return SQLQ_SCHEMA;
   if (strncmp(state, "22", 2) == 0) return SQLQ_MISUSE;
   return SQLQ_ERROR;
 }

@@ -282,6 +282,48 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
                     " pg_notify(sqlq_channel($1::text), $2::text)",
   [PG_SQL_LAZY] = "SELECT set_config('synchronous_commit', 'off', true)",
   [PG_SQL_CHANNEL] = "SELECT sqlq_channel($1::text)",
+
+  /* Schedules (schema version 4). */
+  [SQLQ__SQL_CRON_NOW] = "SELECT sqlq_now()",
+  [SQLQ__SQL_CRON_ADD] =
+    "INSERT INTO sqlq_schedules (name, spec, time_zone, queue, payload, missed, next_run)"
+    " VALUES ($1::text, $2::text, $3::text, $4::text, $5::bytea, $6::int, $7::int8)",
+  [SQLQ__SQL_CRON_REMOVE] = "DELETE FROM sqlq_schedules WHERE name = $1::text",
+  [SQLQ__SQL_CRON_PAUSE] = "UPDATE sqlq_schedules SET paused = true WHERE name = $1::text",
+  [SQLQ__SQL_CRON_RESUME] =
+    "UPDATE sqlq_schedules SET paused = false, next_run = $2::int8 WHERE name = $1::text",
+  [SQLQ__SQL_CRON_LIST] =
+    "SELECT name, spec, time_zone, queue, payload, missed, paused::int, next_run, last_run"
+    " FROM sqlq_schedules WHERE $1::text IS NULL OR name = $1::text"
+    " ORDER BY name",
+  [SQLQ__SQL_CRON_DUE] =
+    "SELECT name, spec, time_zone, queue, payload, missed, paused::int, next_run, last_run"
+    " FROM sqlq_schedules WHERE NOT paused AND next_run <= $1::int8"
+    " ORDER BY next_run, name",
+  [SQLQ__SQL_CRON_ADVANCE] =
+    "UPDATE sqlq_schedules SET next_run = $3::int8, last_run = coalesce(nullif($4::int8, 0), last_run)"
+    " WHERE name = $1::text AND next_run = $2::int8",
+  [SQLQ__SQL_CRON_NEXT] = "SELECT min(next_run) FROM sqlq_schedules WHERE NOT paused",
+  /* Retention.  Each reads or deletes a range of sqlq_jobs_history_age. */
+  [SQLQ__SQL_RETENTION_SET] = "INSERT INTO sqlq_queues (queue, keep_for, keep_count)"
+                              " VALUES ($1::text, nullif($2::int8, 0), nullif($3::int8, 0))"
+                              " ON CONFLICT (queue) DO UPDATE SET keep_for = excluded.keep_for,"
+                              " keep_count = excluded.keep_count",
+  [SQLQ__SQL_RETENTION_GET] =
+    "SELECT keep_for, keep_count, sqlq_now() FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_HISTORY_NEWEST] =
+    "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1::text"
+    " ORDER BY finished_at DESC, id DESC LIMIT 1 OFFSET $2::int8",
+  [SQLQ__SQL_HISTORY_OLDEST] =
+    "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1::text"
+    " ORDER BY finished_at, id LIMIT 1 OFFSET $2::int8",
+  [SQLQ__SQL_HISTORY_PRUNE] =
+    "DELETE FROM sqlq_jobs_history WHERE queue = $1::text"
+    " AND finished_at <= $2::int8 AND (finished_at < $2::int8 OR id <= $3::int8)",
+  [SQLQ__SQL_HISTORY_LIST] =
+    "SELECT id, $2::int, priority, attempts, max_attempts, finished_at, created_at, NULL::int8,"
+    " dedupe_key, group_key, NULL::text, payload FROM sqlq_jobs_history WHERE queue = $1::text"
+    " ORDER BY finished_at DESC, id DESC LIMIT nullif($3::int8, -1)",
 };
 
 /* Version 1: jobs, queues, history, the clock, the wake-up triggers.
@@ -430,8 +472,25 @@ static const char migration_3[] =
   " created_at bigint  NOT NULL DEFAULT sqlq_now(),"
   " PRIMARY KEY (table_name, action, tag));";
 
+/* Version 4: schedules of periodic jobs, one row each. */
+static const char migration_4[] =
+  "CREATE TABLE sqlq_schedules ("
+  " name       text    COLLATE \"C\" PRIMARY KEY CHECK (octet_length(name) BETWEEN 1 AND 128),"
+  " spec       text    NOT NULL CHECK (octet_length(spec) BETWEEN 1 AND 256),"
+  " time_zone  text    NOT NULL DEFAULT 'UTC' CHECK (octet_length(time_zone) BETWEEN 1 AND 64),"
+  " queue      text    NOT NULL CHECK (octet_length(queue) BETWEEN 1 AND 128),"
+  " payload    bytea   NOT NULL DEFAULT '\\x',"
+  " missed     integer NOT NULL DEFAULT 0 CHECK (missed >= -1),"
+  " paused     boolean NOT NULL DEFAULT false,"
+  " next_run   bigint  NOT NULL,"
+  " last_run   bigint,"
+  " created_at bigint  NOT NULL DEFAULT sqlq_now());";
+/* Version 5: retention of finished jobs.  A queue's limits (NULL: none)
+** and the index that prunes and lists its history in finishing order. */
+static const char migration_5[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN keep_for bigint, ADD COLUMN keep_count bigint;"
+  "CREATE INDEX sqlq_jobs_history_age ON sqlq_jobs_history (queue, finished_at, id);";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1,
-  migration_2,
-  migration_3,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
 };

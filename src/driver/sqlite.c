@@ -45,7 +45,9 @@ int sqlq__sqlite_error(sqlq_db *db, int rc, const char *doing) {
   case SQLITE_AUTH:
     return sqlq__error(db, SQLQ_UNAVAILABLE, "%s: %s", doing, msg);
   case SQLITE_ERROR:
-    if (strncmp(msg, "no such table: sqlq_", 20) == 0)
+    /* A table, or a column of a later version (the library's statements
+    ** name no other), that the schema lacks. */
+    if (strncmp(msg, "no such table: sqlq_", 20) == 0 || strncmp(msg, "no such column: ", 16) == 0)
       return sqlq__error(db, SQLQ_SCHEMA,
                          "the database lacks (part of) the sqlq schema: run `sqlq init` (%s)", msg);
     /* fall through */

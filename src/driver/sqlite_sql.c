@@ -15,6 +15,7 @@
 ** take the range run_at <= now on sqlq_jobs_due and sort every due job,
 ** which costs time in proportion to the queue's length.
 */
+#include "schedules_sql.h"
 #include "sqlite_int.h"
 
 /* A job of a FIFO group may run only when no earlier job of its group is
@@ -171,6 +172,31 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     " ORDER BY table_name, tag, action",
   [SQLQ__SQL_SUB_TRIGGERS] = "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'"
                              " AND substr(name, 1, length($1)) = $1",
+
+  /* Schedules (schema version 4). */
+  [SQLQ__SQL_CRON_NOW] = "SELECT sqlq_now()",
+  SCHEDULES_SQL_ENTRIES,
+  /* Retention.  Each reads or deletes a range of sqlq_jobs_history_age,
+  ** which the first retention set makes: its upkeep cost acks that keep
+  ** history a quarter of their rate (sqlq bench, history=1). */
+  [SQLQ__SQL_RETENTION_SET] =
+    "INSERT INTO sqlq_queues (queue, keep_for, keep_count) VALUES ($1, nullif($2, 0), nullif($3, 0))"
+    " ON CONFLICT (queue) DO UPDATE SET keep_for = excluded.keep_for,"
+    " keep_count = excluded.keep_count",
+  [SQLQ__SQL_RETENTION_GET] =
+    "SELECT keep_for, keep_count, sqlq_now() FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_HISTORY_NEWEST] = "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1"
+                               " ORDER BY finished_at DESC, id DESC LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_HISTORY_OLDEST] = "SELECT finished_at, id FROM sqlq_jobs_history WHERE queue = $1"
+                               " ORDER BY finished_at, id LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_HISTORY_PRUNE] = "DELETE FROM sqlq_jobs_history WHERE queue = $1"
+                              " AND finished_at <= $2 AND (finished_at < $2 OR id <= $3)",
+  [SQLQ__SQL_HISTORY_INDEX] = "CREATE INDEX IF NOT EXISTS sqlq_jobs_history_age"
+                              " ON sqlq_jobs_history (queue, finished_at, id)",
+  [SQLQ__SQL_HISTORY_LIST] =
+    "SELECT id, $2, priority, attempts, max_attempts, finished_at, created_at, NULL,"
+    " dedupe_key, group_key, NULL, payload FROM sqlq_jobs_history WHERE queue = $1"
+    " ORDER BY finished_at DESC, id DESC LIMIT $3",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -252,8 +278,25 @@ static const char migration_3[] =
   " created_at INTEGER NOT NULL DEFAULT " NOW_DEFAULT ","
   " PRIMARY KEY (table_name, action, tag));";
 
+/* Version 4: schedules of periodic jobs, one row each. */
+static const char migration_4[] =
+  "CREATE TABLE sqlq_schedules ("
+  " name       TEXT    PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 128),"
+  " spec       TEXT    NOT NULL CHECK (length(spec) BETWEEN 1 AND 256),"
+  " time_zone  TEXT    NOT NULL DEFAULT 'UTC' CHECK (length(time_zone) BETWEEN 1 AND 64),"
+  " queue      TEXT    NOT NULL CHECK (length(queue) BETWEEN 1 AND 128),"
+  " payload    BLOB    NOT NULL DEFAULT x'',"
+  " missed     INTEGER NOT NULL DEFAULT 0 CHECK (missed >= -1),"
+  " paused     INTEGER NOT NULL DEFAULT 0,"
+  " next_run   INTEGER NOT NULL,"
+  " last_run   INTEGER,"
+  " created_at INTEGER NOT NULL DEFAULT " NOW_DEFAULT ");";
+/* Version 5: retention of finished jobs: a queue's limits (NULL: none).
+** The index that prunes its history comes with the first retention set
+** (HISTORY_INDEX). */
+static const char migration_5[] = "ALTER TABLE sqlq_queues ADD COLUMN keep_for INTEGER;"
+                                  "ALTER TABLE sqlq_queues ADD COLUMN keep_count INTEGER;";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1,
-  migration_2,
-  migration_3,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
 };

@@ -132,7 +132,7 @@ run "--help" 0 "$SQLQ" --help
 checks=$((checks + 1))
 grep -q "^usage: sqlq" "$tmp/out" || fail "--help: no usage line"
 run "--version" 0 "$SQLQ" --version
-expect_out "--version" "sqlq 1.0.0"
+expect_out "--version" "sqlq 1.1.0"
 
 expect_eq "payloads intact" "$(sq jobs --json q)" "$payload_baseline"
 

@@ -4,11 +4,12 @@
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
 #   downgrade     a function that turns a database of the current version
-#                 into version 1 by undoing what migrations 2 and 3 do
+#                 into version 1 by undoing what migrations 2 to 5 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
-# A job of version 1 survives the upgrade; rings, pools and subscriptions
-# work after it.
+# A job of version 1 survives the upgrade; rings, pools, subscriptions,
+# schedules and retention work after it, and a worker keeping history works
+# before it (without pruning).
 
 set_version() {
   sql "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, 0)"
@@ -18,8 +19,12 @@ unset_version() {
 }
 
 q="upgrade-$$"
+case $url in
+*\?*) hurl="$url&history=1" ;;
+*) hurl="$url?history=1" ;;
+esac
 run "init" 0 sq init
-expect_out "init makes version 3" "schema version 3"
+expect_out "init makes version 5" "schema version 5"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -32,33 +37,48 @@ run "pools need the upgrade" 69 sq pool add "$q" item
 expect_error_line "pools need the upgrade"
 run "subscriptions need the upgrade" 69 sq subscriptions
 expect_error_line "subscriptions need the upgrade"
+run "schedules need the upgrade" 69 sq cron list
+expect_error_line "schedules need the upgrade"
+run "retention needs the upgrade" 69 sq retention --keep 1d "$q"
+expect_error_line "retention needs the upgrade"
+expect_err_has "retention: the error says what to do" "run \`sqlq init\`"
+sq push "$q-h" "kept in history" >/dev/null
+run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$hurl" work --drain "$q-h" -- true
+expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 3" "schema version 3"
+expect_out "the upgrade reaches version 5" "schema version 5"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 3"
+expect_out "again changes nothing" "schema version 5"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
-run "a job after the upgrade" 0 sq push "$q" "from version 3"
-expect_out "gets the next id" "2"
+run "a job after the upgrade" 0 sq push "$q" "from version 5"
+expect_out "gets the next id (the history worker's job took 2)" "3"
 run "subscriptions after the upgrade" 0 sq subscriptions
 expect_out "none yet" "table  tag  on  rows  status"
+run "a schedule after the upgrade" 0 sq cron add "$q" '@every 1h' "$q"
+run "cron remove" 0 sq cron remove "$q"
 run "ring create" 0 sq ring create "$q" 5
 run "ring push" 0 sq ring push "$q" entry
 expect_out "the first entry" "1"
 run "pool add" 0 sq pool add "$q" item
 run "pool next" 0 sq pool next "$q"
 expect_out "the item" "item"
+run "retention after the upgrade" 0 sq retention --keep-count 1 --json "$q-h"
+expect_out "is set" "{\"queue\":\"$q-h\",\"keep_seconds\":null,\"keep_count\":1}"
+run "history from version 1 is listed" 0 sq jobs --state done --json "$q-h"
+expect_out_has "the job" '"payload":"kept in history"'
+sq retention --keep-count 0 "$q-h" >/dev/null
 sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
-set_version 4
+set_version 6
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 4"
-unset_version 4
+expect_err_has "the error names the versions" "version 6"
+unset_version 6
 run "init after the newer one is gone" 0 sq init
 
 finish

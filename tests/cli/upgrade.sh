@@ -1,7 +1,7 @@
 # tests/cli/upgrade.sh -- a SQLite database of schema version 1 is upgraded
-# by `sqlq init` to version 3 (rings and pools, subscriptions) with its
-# jobs intact; a
-# newer schema is refused.  Needs the sqlite3 shell.
+# by `sqlq init` to version 5 (rings and pools, subscriptions, schedules,
+# retention) with its jobs intact; a newer schema is refused.  Needs the
+# sqlite3 shell.
 . "$(dirname "$0")/lib.sh"
 
 db_file=$tmp/t.db
@@ -9,8 +9,10 @@ sql() {
   sqlite3 -bail "$db_file" "$1" || fail "sqlite3: $1"
 }
 downgrade() {
-  sql "DROP TABLE sqlq_subscriptions; DROP TABLE sqlq_rings; DROP TABLE sqlq_ring_entries;
-       DROP TABLE sqlq_pool_items; DELETE FROM sqlq_schema WHERE version IN (2, 3);"
+  sql "DROP INDEX IF EXISTS sqlq_jobs_history_age; ALTER TABLE sqlq_queues DROP COLUMN keep_for;
+       ALTER TABLE sqlq_queues DROP COLUMN keep_count;
+       DROP TABLE sqlq_schedules; DROP TABLE sqlq_subscriptions; DROP TABLE sqlq_rings; DROP TABLE sqlq_ring_entries;
+       DROP TABLE sqlq_pool_items; DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5);"
 }
 
 . "$(dirname "$0")/upgrade.bash"

@@ -176,5 +176,7 @@ int run_ring_tests(void);
 int run_pool_tests(void);
 int run_subscription_tests(void);
 int run_batch_tests(void);
+int run_cron_tests(void);
+int run_retention_tests(void);
 
 #endif /* SQLQ_TEST_HARNESS_H */

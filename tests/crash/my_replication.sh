@@ -7,7 +7,8 @@
 # priorities) are claimed concurrently by two `sqlq work -c 4` workers while
 # `sqlq bench`'s four threads claim 2,000 more; one job in seven fails its
 # first attempt and is retried, one in thirteen fails until it is dead;
-# acked jobs are kept in the history table.  Meanwhile three plain SQL
+# acked jobs are kept in the history table, which a retention of 100
+# then prunes in batches.  Meanwhile three plain SQL
 # clients insert, update and delete rows of an application table with an
 # AUTO_INCREMENT key, to which two tags subscribe (one with row images):
 # their events are drained by workers after them.  Then four processes push into
@@ -142,6 +143,13 @@ dead=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs WHERE state = 'dead'"
 done_jobs=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs_history")
 [ "$dead" -gt 0 ] && [ "$done_jobs" -gt 0 ] || die "expected dead and finished jobs, got $dead and $done_jobs"
 pass "$done_jobs jobs finished, $dead dead"
+
+# Retention prunes in batches of DELETEs without LIMIT, which replicate.
+sq retention --keep-count 100 "$q" >/dev/null && sq prune --batch 250 "$q" >/dev/null ||
+  die "retention and prune"
+kept=$(sql "$primary" "SELECT count(*) FROM sqlq.sqlq_jobs_history WHERE queue = '$q'")
+[ "$kept" = 100 ] || die "the prune kept $kept finished jobs of $q, not 100"
+pass "pruned the history of $q to its newest 100, in batches of 250"
 
 # The replica applies everything the primary logged.
 read -r file pos < <(sql "$primary" "SHOW MASTER STATUS" | cut -f1,2)

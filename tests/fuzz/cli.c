@@ -16,8 +16,9 @@
 **   - inputs that give --url again before the command are skipped (they
 **     could name a server);
 **   - on the scratch database, `work` and `lock` (which run commands),
-**     `bench` (threads, processes, sleeps) and `ring read` with anything
-**     that could mean --follow (which waits for ever) are skipped;
+**     `bench` (threads, processes, sleeps), `ring read` with anything
+**     that could mean --follow and `cron` with a word "run" (both wait for
+**     ever) are skipped;
 **   - fork() is defined here to abort, so a shape these rules miss is
 **     reported as a crash with its input instead of running a program.
 ** stdin is /dev/null (push and ring push read an empty payload).
@@ -155,6 +156,9 @@ static int safe_on_scratch(char **words, int n, int cmd) {
   if (strcmp(name, "ring") == 0)
     for (int i = cmd + 1; i < n; i++)
       if (may_follow(words[i])) return 0;
+  if (strcmp(name, "cron") == 0)
+    for (int i = cmd + 1; i < n; i++)
+      if (strcmp(words[i], "run") == 0) return 0;
   /* `help work` prints usage only. */
   return 1;
 }

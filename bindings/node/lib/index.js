@@ -33,7 +33,7 @@ const status = Object.freeze({
 });
 
 /** Job states (sqlq_list's state filter and each row's state). */
-const state = Object.freeze({ READY: 1, RUNNING: 2, DEAD: 3, SCHEDULED: 4 });
+const state = Object.freeze({ READY: 1, RUNNING: 2, DEAD: 3, SCHEDULED: 4, DONE: 5 });
 
 /** Actions and flags of subscribe(), and the status of a subscription. */
 const ON_INSERT = 0x1;
@@ -41,6 +41,9 @@ const ON_UPDATE = 0x2;
 const ON_DELETE = 0x4;
 const SUB_ROWS = 0x1;
 const subscription = Object.freeze({ ACTIVE: 0, NO_TABLE: 1, NO_TRIGGER: 2, MOVED: 3 });
+
+/** What a late scheduling pass does with missed ticks (cronAdd's missed), by name. */
+const missed = Object.freeze({ skip: 0, once: 1, all: -1 });
 
 /** The error of a failed call: .status is the code, .code its name. */
 class SqlqError extends Error {
@@ -237,6 +240,49 @@ class Database {
   }
   subscriptions() {
     return this._n.subscriptions();
+  }
+  /**
+   * Add (or replace) the schedule name (libsqlq 1.1): a job of payload on
+   * queue at each tick of spec, in options.zone (a tz name, "UTC" by
+   * default); options.missed is "skip" (the default), "once", "all" or the
+   * most missed ticks a late pass enqueues.
+   */
+  cronAdd(name, spec, queue, payload = "", options = {}) {
+    const { zone = "UTC", missed: m = "skip" } = options;
+    if (typeof m === "string" && !Object.hasOwn(missed, m)) {
+      return Promise.reject(new errors.MisuseError(`missed must be skip, once, all or a count, not '${m}'`));
+    }
+    return this._n.cronAdd(name, spec, queue, payload, zone, typeof m === "string" ? missed[m] : m);
+  }
+  cronRemove(name) {
+    return this._n.cronRemove(name);
+  }
+  cronPause(name) {
+    return this._n.cronPause(name);
+  }
+  cronResume(name) {
+    return this._n.cronResume(name);
+  }
+  /** Every schedule by name; missed as a name ("skip", "once", "all") or a count. */
+  async cronList() {
+    const names = Object.fromEntries(Object.entries(missed).map(([k, v]) => [v, k]));
+    return (await this._n.cronList()).map((s) => ({ ...s, missed: names[s.missed] ?? s.missed }));
+  }
+  /** One scheduling pass: {enqueued, nextAtUs}; nowAtUs 0 is the database's clock. */
+  cronTick(nowAtUs = 0) {
+    return this._n.cronTick(nowAtUs);
+  }
+  /** Keep queue's finished jobs keepFor seconds and/or the newest keepCount (0: no limit). */
+  retentionSet(queue, { keepFor = 0, keepCount = 0 } = {}) {
+    return this._n.retentionSet(queue, keepFor, keepCount);
+  }
+  /** {keepFor, keepCount} of queue, 0 where there is no limit. */
+  retentionGet(queue) {
+    return this._n.retentionGet(queue);
+  }
+  /** Delete one batch (at most max, 0: the default) of history rows past retention; resolves with how many. */
+  historyPrune(queue, max = 0) {
+    return this._n.historyPrune(queue, max);
   }
 }
 

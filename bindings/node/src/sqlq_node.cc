@@ -279,6 +279,15 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value Subscribe(const Napi::CallbackInfo &info);
   Napi::Value Unsubscribe(const Napi::CallbackInfo &info);
   Napi::Value Subscriptions(const Napi::CallbackInfo &info);
+  Napi::Value CronAdd(const Napi::CallbackInfo &info);
+  Napi::Value CronRemove(const Napi::CallbackInfo &info);
+  Napi::Value CronPause(const Napi::CallbackInfo &info);
+  Napi::Value CronResume(const Napi::CallbackInfo &info);
+  Napi::Value CronList(const Napi::CallbackInfo &info);
+  Napi::Value CronTick(const Napi::CallbackInfo &info);
+  Napi::Value RetentionSet(const Napi::CallbackInfo &info);
+  Napi::Value RetentionGet(const Napi::CallbackInfo &info);
+  Napi::Value HistoryPrune(const Napi::CallbackInfo &info);
 
   sqlq_db *db_ = nullptr;
   bool closed_ = false;
@@ -906,6 +915,94 @@ Napi::Value Db::Subscriptions(const Napi::CallbackInfo &info) {
   return Run(info, [=](sqlq_db *h) { return sqlq_subscriptions(h, &out->p, &out->n); }, ArrayOf(out));
 }
 
+// ---------------------------------------------------------------------------
+// Schedules and retention (libsqlq 1.1).
+
+// cronAdd(name, spec, queue, payload, zone, missed): zone and missed as
+// lib/index.js resolved them (a zone name, a number).
+Napi::Value Db::CronAdd(const Napi::CallbackInfo &info) {
+  std::string name = Text(info[0], "name"), spec = Text(info[1], "spec"), queue = Text(info[2], "queue");
+  std::string payload = Bytes(info[3], "payload"), zone = Text(info[4], "zone");
+  int missed = static_cast<int>(Int(info[5], "missed", INT32_MIN, INT32_MAX));
+  return Run(info,
+             [=](sqlq_db *h) {
+               sqlq_schedule sc = {};
+               sc.name = name.c_str();
+               sc.spec = spec.c_str();
+               sc.zone = zone.c_str();
+               sc.queue = queue.c_str();
+               sc.payload = payload.data();
+               sc.payload_len = payload.size();
+               sc.missed = missed;
+               return sqlq_cron_add(h, &sc);
+             },
+             nullptr);
+}
+
+Napi::Value Db::CronRemove(const Napi::CallbackInfo &info) { return OnName(info, "name", sqlq_cron_remove); }
+Napi::Value Db::CronPause(const Napi::CallbackInfo &info) { return OnName(info, "name", sqlq_cron_pause); }
+Napi::Value Db::CronResume(const Napi::CallbackInfo &info) { return OnName(info, "name", sqlq_cron_resume); }
+
+Napi::Value ScheduleObject(Napi::Env env, const sqlq_schedule &sc) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", Str(env, sc.name));
+  o.Set("spec", Str(env, sc.spec));
+  o.Set("zone", Str(env, sc.zone));
+  o.Set("queue", Str(env, sc.queue));
+  o.Set("payload", Buf(env, static_cast<const unsigned char *>(sc.payload), sc.payload_len));
+  o.Set("missed", Napi::Number::New(env, sc.missed));
+  o.Set("paused", Napi::Boolean::New(env, sc.paused != 0));
+  o.Set("nextAtUs", I64(env, sc.next_at_us));
+  o.Set("lastAtUs", I64(env, sc.last_at_us));
+  return o;
+}
+
+Napi::Value Db::CronList(const Napi::CallbackInfo &info) {
+  auto out = std::make_shared<Owned<sqlq_schedule, sqlq_schedules_free, ScheduleObject>>();
+  return Run(info, [=](sqlq_db *h) { return sqlq_cron_list(h, &out->p, &out->n); }, ArrayOf(out));
+}
+
+// cronTick(nowAtUs): {enqueued, nextAtUs}.
+Napi::Value Db::CronTick(const Napi::CallbackInfo &info) {
+  int64_t now = OptInt(info[0], "nowAtUs", 0, INT64_MAX, 0);
+  auto r = std::make_shared<std::pair<size_t, int64_t>>(0, 0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_cron_tick(h, now, &r->first, &r->second); },
+             [r](Napi::Env env, int) {
+               Napi::Object o = Napi::Object::New(env);
+               o.Set("enqueued", Napi::Number::New(env, static_cast<double>(r->first)));
+               o.Set("nextAtUs", I64(env, r->second));
+               return o;
+             });
+}
+
+Napi::Value Db::RetentionSet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  double keep_for = OptNum(info[1], "keepFor", 0);
+  int64_t keep_count = OptInt(info[2], "keepCount", INT64_MIN, INT64_MAX, 0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_retention_set(h, queue.c_str(), keep_for, keep_count); }, nullptr);
+}
+
+// retentionGet(queue): {keepFor, keepCount}, 0 where there is no limit.
+Napi::Value Db::RetentionGet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  auto r = std::make_shared<std::pair<double, int64_t>>(0, 0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_retention_get(h, queue.c_str(), &r->first, &r->second); },
+             [r](Napi::Env env, int) {
+               Napi::Object o = Napi::Object::New(env);
+               o.Set("keepFor", Napi::Number::New(env, r->first));
+               o.Set("keepCount", I64(env, r->second));
+               return o;
+             });
+}
+
+Napi::Value Db::HistoryPrune(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  size_t max = static_cast<size_t>(OptInt(info[1], "max", 0, INT64_MAX, 0));
+  auto pruned = std::make_shared<size_t>(0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_history_prune(h, queue.c_str(), max, pruned.get()); },
+             [pruned](Napi::Env env, int) { return Napi::Number::New(env, static_cast<double>(*pruned)); });
+}
+
 Napi::Function Db::Init(Napi::Env env) {
   Napi::Function f = DefineClass(
       env, "NativeDb",
@@ -947,7 +1044,16 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("poolRelease", &Db::PoolRelease),
        InstanceMethod("subscribe", &Db::Subscribe),
        InstanceMethod("unsubscribe", &Db::Unsubscribe),
-       InstanceMethod("subscriptions", &Db::Subscriptions)});
+       InstanceMethod("subscriptions", &Db::Subscriptions),
+       InstanceMethod("cronAdd", &Db::CronAdd),
+       InstanceMethod("cronRemove", &Db::CronRemove),
+       InstanceMethod("cronPause", &Db::CronPause),
+       InstanceMethod("cronResume", &Db::CronResume),
+       InstanceMethod("cronList", &Db::CronList),
+       InstanceMethod("cronTick", &Db::CronTick),
+       InstanceMethod("retentionSet", &Db::RetentionSet),
+       InstanceMethod("retentionGet", &Db::RetentionGet),
+       InstanceMethod("historyPrune", &Db::HistoryPrune)});
   ctor = new Napi::FunctionReference(Napi::Persistent(f));
   return f;
 }

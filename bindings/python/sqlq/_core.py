@@ -29,8 +29,12 @@ if _SPEC.size != ctypes.sizeof(_ffi.JobSpec):  # pragma: no cover
     raise ImportError("sqlq: sqlq_job_spec's layout differs between struct and ctypes")
 
 # Job states (SQLQ_STATE_*) by name, for Database.list().
-STATES = {"ready": 1, "running": 2, "dead": 3, "scheduled": 4}
+STATES = {"ready": 1, "running": 2, "dead": 3, "scheduled": 4, "done": 5}
 STATE_NAMES = {v: k for k, v in STATES.items()}
+
+# The policies for missed ticks of Database.cron_add() by name (SQLQ_CRON_*).
+MISSED = {"skip": _ffi.CRON_SKIP, "once": _ffi.CRON_ONCE, "all": _ffi.CRON_ALL}
+MISSED_NAMES = {v: k for k, v in MISSED.items()}
 
 # Actions and flags of Database.subscribe().
 ON_INSERT, ON_UPDATE, ON_DELETE = 0x1, 0x2, 0x4
@@ -208,6 +212,13 @@ class PoolItem(_Record):
 class Subscription(_Record):
     """One table subscription; status is "active", "no_table", "no_trigger" or "moved"."""
     __slots__ = ("table", "tag", "actions", "flags", "created_at_us", "status")
+
+
+class Schedule(_Record):
+    """One schedule of periodic jobs (Database.cron_list()); missed is "skip", "once",
+    "all" or the most missed ticks a late pass enqueues; last_at_us 0: none yet."""
+    __slots__ = ("name", "spec", "zone", "queue", "payload", "missed", "paused", "next_at_us",
+                 "last_at_us")
 
 
 def _ref(job, token):
@@ -600,7 +611,9 @@ class Database:
 
     def list(self, queue, state=None, limit=0):
         """Jobs of queue in claim order (state: "ready", "scheduled", "running", "dead"
-        or None for all), at most limit (0: all)."""
+        or None for all), at most limit (0: all).  State "done" (libsqlq 1.1): the
+        finished jobs kept in history, newest first, with run_at_us when each
+        finished."""
         h = self._handle()
         q = self._queue(queue)
         if state is None:
@@ -802,6 +815,87 @@ class Database:
                     for s in arr[:n.value]]
         finally:
             lib.sqlq_subscriptions_free(arr, n.value)
+
+
+    # ----- schedules and retention (libsqlq 1.1) ------------------------------
+    def _call_1_1(self, fname, *args):
+        """lib.fname(handle, *args), checked; Unavailable when the library is 1.0."""
+        if fname not in _ffi.declared:
+            raise from_status(_ffi.UNAVAILABLE, f"{fname}() needs libsqlq 1.1, this is "
+                              f"{version()}")
+        self._check(getattr(lib, fname)(self._handle(), *args))
+
+    def cron_add(self, name, spec, queue, payload=b"", *, zone="UTC", missed="skip"):
+        """Add (or replace) the schedule name: a job of payload on queue at each tick of
+        spec (five crontab fields, @daily..., or "@every 30s"), in the tz zone; missed
+        is "skip", "once", "all" or the most missed ticks a late pass enqueues."""
+        if isinstance(missed, str):
+            if missed not in MISSED:
+                raise Misuse(f"missed must be one of {', '.join(MISSED)} or a count, "
+                              f"not {missed!r}")
+            missed = MISSED[missed]
+        data = _bytes(payload)
+        s = _ffi.Schedule(name=_text(name, "schedule name"), spec=_text(spec, "spec"),
+                          zone=_text(zone, "zone"), queue=self._queue(queue),
+                          payload=ctypes.cast(c_char_p(data), c_void_p), payload_len=len(data),
+                          missed=_int(missed, "missed"))
+        self._call_1_1("sqlq_cron_add", byref(s))
+
+    def cron_remove(self, name):
+        self._call_1_1("sqlq_cron_remove", _text(name, "schedule name"))
+
+    def cron_pause(self, name):
+        self._call_1_1("sqlq_cron_pause", _text(name, "schedule name"))
+
+    def cron_resume(self, name):
+        """Resume the schedule name; it ticks from now on (missed ticks are not run)."""
+        self._call_1_1("sqlq_cron_resume", _text(name, "schedule name"))
+
+    def cron_list(self):
+        """Every schedule, by name."""
+        arr = ctypes.POINTER(_ffi.Schedule)()
+        n = c_size_t()
+        self._call_1_1("sqlq_cron_list", byref(arr), byref(n))
+        try:
+            return [Schedule(name=c.name.decode(), spec=c.spec.decode(), zone=c.zone.decode(),
+                             queue=c.queue.decode("utf-8", "surrogateescape"),
+                             payload=_string_at(c.payload, c.payload_len) if c.payload_len
+                             else b"", missed=MISSED_NAMES.get(c.missed, c.missed),
+                             paused=bool(c.paused), next_at_us=c.next_at_us,
+                             last_at_us=c.last_at_us) for c in arr[:n.value]]
+        finally:
+            lib.sqlq_schedules_free(arr, n.value)
+
+    def cron_tick(self, now_at_us=0):
+        """One scheduling pass (at the database's clock, or at now_at_us for tests):
+        (jobs enqueued, the earliest next tick in microseconds since the epoch or 0)."""
+        enqueued = c_size_t()
+        next_at = c_int64()
+        self._call_1_1("sqlq_cron_tick", _id(now_at_us, "now_at_us"), byref(enqueued),
+                       byref(next_at))
+        return enqueued.value, next_at.value
+
+    def retention_set(self, queue, keep_for=0.0, keep_count=0):
+        """Keep queue's finished jobs in history keep_for seconds and/or the newest
+        keep_count of them (0: no limit of that kind; both 0: keep all)."""
+        self._call_1_1("sqlq_retention_set", self._queue(queue), _seconds(keep_for, "keep_for"),
+                       _id(keep_count, "keep_count"))
+
+    def retention_get(self, queue):
+        """(keep_for seconds, keep_count) of queue, 0 where there is no limit."""
+        keep_for = ctypes.c_double()
+        keep_count = c_int64()
+        self._call_1_1("sqlq_retention_get", self._queue(queue), byref(keep_for),
+                       byref(keep_count))
+        return keep_for.value, keep_count.value
+
+    def history_prune(self, queue, max=0):  # noqa: A002 - the C call's name
+        """Delete one batch (at most max, 0: the default batch) of queue's history rows
+        its retention no longer keeps; returns how many (max: call again)."""
+        pruned = c_size_t()
+        self._call_1_1("sqlq_history_prune", self._queue(queue), _count(max, "max"),
+                       byref(pruned))
+        return pruned.value
 
 
 def open(url, **options):  # noqa: A001 - sqlq.open(), like sqlite3.connect()

@@ -92,6 +92,16 @@ class Subscription(Structure):
                 ("created_at_us", c_int64), ("status", c_int)]
 
 
+class Schedule(Structure):
+    _fields_ = [("name", c_char_p), ("spec", c_char_p), ("zone", c_char_p), ("queue", c_char_p),
+                ("payload", c_void_p), ("payload_len", c_size_t), ("missed", c_int),
+                ("paused", c_int), ("next_at_us", c_int64), ("last_at_us", c_int64)]
+
+
+# What a late scheduling pass does with missed ticks (SQLQ_CRON_*).
+CRON_SKIP, CRON_ONCE, CRON_ALL, CRON_MISSED_MAX = 0, 1, -1, 1000
+
+
 _db = c_void_p
 _lock = c_void_p
 _p = POINTER
@@ -158,6 +168,22 @@ PROTOTYPES = {
     "sqlq_subscriptions_free": (None, [_p(Subscription), c_size_t]),
 }
 
+# The calls libsqlq 1.1 added (docs/api.md, "What each 1.x added").  A 1.0
+# library lacks them: they are declared when present, and the methods that
+# need them raise Unavailable ("needs libsqlq 1.1") otherwise.
+PROTOTYPES_1_1 = {
+    "sqlq_cron_add": (c_int, [_db, _p(Schedule)]),
+    "sqlq_cron_remove": (c_int, [_db, c_char_p]),
+    "sqlq_cron_pause": (c_int, [_db, c_char_p]),
+    "sqlq_cron_resume": (c_int, [_db, c_char_p]),
+    "sqlq_cron_list": (c_int, [_db, _p(_p(Schedule)), _p(c_size_t)]),
+    "sqlq_schedules_free": (None, [_p(Schedule), c_size_t]),
+    "sqlq_cron_tick": (c_int, [_db, c_int64, _p(c_size_t), _p(c_int64)]),
+    "sqlq_retention_set": (c_int, [_db, c_char_p, c_double, c_int64]),
+    "sqlq_retention_get": (c_int, [_db, c_char_p, _p(c_double), _p(c_int64)]),
+    "sqlq_history_prune": (c_int, [_db, c_char_p, c_size_t, _p(c_size_t)]),
+}
+
 INSTALL_HINT = ("install libsqlq 1.x (build the sqlq tree with "
                 "`cmake -B build -DBUILD_SHARED_LIBS=ON && cmake --build build && "
                 "sudo cmake --install build`), or set SQLQ_LIBRARY to the path of libsqlq.so.1")
@@ -175,6 +201,18 @@ def _candidates():
     return names
 
 
+# The names of the calls declared on the loaded library.
+declared = set()
+
+
+def _declare(lib, prototypes):
+    for fname, (restype, argtypes) in prototypes.items():
+        func = getattr(lib, fname)
+        func.restype = restype
+        func.argtypes = argtypes
+    declared.update(prototypes)
+
+
 def load():
     """Load libsqlq and declare its calls; ImportError naming what to install when missing."""
     errors = []
@@ -185,12 +223,11 @@ def load():
             errors.append(str(exc))
             continue
         try:
-            for fname, (restype, argtypes) in PROTOTYPES.items():
-                func = getattr(lib, fname)
-                func.restype = restype
-                func.argtypes = argtypes
+            _declare(lib, PROTOTYPES)
         except AttributeError as exc:
             raise ImportError(f"sqlq: {name} is not libsqlq 1.x ({exc}): {INSTALL_HINT}") from None
+        if lib.sqlq_version_number() >= 1001000:  # libsqlq 1.1
+            _declare(lib, PROTOTYPES_1_1)
         major = lib.sqlq_version_number() // 1000000
         if major != REQUIRED_MAJOR:
             raise ImportError(f"sqlq: {name} is libsqlq {lib.sqlq_version().decode()}, "

@@ -19,7 +19,7 @@ def test_handle_properties(db, url):
                           "mariadb": ("mysql",), "firebird": ("firebird",)}[BACKEND]
     assert "secret" not in db.url
     assert db.payload_limit == 1048576
-    assert db.init() == 3
+    assert db.init() == 5
     assert "Database" in repr(db)
 
 
@@ -83,6 +83,18 @@ def test_stale_release_touch(db, queue):
     again = db.claim(queue)[0]
     assert again.id == job.id and again.attempts == 1  # the release did not count
     assert db.ack_batch([job, again]) == 1  # the first token is stale
+
+
+def test_done_jobs_from_history(url, db, queue):
+    with sqlq.open(url, keep_history=True) as h:
+        h.enqueue(queue, b"first")
+        h.enqueue(queue, b"second")
+        for job in h.claim(queue, 2):
+            job.ack()
+    done = db.list(queue, "done")
+    assert sorted(j.payload for j in done) == [b"first", b"second"]
+    assert all(j.state == "done" for j in done)
+    assert db.list(queue, "done", limit=1)[0].run_at_us >= done[1].run_at_us
 
 
 def test_transaction(db, queue):

@@ -1,0 +1,104 @@
+// test/schedules.test.js -- schedules of periodic jobs and retention of
+// finished jobs (libsqlq 1.1) through the package, on the database of
+// SQLQ_TEST_URL (else SQLite).
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const { sqlq, url, name, openDb, withQueue } = require("./helper");
+
+const find = async (db, n) => (await db.cronList()).filter((s) => s.name === n);
+
+test("cronAdd, cronList, cronPause, cronResume, cronRemove", async () => {
+  await withQueue(async (db, q) => {
+    const n = name("cron");
+    await db.cronAdd(n, "*/5 * * * *", q, Buffer.from([0, 116, 255]), { zone: "Europe/Paris", missed: 3 });
+    const [s] = await find(db, n);
+    assert.deepEqual([s.spec, s.zone, s.queue, s.missed, s.paused, s.lastAtUs], ["*/5 * * * *", "Europe/Paris", q, 3, false, 0]);
+    assert.deepEqual(s.payload, Buffer.from([0, 116, 255]));
+    assert.equal(s.nextAtUs % (5 * 60e6), 0);
+    await db.cronPause(n);
+    assert.equal((await find(db, n))[0].paused, true);
+    await db.cronResume(n);
+    assert.equal((await find(db, n))[0].paused, false);
+    await db.cronAdd(n, "@every 90s", q, "", { missed: "all" });
+    assert.deepEqual((await find(db, n)).map((x) => [x.spec, x.zone, x.missed]), [["@every 90s", "UTC", "all"]]);
+    await db.cronRemove(n);
+    assert.deepEqual(await find(db, n), []);
+    await assert.rejects(db.cronRemove(n), sqlq.NotfoundError);
+  });
+});
+
+test("cronTick enqueues one job per tick", async () => {
+  await withQueue(async (db, q) => {
+    const n = name("cron");
+    await db.cronAdd(n, "@every 1m", q, "p", { missed: "once" });
+    try {
+      const tick = (await find(db, n))[0].nextAtUs;
+      assert.equal((await db.cronTick(tick - 1)).enqueued, 0);
+      const r = await db.cronTick(tick);
+      assert.equal(r.enqueued, 1);
+      assert.ok(r.nextAtUs > tick);
+      assert.equal((await db.cronTick(tick)).enqueued, 0);
+      const [job] = await db.claim(q, 10);
+      assert.equal(job.payload.toString(), "p");
+      assert.equal(job.dedupeKey, `cron:${n}:${tick}`);
+      await db.ack(job);
+      assert.equal((await find(db, n))[0].lastAtUs, tick);
+    } finally {
+      await db.cronRemove(n);
+    }
+  });
+});
+
+test("cronAdd refuses garbage with MisuseError or TypeError, and stores nothing", async () => {
+  await withQueue(async (db, q) => {
+    const n = name("cron");
+    for (const [spec, zone, missed] of [
+      ["61 * * * *", "UTC", "skip"],
+      ["0 0 30 2 *", "UTC", "skip"],
+      ["* * * *", "UTC", "skip"],
+      ["@every 0s", "UTC", "skip"],
+      ["@daily", "Mars/Olympus_Mons", "skip"],
+      ["@daily", "../../etc/passwd", "skip"],
+      ["@daily", "UTC", 1001],
+      ["@daily", "UTC", -2],
+      ["@daily", "UTC", "sometimes"],
+    ]) {
+      await assert.rejects(db.cronAdd(n, spec, q, "", { zone, missed }), sqlq.MisuseError, `${spec} ${zone} ${missed}`);
+    }
+    assert.throws(() => db.cronAdd(n, 5, q), TypeError);
+    assert.throws(() => db.cronAdd(n, "@daily", q, "", { missed: 1.5 }), TypeError);
+    assert.throws(() => db.cronAdd(n, "@daily\0* * * * *", q), TypeError);
+    assert.deepEqual(await find(db, n), []);
+  });
+});
+
+test("retentionSet, retentionGet and historyPrune", async () => {
+  const db = await sqlq.open(url(), { keepHistory: true });
+  const q = name("q");
+  try {
+    await db.init();
+    assert.deepEqual(await db.retentionGet(q), { keepFor: 0, keepCount: 0 });
+    await db.enqueueBatch(q, ["a", "b", "c", "d"]);
+    await db.ackBatch(await db.claim(q, 10));
+    assert.equal((await db.list(q, { state: sqlq.state.DONE })).length, 4);
+    await db.retentionSet(q, { keepCount: 1 });
+    assert.deepEqual(await db.retentionGet(q), { keepFor: 0, keepCount: 1 });
+    assert.equal(await db.historyPrune(q, 2), 2);
+    assert.equal(await db.historyPrune(q), 1);
+    assert.equal(await db.historyPrune(q), 0);
+    const done = await db.list(q, { state: sqlq.state.DONE });
+    assert.deepEqual(done.map((j) => j.payload.toString()), ["d"]);
+    await db.retentionSet(q, { keepFor: 3600.5 });
+    assert.deepEqual(await db.retentionGet(q), { keepFor: 3600.5, keepCount: 0 });
+    for (const [keepFor, keepCount] of [[-1, 0], [NaN, 0], [0, -1], [1e12, 0], [0, 1e10]]) {
+      await assert.rejects(db.retentionSet(q, { keepFor, keepCount }), sqlq.MisuseError, `${keepFor} ${keepCount}`);
+    }
+    assert.deepEqual(await db.retentionGet(q), { keepFor: 3600.5, keepCount: 0 });
+    await assert.rejects(db.historyPrune(q, 1e9), sqlq.MisuseError);
+    assert.throws(() => db.retentionSet(q, { keepCount: "all" }), TypeError);
+  } finally {
+    await db.retentionSet(q);
+    await db.close();
+  }
+});

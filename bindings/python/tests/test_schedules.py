@@ -1,0 +1,108 @@
+"""Schedules of periodic jobs and retention of finished jobs (libsqlq 1.1) through the
+package, on the backend the fixtures name."""
+
+import pytest
+
+import sqlq
+
+MINUTE_US = 60 * 1000000
+
+
+def test_cron_add_list_pause_resume_remove(db, queue):
+    name = f"{queue}-s"
+    db.cron_add(name, "*/5 * * * *", queue, b"\x00tick\xff", zone="Europe/Paris", missed=3)
+    (s,) = [s for s in db.cron_list() if s.name == name]
+    assert (s.spec, s.zone, s.queue, s.payload, s.missed, s.paused, s.last_at_us) == \
+        ("*/5 * * * *", "Europe/Paris", queue, b"\x00tick\xff", 3, False, 0)
+    assert s.next_at_us % (5 * MINUTE_US) == 0
+    db.cron_pause(name)
+    assert [s.paused for s in db.cron_list() if s.name == name] == [True]
+    db.cron_resume(name)
+    assert [s.paused for s in db.cron_list() if s.name == name] == [False]
+    db.cron_add(name, "@every 90s", queue, missed="all")
+    assert [(s.spec, s.zone, s.missed) for s in db.cron_list() if s.name == name] == \
+        [("@every 90s", "UTC", "all")]
+    db.cron_remove(name)
+    assert [s for s in db.cron_list() if s.name == name] == []
+    with pytest.raises(sqlq.NotFound):
+        db.cron_remove(name)
+
+
+def test_cron_tick_enqueues_one_job_per_tick(db, queue):
+    name = f"{queue}-t"
+    db.cron_add(name, "@every 1m", queue, b"p", missed="once")
+    try:
+        (s,) = [s for s in db.cron_list() if s.name == name]
+        tick = s.next_at_us
+        assert db.cron_tick(tick - 1)[0] == 0
+        enqueued, next_at = db.cron_tick(tick)
+        assert enqueued == 1 and next_at > 0
+        assert db.cron_tick(tick)[0] == 0  # the same tick again: nothing
+        (job,) = db.claim(queue, 10)
+        assert job.payload == b"p" and job.dedupe_key == f"cron:{name}:{tick}"
+        job.ack()
+        assert [s.last_at_us for s in db.cron_list() if s.name == name] == [tick]
+    finally:
+        db.cron_remove(name)
+
+
+@pytest.mark.parametrize("spec, zone, missed", [
+    ("61 * * * *", "UTC", "skip"),          # a minute that does not exist
+    ("0 0 30 2 *", "UTC", "skip"),          # never ticks
+    ("* * * *", "UTC", "skip"),             # four fields
+    ("@every 0s", "UTC", "skip"),
+    ("@daily", "Mars/Olympus_Mons", "skip"),
+    ("@daily", "../../etc/passwd", "skip"),
+    ("@daily", "UTC", 1001),
+    ("@daily", "UTC", -2),
+])
+def test_cron_add_refuses_garbage(db, queue, spec, zone, missed):
+    with pytest.raises(sqlq.Misuse):
+        db.cron_add(f"{queue}-g", spec, queue, zone=zone, missed=missed)
+    assert [s for s in db.cron_list() if s.name == f"{queue}-g"] == []
+
+
+def test_cron_add_wrong_types(db, queue):
+    with pytest.raises(sqlq.Misuse):
+        db.cron_add(f"{queue}-g", "@daily", queue, missed="sometimes")
+    with pytest.raises(TypeError):
+        db.cron_add(f"{queue}-g", "@daily", queue, missed=1.5)
+    with pytest.raises(TypeError):
+        db.cron_add(f"{queue}-g", 5, queue)
+    with pytest.raises(sqlq.Misuse):
+        db.cron_add(f"{queue}-g", None, queue)
+    with pytest.raises(sqlq.Misuse):
+        db.cron_add(f"{queue}-g", "@daily\0* * * * *", queue)
+    assert [s for s in db.cron_list() if s.name == f"{queue}-g"] == []
+
+
+def test_retention_set_get_and_prune(url, queue):
+    with sqlq.open(url, keep_history=True) as db:
+        db.init()
+        assert db.retention_get(queue) == (0.0, 0)
+        db.enqueue_batch(queue, [b"a", b"b", b"c", b"d"])
+        db.ack_batch(db.claim(queue, 10))
+        assert len(db.list(queue, "done")) == 4
+        db.retention_set(queue, keep_count=1)
+        assert db.retention_get(queue) == (0.0, 1)
+        assert db.history_prune(queue, 2) == 2
+        assert db.history_prune(queue) == 1
+        assert db.history_prune(queue) == 0
+        assert [j.payload for j in db.list(queue, "done")] == [b"d"]
+        db.retention_set(queue, keep_for=3600.5)
+        assert db.retention_get(queue) == (3600.5, 0)
+        db.retention_set(queue)
+        assert db.retention_get(queue) == (0.0, 0)
+
+
+@pytest.mark.parametrize("keep_for, keep_count", [(-1.0, 0), (float("nan"), 0), (0.0, -1),
+                                                  (1e12, 0), (0.0, 10**10)])
+def test_retention_refuses_garbage(db, queue, keep_for, keep_count):
+    with pytest.raises(sqlq.Misuse):
+        db.retention_set(queue, keep_for=keep_for, keep_count=keep_count)
+    assert db.retention_get(queue) == (0.0, 0)
+
+
+def test_prune_refuses_an_oversized_batch(db, queue):
+    with pytest.raises(sqlq.Misuse):
+        db.history_prune(queue, 10**9)
