@@ -24,6 +24,11 @@
 ** and SIGKILL, to its whole tree, --kill-after seconds later: a timer of
 ** the loop, like the extensions, so that the worker never blocks on one
 ** command.
+**
+** --timeout bounds how long a command runs: past it, the command is
+** stopped the same way (SIGTERM, SIGKILL --kill-after later), its lease
+** still extended meanwhile, and its end is recorded as a failed attempt,
+** retried after the backoff like any other.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,7 +65,9 @@ static const char usage[] =
   "backoff, or is dead after its last attempt.  A lost lease (the job was\n"
   "taken back, or no extension reached the database before the lease ran\n"
   "out): CMD gets SIGTERM, then SIGKILL after --kill-after, and its result\n"
-  "is recorded as a failed attempt only if the job is still held.  SIGTERM\n"
+  "is recorded as a failed attempt only if the job is still held.  A command\n"
+  "that runs past --timeout gets SIGTERM, then SIGKILL after --kill-after,\n"
+  "and its attempt fails (retried after the backoff).  SIGTERM\n"
   "or SIGINT: claim nothing more, wait for the running commands, exit 0.  A\n"
   "database that goes away once the worker has connected is waited for, not\n"
   "fatal.\n"
@@ -84,9 +91,11 @@ static const char usage[] =
   "                         (default 30; at most 3.2e9)\n"
   "      --backoff SECONDS  base of the retry backoff (default 1; 0 retries\n"
   "                         at once; at most 86400)\n"
+  "      --timeout SECONDS  longest run of a command, or of a --stdio job\n"
+  "                         (default 0: none; at most 3.2e9)\n"
   "      --kill-after SECONDS\n"
-  "                         after a lost lease, SIGKILL a command this long\n"
-  "                         after its SIGTERM (default 10)\n"
+  "                         after a lost lease or a timeout, SIGKILL a\n"
+  "                         command this long after its SIGTERM (default 10)\n"
   "      --pass-url         set SQLQ_URL in CMD's environment to the URL of\n"
   "                         the database (password included)\n"
   "      --drain            exit 0 once the queue has no ready, scheduled or\n"
@@ -128,11 +137,14 @@ typedef struct slot {
   pid_t pid; /* the command's guardian; 0 when the slot is free */
   int64_t id;
   int64_t token;
-  int lost;          /* the lease was lost: no more touches, SIGTERM sent */
-  int killed;        /* lost, and SIGKILL sent */
+  int lost;          /* the lease was lost: no more touches */
+  int timed_out;     /* it ran past --timeout */
+  int stopped;       /* lost or timed out: SIGTERM sent */
+  int killed;        /* stopped, and SIGKILL sent */
   double next_touch; /* when to extend the lease */
   double lease_end;  /* the lease lasts at least until then */
-  double kill_at;    /* lost: when to send SIGKILL */
+  double timeout_at; /* when it runs past --timeout; INFINITY: never */
+  double kill_at;    /* stopped: when to send SIGKILL */
 } slot;
 
 /* The variables that describe a job to its command, in the order of
@@ -233,7 +245,10 @@ static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
   s->id = job->id;
   s->token = job->token;
   s->lost = 0;
+  s->timed_out = 0;
+  s->stopped = 0;
   s->killed = 0;
+  s->timeout_at = w->o.timeout > 0 ? cli_monotonic_s() + w->o.timeout : INFINITY;
   s->next_touch = cli_monotonic_s() + w->o.lease / 3;
   s->lease_end = claimed_at + w->o.lease;
   w->running++;
@@ -344,10 +359,22 @@ static void finish_lost(worker *w, const slot *s, int status) {
   }
 }
 
+/* Record the end of the command of s, which ran past --timeout and was
+** stopped, as a failed attempt, however it ended. */
+static void finish_timed_out(worker *w, const slot *s, int status) {
+  char ended[48], why[96];
+  work_describe_status(status, ended, sizeof ended);
+  snprintf(why, sizeof why, "timed out after %g s, then %s", w->o.timeout, ended);
+  cli_error("work: job %" PRId64 ": %s", s->id, why);
+  report_finish(w, s, finish_retrying(w, s, "fail", call_fail, why), "fail");
+}
+
 /* Record the end of the command of s, whose wait status is status. */
 static void finish(worker *w, const slot *s, int status) {
   if (s->lost) {
     finish_lost(w, s, status);
+  } else if (s->timed_out) {
+    finish_timed_out(w, s, status);
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     report_finish(w, s, finish_retrying(w, s, "ack", call_ack, NULL), "ack");
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_RELEASE) {
@@ -376,16 +403,40 @@ static void reap(worker *w) {
   }
 }
 
-/* The lease of s is lost, for the reason why: stop its command, with
-** SIGTERM now (to the guardian, which passes it on) and SIGKILL at
-** s->kill_at (kill_due). */
+/* Stop the command of s, unless it is stopped already: SIGTERM now (to
+** the guardian, which passes it on) and SIGKILL at s->kill_at (kill_due). */
+static void stop_command(worker *w, slot *s) {
+  if (s->stopped) {
+    return;
+  }
+  s->stopped = 1;
+  s->kill_at = cli_monotonic_s() + w->o.kill_after;
+  kill(s->pid, SIGTERM);
+}
+
+/* The lease of s is lost, for the reason why: stop its command. */
 static void lease_lost(worker *w, slot *s, const char *why) {
   cli_error("work: job %" PRId64 ": lease lost (%s); its command gets SIGTERM, and SIGKILL "
             "in %g s if it still runs",
             s->id, why, w->o.kill_after);
   s->lost = 1;
-  s->kill_at = cli_monotonic_s() + w->o.kill_after;
-  kill(s->pid, SIGTERM);
+  stop_command(w, s);
+}
+
+/* Stop the commands that ran past --timeout.  Their leases are still
+** extended until they end, so that their failed attempts are recorded. */
+static void timeout_due(worker *w) {
+  int i;
+  for (i = 0; i < w->o.concurrency; i++) {
+    slot *s = &w->slots[i];
+    if (s->pid != 0 && !s->stopped && s->timeout_at <= cli_monotonic_s()) {
+      cli_error("work: job %" PRId64 ": ran past its timeout of %g s; its command gets SIGTERM, "
+                "and SIGKILL in %g s if it still runs",
+                s->id, w->o.timeout, w->o.kill_after);
+      s->timed_out = 1;
+      stop_command(w, s);
+    }
+  }
 }
 
 /* Extend the lease of s. */
@@ -420,13 +471,13 @@ static void touch_due(worker *w) {
   }
 }
 
-/* SIGKILL the commands of lost leases that outlived their SIGTERM by
+/* SIGKILL the stopped commands that outlived their SIGTERM by
 ** kill_after. */
 static void kill_due(worker *w) {
   int i;
   for (i = 0; i < w->o.concurrency; i++) {
     slot *s = &w->slots[i];
-    if (s->pid != 0 && s->lost && !s->killed && s->kill_at <= cli_monotonic_s()) {
+    if (s->pid != 0 && s->stopped && !s->killed && s->kill_at <= cli_monotonic_s()) {
       cli_error("work: job %" PRId64 ": its command outlived SIGTERM by %g s; SIGKILL", s->id,
                 w->o.kill_after);
       cli_kill_guarded(s->pid);
@@ -436,17 +487,20 @@ static void kill_due(worker *w) {
 }
 
 /* Seconds until the next timer of a slot is due (0 if overdue): a lease
-** extension, the end of a lease, a SIGKILL; -1 when none is pending. */
+** extension, the end of a lease, a timeout, a SIGKILL; -1 when none is
+** pending. */
 static double until_next_timer(const worker *w) {
   double next = INFINITY;
   int i;
   for (i = 0; i < w->o.concurrency; i++) {
     const slot *s = &w->slots[i];
-    if (s->pid != 0 && !s->lost) {
-      next = fmin(next, fmin(s->next_touch, s->lease_end));
-    } else if (s->pid != 0 && !s->killed) {
-      next = fmin(next, s->kill_at);
+    if (s->pid == 0) {
+      continue;
     }
+    if (!s->lost) {
+      next = fmin(next, fmin(s->next_touch, s->lease_end));
+    }
+    next = fmin(next, !s->stopped ? s->timeout_at : !s->killed ? s->kill_at : INFINITY);
   }
   return isinf(next) ? -1 : fmax(0, next - cli_monotonic_s());
 }
@@ -557,6 +611,7 @@ static int work_loop(worker *w) {
     work_signals_drain();
     reap(w);
     touch_due(w);
+    timeout_due(w);
     kill_due(w);
     if (stopping(w)) {
       if (w->running == 0) {
@@ -591,6 +646,7 @@ static int parse(work_options *o, int argc, char **argv, int *help) {
     {"lease", required_argument, NULL, 'L'},
     {"backoff", required_argument, NULL, 'B'},
     {"kill-after", required_argument, NULL, 'K'},
+    {"timeout", required_argument, NULL, 'T'},
     {"drain", no_argument, NULL, 'D'},
     {"pass-url", no_argument, NULL, 'U'},
     {"stdio", no_argument, NULL, 'S'},
@@ -627,6 +683,12 @@ static int parse(work_options *o, int argc, char **argv, int *help) {
     case 'K':
       if (cli_parse_seconds(optarg, &o->kill_after) != 0) {
         return cli_usage_error("work", "kill-after '%s' is not a number of seconds", optarg);
+      }
+      break;
+    case 'T':
+      if (cli_parse_seconds(optarg, &o->timeout) != 0 || o->timeout > MAX_LEASE) {
+        return cli_usage_error("work", "timeout '%s' is not a number of seconds in [0, %g]", optarg,
+                               MAX_LEASE);
       }
       break;
     case 'D':

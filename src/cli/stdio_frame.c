@@ -153,10 +153,10 @@ size_t stdio_job_line(char *out, const sqlq_job *job, const char *queue_json) {
 }
 
 size_t stdio_hello_line(char *out, size_t size, const char *queue_json, int handler, int window,
-                        double lease) {
+                        double lease, double timeout) {
   int n = snprintf(out, size,
                    "{\"type\":\"hello\",\"protocol\":%d,\"sqlq\":\"%s\",\"queue\":%s,"
-                   "\"handler\":%d,\"window\":%d,\"lease\":%.17g}\n",
-                   STDIO_PROTOCOL, sqlq_version(), queue_json, handler, window, lease);
+                   "\"handler\":%d,\"window\":%d,\"lease\":%.17g,\"timeout\":%.17g}\n",
+                   STDIO_PROTOCOL, sqlq_version(), queue_json, handler, window, lease, timeout);
   return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }

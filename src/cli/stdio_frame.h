@@ -54,9 +54,10 @@ size_t stdio_job_line(char *out, const sqlq_job *job, const char *queue_json);
 /* Write the worker's hello line (newline included, NUL-terminated) into
 ** out (size bytes), for handler number handler (from 1) of a worker on
 ** the queue whose name as a JSON string is queue_json, with window jobs in
-** flight at most and leases of lease seconds.  Returns its length, or 0
-** when it does not fit. */
+** flight at most, leases of lease seconds and jobs that must be answered
+** within timeout seconds of their claim (0: no limit).  Returns its
+** length, or 0 when it does not fit. */
 size_t stdio_hello_line(char *out, size_t size, const char *queue_json, int handler, int window,
-                        double lease);
+                        double lease, double timeout);
 
 #endif /* SQLQ_CLI_STDIO_FRAME_H */

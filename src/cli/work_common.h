@@ -19,6 +19,7 @@ typedef struct work_options {
   double lease;
   double backoff;
   double kill_after;
+  double timeout; /* the longest run of a command or a --stdio job; 0: none */
   int drain;
   int pass_url;
   int stdio;    /* --stdio: work_stdio.c */

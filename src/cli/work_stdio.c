@@ -20,7 +20,8 @@
 ** A handler that breaks the protocol (a line that is not an answer, an
 ** answer for a job it does not hold or with the wrong token, a line over
 ** STDIO_LINE_MAX bytes, no hello first), or that leaves a job unanswered
-** past its deadline, is stopped (SIGTERM, SIGKILL after --kill-after) and
+** past its deadline or past --timeout (which touches do not move), is
+** stopped (SIGTERM, SIGKILL after --kill-after) and
 ** its jobs in flight are failed at once, with the reason, which is also
 ** said in one line on stderr; one that ends by itself gets its jobs
 ** failed when it is reaped, after the answers it wrote before it ended
@@ -84,6 +85,7 @@ typedef struct flight {
   double deadline;   /* the handler answers or touches the job by then */
   double next_touch; /* when the worker extends the lease next */
   double lease_end;  /* the lease lasts at least until then */
+  double timeout_at; /* --timeout: unanswered by then, it failed; INFINITY: never */
   int lost;          /* an extension found the job taken back */
 } flight;
 
@@ -428,8 +430,8 @@ static void write_out(handler *h) {
 static void start_handler(stdio_worker *w, handler *h) {
   int to[2] = {-1, -1}, from[2] = {-1, -1}, i, n = 0;
   char hello[256 + 6 * SQLQ_QUEUE_NAME_MAX];
-  size_t len =
-    stdio_hello_line(hello, sizeof hello, w->queue_json, h->num, w->o->window, w->o->lease);
+  size_t len = stdio_hello_line(hello, sizeof hello, w->queue_json, h->num, w->o->window,
+                                w->o->lease, w->o->timeout);
   cli_spawn_io io;
   for (i = 0; i < w->o->concurrency; i++) {
     if (w->h[i].to_fd >= 0) w->close_fds[n++] = w->h[i].to_fd;
@@ -645,10 +647,12 @@ static void run_timers(stdio_worker *w, handler *h) {
   }
   if (h->state == H_READY) {
     for (i = 0; i < h->njobs; i++) {
-      if (h->jobs[i].deadline <= now) {
+      const flight *f = &h->jobs[i];
+      if (f->deadline <= now || f->timeout_at <= now) {
         char why[160];
-        snprintf(why, sizeof why, "no answer for job %" PRId64 " by its deadline (%g s)",
-                 h->jobs[i].id, w->o->lease);
+        snprintf(why, sizeof why, "no answer for job %" PRId64 " by its %s (%g s)", f->id,
+                 f->deadline <= now ? "deadline" : "timeout",
+                 f->deadline <= now ? w->o->lease : w->o->timeout);
         handler_broke(w, h, why);
         break;
       }
@@ -676,7 +680,9 @@ static double until_next_timer(const stdio_worker *w) {
     const handler *h = &w->h[i];
     for (j = 0; j < h->njobs; j++) {
       if (!h->jobs[j].lost) next = fmin(next, h->jobs[j].next_touch);
-      if (h->state == H_READY) next = fmin(next, h->jobs[j].deadline);
+      if (h->state == H_READY) {
+        next = fmin(next, fmin(h->jobs[j].deadline, h->jobs[j].timeout_at));
+      }
     }
     if ((h->state == H_HELLO || (h->state == H_DYING && !h->killed) ||
          (h->state == H_DOWN && !stopping(w)))) {
@@ -726,6 +732,7 @@ static int send_job(stdio_worker *w, handler *h, const sqlq_job *job, double cla
   f->deadline = claimed_at + w->o->lease;
   f->next_touch = claimed_at + w->o->lease / 3;
   f->lease_end = claimed_at + w->o->lease;
+  f->timeout_at = w->o->timeout > 0 ? claimed_at + w->o->timeout : INFINITY;
   f->lost = 0;
   return 0;
 }

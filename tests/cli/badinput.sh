@@ -54,6 +54,15 @@ bad "work --backoff past a day" 64 sq work --drain --backoff 4e9 empty -- true
 bad "work --lease past 3.2e9" 64 sq work --drain --lease 4e9 empty -- true
 bad "work --kill-after -1" 64 sq work --drain --kill-after -1 empty -- true
 bad "work --kill-after x" 64 sq work --drain --kill-after x empty -- true
+bad "work --timeout -1" 64 sq work --drain --timeout -1 empty -- true
+bad "work --timeout x" 64 sq work --drain --timeout x empty -- true
+bad "work --timeout with a unit" 64 sq work --drain --timeout 5s empty -- true
+expect_err_has "the timeout is named" "timeout '5s' is not a number of seconds"
+bad "work --timeout empty" 64 sq work --drain --timeout "" empty -- true
+bad "work --timeout past 3.2e9" 64 sq work --drain --timeout 4e9 empty -- true
+bad "work --timeout overflowing" 64 sq work --drain --timeout 1e999 empty -- true
+bad "work --timeout nan" 64 sq work --drain --timeout nan empty -- true
+bad "work --stdio --timeout -1" 64 sq work --stdio --drain --timeout -1 empty -- cat
 bad "work without a command" 64 sq work q
 bad "work without a command after --" 64 sq work q --
 bad "lock -w abc" 64 sq lock -w abc L -- true

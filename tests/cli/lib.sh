@@ -122,6 +122,73 @@ golden() {
   fi
 }
 
+# stop_worker PID: SIGTERM the worker, which must exit 0 (it is killed,
+# with its commands, when it has not exited 20 s later).
+stop_worker() {
+  kill -TERM "$1"
+  if ! wait_gone 20 "$1"; then
+    fail "the worker did not exit after SIGTERM"
+    kill -9 "$1"
+  fi
+  wait "$1"
+  expect_eq "the worker exits 0" $? 0
+}
+
+# start_worker ERR ARGS...: run `sqlq work ARGS` on $url in the background,
+# with its stderr in ERR and its pid in $worker (killed at exit).
+start_worker() {
+  local err=$1
+  shift
+  "$SQLQ" --url "$url" work "$@" 2>"$err" &
+  worker=$!
+  bg_pids+=("$worker")
+}
+
+# start_retried ERR OPTIONS...: start_worker ERR OPTIONS... -- CMD, where
+# CMD's first attempt writes its SQLQ_JOB_TOKEN to $tmp/token and runs
+# until SIGTERM, then writes $tmp/term and exits 0 (a result that must not
+# be acked), and a later attempt writes its number to $tmp/again and exits
+# 0.  Returns once the first attempt runs.
+start_retried() {
+  local err=$1
+  shift
+  start_worker "$err" "$@" -- sh -c '
+    if [ "$SQLQ_ATTEMPT" != 1 ]; then echo "$SQLQ_ATTEMPT" >"$0/again"; exit 0; fi
+    trap "echo term >\"\$0/term\"; exit 0" TERM
+    echo "$SQLQ_JOB_TOKEN" >"$0/token"
+    while :; do sleep 0.05; done' "$tmp"
+  wait_for_file "$tmp/token" 20 || fail "the command did not start"
+}
+
+# expect_retried WHEN: the first attempt of start_retried's command got
+# SIGTERM (WHEN says when it should have), and its job ran again, the
+# attempt counted; then stop_worker.
+expect_retried() {
+  checks=$((checks + 1))
+  wait_for_file "$tmp/term" 20 || fail "the command got no SIGTERM $1"
+  checks=$((checks + 1))
+  wait_for_file "$tmp/again" 30 || fail "the job did not run again after SIGTERM $1"
+  expect_eq "the attempt stopped $1 was counted" "$(cat "$tmp/again" 2>/dev/null)" 2
+  stop_worker "$worker"
+}
+
+# start_stubborn ERR OPTIONS...: start_worker ERR OPTIONS... -- CMD, where
+# CMD ignores SIGTERM (it writes $tmp/ignored when it gets one) and starts a
+# sleep of its own; once CMD runs, $victims holds the pids of both (killed
+# at exit).
+start_stubborn() {
+  local err=$1
+  shift
+  start_worker "$err" "$@" -- sh -c '
+    trap "echo term >\"\$0/ignored\"" TERM
+    sleep 300 &
+    echo "$$ $!" >"$0/victims"
+    while :; do sleep 0.05; done' "$tmp"
+  wait_for_file "$tmp/victims" 20 || fail "the command did not start"
+  read -r -a victims <"$tmp/victims"
+  bg_pids+=("${victims[@]}")
+}
+
 # now_ms: milliseconds on the wall clock.
 now_ms() {
   echo $(($(date +%s%N) / 1000000))

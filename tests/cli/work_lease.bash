@@ -14,18 +14,6 @@
 
 sq init >/dev/null
 
-# stop_worker PID: SIGTERM the worker, which must exit 0 (it is killed,
-# with its commands, when it has not exited 20 s later).
-stop_worker() {
-  kill -TERM "$1"
-  if ! wait_gone 20 "$1"; then
-    fail "the worker did not exit after SIGTERM"
-    kill -9 "$1"
-  fi
-  wait "$1"
-  expect_eq "the worker exits 0" $? 0
-}
-
 # take_away ID: change the token of job ID, as another party would (again
 # when the database reports a conflict with the worker's lease extension of
 # the same row, as Firebird does).
@@ -46,23 +34,11 @@ take_away() {
 # job comes back when the lease the test took away runs out, counted: the
 # second attempt records its number and exits 0.
 id=$(sq push lost one)
-"$SQLQ" --url "$url" work --lease 2 lost -- sh -c '
-  if [ "$SQLQ_ATTEMPT" != 1 ]; then echo "$SQLQ_ATTEMPT" >"$0/again"; exit 0; fi
-  trap "echo term >\"\$0/term\"; exit 0" TERM
-  echo "$SQLQ_JOB_TOKEN" >"$0/token"
-  while :; do sleep 0.05; done' "$tmp" 2>"$tmp/lost.err" &
-worker=$!
-bg_pids+=("$worker")
-wait_for_file "$tmp/token" 20 || fail "the command did not start"
+start_retried "$tmp/lost.err" --lease 2 lost
 expect_eq "SQLQ_JOB_TOKEN is the claim's token" "$(cat "$tmp/token")" \
   "$(app_sql "SELECT token FROM sqlq_jobs WHERE id = $id")"
 take_away "$id"
-checks=$((checks + 1))
-wait_for_file "$tmp/term" 20 || fail "the command of a lost lease got no SIGTERM"
-checks=$((checks + 1))
-wait_for_file "$tmp/again" 30 || fail "the job did not run again"
-expect_eq "the lost attempt was counted" "$(cat "$tmp/again" 2>/dev/null)" 2
-stop_worker "$worker"
+expect_retried "when its lease was lost"
 expect_eq "the loss is said once" "$(grep -c "job $id: lease lost (the job is no longer held" "$tmp/lost.err")" 1
 expect_eq "the stale result is not recorded" \
   "$(grep -c "job $id: exit status 0 after its lease was lost; the job was taken back" "$tmp/lost.err")" 1
@@ -72,16 +48,7 @@ expect_out "the second attempt acked the job" '{"queues":[{"queue":"lost","ready
 # A command that ignores SIGTERM is killed, with what it started, after
 # --kill-after.
 id=$(sq push -a 1 ignore one)
-"$SQLQ" --url "$url" work --lease 2 --kill-after 1 ignore -- sh -c '
-  trap "echo term >\"\$0/ignored\"" TERM
-  sleep 300 &
-  echo "$$ $!" >"$0/victims"
-  while :; do sleep 0.05; done' "$tmp" 2>"$tmp/ignore.err" &
-worker=$!
-bg_pids+=("$worker")
-wait_for_file "$tmp/victims" 20 || fail "the command did not start"
-read -r -a victims <"$tmp/victims"
-bg_pids+=("${victims[@]}")
+start_stubborn "$tmp/ignore.err" --lease 2 --kill-after 1 ignore
 take_away "$id"
 checks=$((checks + 1))
 wait_for_file "$tmp/ignored" 20 || fail "the command got no SIGTERM"
