@@ -228,6 +228,8 @@ export class Database {
   retentionSet(queue: string, options?: { keepFor?: number; keepCount?: number }): Promise<void>;
   retentionGet(queue: string): Promise<{ keepFor: number; keepCount: number }>;
   historyPrune(queue: string, max?: number): Promise<number>;
+  concurrencySet(queue: string, maxRunning: number): Promise<void>;
+  concurrencyGet(queue: string): Promise<number>;
 }
 
 export function open(url: string, options?: OpenOptions): Promise<Database>;

@@ -284,6 +284,14 @@ class Database {
   historyPrune(queue, max = 0) {
     return this._n.historyPrune(queue, max);
   }
+  /** Let at most maxRunning jobs of queue run at once, on every host (0: no limit). */
+  concurrencySet(queue, maxRunning) {
+    return this._n.concurrencySet(queue, maxRunning);
+  }
+  /** The concurrency limit of queue; 0 when it has none. */
+  concurrencyGet(queue) {
+    return this._n.concurrencyGet(queue);
+  }
 }
 
 /** Open the database named by url; resolves with a Database. */

@@ -288,6 +288,8 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value RetentionSet(const Napi::CallbackInfo &info);
   Napi::Value RetentionGet(const Napi::CallbackInfo &info);
   Napi::Value HistoryPrune(const Napi::CallbackInfo &info);
+  Napi::Value ConcurrencySet(const Napi::CallbackInfo &info);
+  Napi::Value ConcurrencyGet(const Napi::CallbackInfo &info);
 
   sqlq_db *db_ = nullptr;
   bool closed_ = false;
@@ -1003,6 +1005,19 @@ Napi::Value Db::HistoryPrune(const Napi::CallbackInfo &info) {
              [pruned](Napi::Env env, int) { return Napi::Number::New(env, static_cast<double>(*pruned)); });
 }
 
+Napi::Value Db::ConcurrencySet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  int64_t max = Int(info[1], "maxRunning", INT64_MIN, INT64_MAX);
+  return Run(info, [=](sqlq_db *h) { return sqlq_concurrency_set(h, queue.c_str(), max); }, nullptr);
+}
+
+Napi::Value Db::ConcurrencyGet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  auto max = std::make_shared<int64_t>(0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_concurrency_get(h, queue.c_str(), max.get()); },
+             [max](Napi::Env env, int) { return I64(env, *max); });
+}
+
 Napi::Function Db::Init(Napi::Env env) {
   Napi::Function f = DefineClass(
       env, "NativeDb",
@@ -1053,7 +1068,9 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("cronTick", &Db::CronTick),
        InstanceMethod("retentionSet", &Db::RetentionSet),
        InstanceMethod("retentionGet", &Db::RetentionGet),
-       InstanceMethod("historyPrune", &Db::HistoryPrune)});
+       InstanceMethod("historyPrune", &Db::HistoryPrune),
+       InstanceMethod("concurrencySet", &Db::ConcurrencySet),
+       InstanceMethod("concurrencyGet", &Db::ConcurrencyGet)});
   ctor = new Napi::FunctionReference(Napi::Persistent(f));
   return f;
 }

@@ -102,3 +102,19 @@ test("retentionSet, retentionGet and historyPrune", async () => {
     await db.close();
   }
 });
+
+test("concurrencySet and concurrencyGet", async () => {
+  await withQueue(async (db, q) => {
+    assert.equal(await db.concurrencyGet(q), 0);
+    await db.enqueueBatch(q, ["1", "2", "3"]);
+    await db.concurrencySet(q, 2);
+    assert.equal(await db.concurrencyGet(q), 2);
+    assert.equal((await db.claim(q, 10)).length, 2);
+    assert.deepEqual(await db.claim(q, 10), []);
+    for (const bad of [-1, 1000001]) await assert.rejects(db.concurrencySet(q, bad), sqlq.MisuseError);
+    assert.throws(() => db.concurrencySet(q, "3"), TypeError);
+    assert.equal(await db.concurrencyGet(q), 2);
+    await db.concurrencySet(q, 0);
+    assert.equal((await db.claim(q, 10)).length, 1);
+  });
+});

@@ -817,7 +817,7 @@ class Database:
             lib.sqlq_subscriptions_free(arr, n.value)
 
 
-    # ----- schedules and retention (libsqlq 1.1) ------------------------------
+    # ----- schedules, retention and limits (libsqlq 1.1) ----------------------
     def _call_1_1(self, fname, *args):
         """lib.fname(handle, *args), checked; Unavailable when the library is 1.0."""
         if fname not in _ffi.declared:
@@ -896,6 +896,18 @@ class Database:
         self._call_1_1("sqlq_history_prune", self._queue(queue), _count(max, "max"),
                        byref(pruned))
         return pruned.value
+
+    def concurrency_set(self, queue, max_running):
+        """Let at most max_running jobs of queue run at once, across every worker of
+        every host (0: no limit)."""
+        self._call_1_1("sqlq_concurrency_set", self._queue(queue),
+                       _id(max_running, "max_running"))
+
+    def concurrency_get(self, queue):
+        """The concurrency limit of queue; 0 when it has none."""
+        value = c_int64()
+        self._call_1_1("sqlq_concurrency_get", self._queue(queue), byref(value))
+        return value.value
 
 
 def open(url, **options):  # noqa: A001 - sqlq.open(), like sqlite3.connect()

@@ -182,6 +182,8 @@ PROTOTYPES_1_1 = {
     "sqlq_retention_set": (c_int, [_db, c_char_p, c_double, c_int64]),
     "sqlq_retention_get": (c_int, [_db, c_char_p, _p(c_double), _p(c_int64)]),
     "sqlq_history_prune": (c_int, [_db, c_char_p, c_size_t, _p(c_size_t)]),
+    "sqlq_concurrency_set": (c_int, [_db, c_char_p, c_int64]),
+    "sqlq_concurrency_get": (c_int, [_db, c_char_p, _p(c_int64)]),
 }
 
 INSTALL_HINT = ("install libsqlq 1.x (build the sqlq tree with "

@@ -1,5 +1,5 @@
-"""Schedules of periodic jobs and retention of finished jobs (libsqlq 1.1) through the
-package, on the backend the fixtures name."""
+"""Schedules of periodic jobs, retention of finished jobs and concurrency limits
+(libsqlq 1.1) through the package, on the backend the fixtures name."""
 
 import pytest
 
@@ -106,3 +106,20 @@ def test_retention_refuses_garbage(db, queue, keep_for, keep_count):
 def test_prune_refuses_an_oversized_batch(db, queue):
     with pytest.raises(sqlq.Misuse):
         db.history_prune(queue, 10**9)
+
+
+def test_concurrency_limit(db, queue):
+    assert db.concurrency_get(queue) == 0
+    db.enqueue_batch(queue, [b"1", b"2", b"3"])
+    db.concurrency_set(queue, 2)
+    assert db.concurrency_get(queue) == 2
+    assert len(db.claim(queue, 10)) == 2
+    assert db.claim(queue, 10) == []
+    for bad in (-1, 1000001):
+        with pytest.raises(sqlq.Misuse):
+            db.concurrency_set(queue, bad)
+    with pytest.raises(TypeError):
+        db.concurrency_set(queue, "3")
+    assert db.concurrency_get(queue) == 2
+    db.concurrency_set(queue, 0)
+    assert len(db.claim(queue, 10)) == 1
