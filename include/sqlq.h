@@ -473,11 +473,12 @@ void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
 /* One row of sqlq_list(). */
 typedef struct sqlq_job_info {
   int64_t id;
-  int state; /* SQLQ_STATE_*; READY rows not yet due say SCHEDULED */
+  int state; /* SQLQ_STATE_*; READY rows not yet due say SCHEDULED, and
+                 those waiting for other jobs WAITING (1.1) */
   int priority;
   int attempts;
   int max_attempts;
-  int64_t run_at_us;
+  int64_t run_at_us; /* 0 when WAITING */
   int64_t created_at_us;
   int64_t lease_until_us; /* 0 when not running */
   char *dedupe_key;       /* NULL when none */

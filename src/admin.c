@@ -179,7 +179,8 @@ static int list_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
   j->priority = (int)d->column_int64(st, 2);
   j->attempts = (int)d->column_int64(st, 3);
   j->max_attempts = (int)d->column_int64(st, 4);
-  j->run_at_us = d->column_int64(st, 5);
+  /* A waiting job has no time to run yet (its run_at only keeps it apart). */
+  j->run_at_us = j->state == SQLQ_STATE_WAITING ? 0 : d->column_int64(st, 5);
   j->created_at_us = d->column_int64(st, 6);
   j->lease_until_us = d->column_is_null(st, 7) ? 0 : d->column_int64(st, 7);
   rc = dup_column(db, st, 8, &j->dedupe_key, NULL);

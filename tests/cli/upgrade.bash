@@ -4,12 +4,12 @@
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
 #   downgrade     a function that turns a database of the current version
-#                 into version 1 by undoing what migrations 2 to 5 do
+#                 into version 1 by undoing what migrations 2 to 6 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
 # A job of version 1 survives the upgrade; rings, pools, subscriptions,
-# schedules and retention work after it, and a worker keeping history works
-# before it (without pruning).
+# schedules, retention and dependencies work after it, and a worker keeping
+# history works before it (without pruning).
 
 set_version() {
   sql "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, 0)"
@@ -24,7 +24,7 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 5" "schema version 5"
+expect_out "init makes version 6" "schema version 6"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -42,14 +42,17 @@ expect_error_line "schedules need the upgrade"
 run "retention needs the upgrade" 69 sq retention --keep 1d "$q"
 expect_error_line "retention needs the upgrade"
 expect_err_has "retention: the error says what to do" "run \`sqlq init\`"
+run "dependencies need the upgrade" 69 sq push --after 1 "$q" x
+expect_error_line "dependencies need the upgrade"
+expect_err_has "dependencies: the error says what to do" "run \`sqlq init\`"
 sq push "$q-h" "kept in history" >/dev/null
 run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$hurl" work --drain "$q-h" -- true
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 5" "schema version 5"
+expect_out "the upgrade reaches version 6" "schema version 6"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 5"
+expect_out "again changes nothing" "schema version 6"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -69,16 +72,24 @@ run "retention after the upgrade" 0 sq retention --keep-count 1 --json "$q-h"
 expect_out "is set" "{\"queue\":\"$q-h\",\"keep_seconds\":null,\"keep_count\":1}"
 run "history from version 1 is listed" 0 sq jobs --state done --json "$q-h"
 expect_out_has "the job" '"payload":"kept in history"'
+run "a job after the first after the upgrade" 0 sq push --after 1 "$q-d" "after 1"
+run "it waits" 0 sq jobs --state waiting --json "$q-d"
+expect_out_has "waiting" '"state":"waiting"'
+run "the first runs" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q" -- true
+run "then the one after it is ready" 0 sq jobs --json "$q-d"
+expect_out_has "ready" '"state":"ready"'
+sq purge "$q-d" >/dev/null
+sq push "$q" "from version 6" >/dev/null
 sq retention --keep-count 0 "$q-h" >/dev/null
 sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
-set_version 6
+set_version 7
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 6"
-unset_version 6
+expect_err_has "the error names the versions" "version 7"
+unset_version 7
 run "init after the newer one is gone" 0 sq init
 
 finish
