@@ -292,44 +292,30 @@ static void fan_in_across_processes(void **state) {
   munmap(shared, sizeof *shared);
 }
 
-#define RACE_N 150
+#define RACE_N 400
 
-/* Ack the jobs ids[from], ids[from + 2], ... of queue as they come. */
-typedef struct acker {
-  const int64_t *ids;
-  int from;
-} acker;
-
+/* Claim and ack RACE_N jobs of the queue named arg, one at a time. */
 static int ack_in_child(const fixture *f, void *arg) {
-  const acker *a = arg;
+  const char *queue = arg;
   sqlq_db *db = fx_open(f);
-  int rc = SQLQ_OK;
-  int pending = 0;
-  for (int i = a->from; i < 2 * RACE_N; i += 2) pending++;
+  int rc = SQLQ_OK, acked = 0;
   double until = fx_now() + 120;
-  while (pending > 0 && rc == SQLQ_OK && fx_now() < until) {
+  while (acked < RACE_N && rc == SQLQ_OK && fx_now() < until) {
     sqlq_job *jobs = NULL;
     size_t n = 0;
-    rc = sqlq_claim(db, f->queue, 8, NULL, &jobs, &n);
-    if (rc == SQLQ_OK && n == 0) rc = sqlq_wait(db, f->queue, 0.2);
-    if (rc == SQLQ_TIMEOUT) rc = SQLQ_OK;
-    for (size_t k = 0; k < n && rc == SQLQ_OK; k++) {
-      int mine = 0;
-      for (int i = a->from; i < 2 * RACE_N && !mine; i += 2) mine = a->ids[i] == jobs[k].id;
-      /* Another child's job goes back at once. */
-      rc = mine ? sqlq_ack(db, jobs[k].id, jobs[k].token)
-                : sqlq_release(db, jobs[k].id, jobs[k].token, 0);
-      pending -= mine && rc == SQLQ_OK;
-    }
+    rc = sqlq_claim(db, queue, 1, NULL, &jobs, &n);
+    if (rc == SQLQ_OK && n == 0) rc = sqlq_wait(db, queue, 0.2);
+    if (rc == SQLQ_OK && n == 1) rc = sqlq_ack(db, jobs[0].id, jobs[0].token);
+    acked += rc == SQLQ_OK && n == 1;
+    if (rc == SQLQ_BUSY || rc == SQLQ_TIMEOUT) rc = SQLQ_OK;
     sqlq_jobs_free(jobs, n);
-    if (rc == SQLQ_BUSY) rc = SQLQ_OK;
   }
   sqlq_close(db);
-  return pending == 0 ? rc : SQLQ_TIMEOUT;
+  return acked == RACE_N ? rc : SQLQ_TIMEOUT;
 }
 
-/* Enqueue dependents on the queue "<queue>-after": the one of pair i after
-** ids[2i] and ids[2i + 1], while the children ack those. */
+/* Enqueue on "<queue>-after" job i after ids[i] and ids[RACE_N + i], for
+** each i, while the children ack those. */
 static int enqueue_in_child(const fixture *f, void *arg) {
   const int64_t *ids = arg;
   char after_queue[128];
@@ -338,42 +324,45 @@ static int enqueue_in_child(const fixture *f, void *arg) {
   sqlq_job_spec spec = {0};
   int rc = SQLQ_OK;
   for (int i = 0; i < RACE_N && rc == SQLQ_OK; i++) {
-    int64_t id;
-    do rc = sqlq_enqueue_after(db, after_queue, &spec, 1, ids + 2 * i, 2, &id);
+    int64_t id, after[2] = {ids[i], ids[RACE_N + i]};
+    do rc = sqlq_enqueue_after(db, after_queue, &spec, 1, after, 2, &id);
     while (rc == SQLQ_BUSY);
   }
   sqlq_close(db);
   return rc;
 }
 
-/* Dependents enqueued while the two jobs each waits for are acked by two
-** processes at once: none is left waiting. */
+/* Dependents, each after a job of queue A and one of queue B, enqueued
+** while two processes ack A's and B's jobs in the same order at once (an
+** early dependent races the acks of its jobs, a later one sees its two
+** jobs acked at about the same time): none is left waiting. */
 static void no_dependent_left_waiting(void **state) {
   fixture *f = *state;
   fx_need_fork();
-  int64_t *ids =
-    mmap(NULL, 2 * RACE_N * sizeof *ids, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  assert_true(ids != MAP_FAILED);
-  sqlq_job_spec *specs = calloc(2 * RACE_N, sizeof *specs);
+  int64_t *ids = calloc(2 * RACE_N, sizeof *ids);
+  sqlq_job_spec *specs = calloc(RACE_N, sizeof *specs);
+  char b[128], after_queue[128];
+  fx_name(f, "b", b, sizeof b);
+  fx_name(f, "after", after_queue, sizeof after_queue);
+  assert_non_null(ids);
   assert_non_null(specs);
-  assert_ok(f->db, sqlq_enqueue_batch(f->db, f->queue, specs, 2 * RACE_N, ids));
+  assert_ok(f->db, sqlq_enqueue_batch(f->db, f->queue, specs, RACE_N, ids));
+  assert_ok(f->db, sqlq_enqueue_batch(f->db, b, specs, RACE_N, ids + RACE_N));
   free(specs);
-  acker even = {ids, 0}, odd = {ids, 1};
   fx_child c[3];
   c[0] = fx_fork(enqueue_in_child, f, ids);
-  c[1] = fx_fork(ack_in_child, f, &even);
-  c[2] = fx_fork(ack_in_child, f, &odd);
+  c[1] = fx_fork(ack_in_child, f, f->queue);
+  c[2] = fx_fork(ack_in_child, f, b);
   for (int i = 0; i < 3; i++) assert_int_equal(fx_reap(&c[i]), SQLQ_OK);
-  char after_queue[128];
-  fx_name(f, "after", after_queue, sizeof after_queue);
   sqlq_job_info *jobs = NULL;
-  size_t n = 0;
+  size_t n = 0, waiting = 0;
   assert_ok(f->db, sqlq_list(f->db, after_queue, 0, 0, &jobs, &n));
   assert_int_equal(n, RACE_N);
-  for (size_t i = 0; i < n; i++) assert_int_equal(jobs[i].state, SQLQ_STATE_READY);
+  for (size_t i = 0; i < n; i++) waiting += jobs[i].state == SQLQ_STATE_WAITING;
+  assert_int_equal(waiting, 0);
   sqlq_job_infos_free(jobs, n);
   assert_ok(f->db, sqlq_purge(f->db, after_queue, NULL));
-  munmap(ids, 2 * RACE_N * sizeof *ids);
+  free(ids);
 }
 
 int run_deps_tests(void) {
