@@ -12,6 +12,15 @@
 /* The condition a *_FREE ack statement adds: no job waits for this one. */
 #define DEPS_SQL_FREE " AND awaited IS NULL"
 
+/* The history copy of the job that the dialect's condition held ($1 id,
+** $2 token) picks, with now the dialect's clock: the statement whose
+** *_FREE twin each dialect needs, written once. */
+#define DEPS_SQL_HISTORY_COPY(now, held) \
+  "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts," \
+  " dedupe_key, group_key, payload, created_at, finished_at)" \
+  " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key," \
+  " payload, created_at, " now " FROM sqlq_jobs WHERE " held
+
 /* A ready job that waits for others. */
 #define DEPS_SQL_WAITING "state = 'ready' AND run_at >= " SQLQ__WAITING_SQL
 

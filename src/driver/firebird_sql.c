@@ -77,11 +77,7 @@
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 /* The ack of a job held that also meets guard. */
 #define ACK(guard) "DELETE FROM sqlq_jobs WHERE " HELD guard " RETURNING id"
-#define HISTORY_COPY \
-  "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts," \
-  " dedupe_key, group_key, payload, created_at, finished_at)" \
-  " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key," \
-  " payload, created_at, " NOW " FROM sqlq_jobs WHERE " HELD
+#define HISTORY_COPY DEPS_SQL_HISTORY_COPY(NOW, HELD)
 
 #define DEDUPE_FREE \
   "(j.dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \

@@ -79,11 +79,7 @@
   "   AND state = 'running'), 9e18)) - " NOW_US ") / 1e6))"
 
 #define ACK "DELETE FROM sqlq_jobs WHERE " HELD
-#define HISTORY_COPY \
-  "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts," \
-  " dedupe_key, group_key, payload, created_at, finished_at)" \
-  " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key," \
-  " payload, created_at, " NOW_US " FROM sqlq_jobs WHERE " HELD
+#define HISTORY_COPY DEPS_SQL_HISTORY_COPY(NOW_US, HELD)
 /* The array ack of the jobs that also meet guard. */
 #define ACK_ARRAY(guard) \
   "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'" \

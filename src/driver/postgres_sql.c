@@ -80,11 +80,7 @@
   " AND (id, token) IN (SELECT * FROM unnest($1::int8[], $2::int8[]))"
 
 #define ACK "DELETE FROM sqlq_jobs WHERE " HELD
-#define HISTORY_COPY \
-  "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts," \
-  " dedupe_key, group_key, payload, created_at, finished_at)" \
-  " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key," \
-  " payload, created_at, sqlq_now() FROM sqlq_jobs WHERE " HELD
+#define HISTORY_COPY DEPS_SQL_HISTORY_COPY("sqlq_now()", HELD)
 /* The array ack that copies to history, of the jobs that also meet guard. */
 #define ACK_HISTORY_ARRAY(guard) \
   "WITH done AS (" ACK_ARRAY_DELETE guard " RETURNING id, queue, priority, attempts," \

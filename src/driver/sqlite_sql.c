@@ -30,11 +30,7 @@
 
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 #define ACK "DELETE FROM sqlq_jobs WHERE " HELD
-#define HISTORY_COPY \
-  "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts," \
-  " dedupe_key, group_key, payload, created_at, finished_at)" \
-  " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key," \
-  " payload, created_at, sqlq_now() FROM sqlq_jobs WHERE " HELD
+#define HISTORY_COPY DEPS_SQL_HISTORY_COPY("sqlq_now()", HELD)
 
 const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_SCHEMA_TABLE] = "CREATE TABLE IF NOT EXISTS sqlq_schema ("
