@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 6
+#define SQLQ_SCHEMA_VERSION 7
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -258,6 +258,45 @@ int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, int6
 */
 int sqlq_enqueue_batch(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
                        int64_t *ids);
+
+/* The most jobs one job may wait for (sqlq_enqueue_after()). */
+#define SQLQ_AFTER_MAX 10000
+
+/*
+** Dependencies (libsqlq 1.1, schema version 7).  Enqueue n jobs on queue,
+** as sqlq_enqueue_batch() does, each of which waits until every job of
+** after[0..n_after) has succeeded (was acked) before it becomes ready; its
+** delay, if any, counts from then.  A fan-in job after a batch: enqueue
+** the batch, then one job after all of its ids, in one transaction
+** (sqlq_begin()) or not.
+**
+** after holds 1 to SQLQ_AFTER_MAX ids, in any order; repeated ids count
+** once; an id below 1 is SQLQ_MISUSE.  A job whose dedupe key an unfinished
+** job holds is not stored, as in sqlq_enqueue_batch(): its id is that
+** job's, which waits for what it waited for.
+** A job of after that is no longer in the queue's table (sqlq_jobs)
+** succeeded already (or was purged: see below), and is not waited for;
+** when none is left to wait for, the job is ready at once.  An id that no
+** job had when the first of the n jobs was stored (as high as its own, or
+** higher) is SQLQ_NOTFOUND, and nothing is stored.  The jobs after may be
+** on any queue.
+**
+** While it waits, a job is listed in state SQLQ_STATE_WAITING
+** (sqlq_list()), counted as scheduled by sqlq_stats(), keeps its place in
+** its FIFO group (later jobs of its group wait for it), and no claim takes
+** it.  sqlq_retry() with its id makes it ready at once, whatever it waits
+** for.  When a job it waits for dies (out of attempts), it keeps waiting:
+** should that job succeed after sqlq_retry(), it runs.  When a job it waits
+** for is deleted without succeeding (sqlq_purge() of its queue), it
+** becomes dead, and its last_error names that job.
+**
+** A database below schema version 7 answers SQLQ_SCHEMA ("run sqlq
+** init").  A handle that met such a database notices the upgrade within a
+** second; until then its acks do not let dependents run, so upgrade before
+** the first dependent is enqueued (or restart the workers).
+*/
+int sqlq_enqueue_after(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
+                       const int64_t *after, size_t n_after, int64_t *ids);
 
 /* ---------------------------------------------------------------------
 ** Claiming and finishing jobs.
@@ -448,15 +487,17 @@ void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
 #define SQLQ_STATE_DEAD 3
 #define SQLQ_STATE_SCHEDULED 4 /* filter only: ready but not due yet */
 #define SQLQ_STATE_DONE 5      /* filter only (1.1): finished, kept in history */
+#define SQLQ_STATE_WAITING 6   /* (1.1) ready but waiting for other jobs to succeed */
 
 /* One row of sqlq_list(). */
 typedef struct sqlq_job_info {
   int64_t id;
-  int state; /* SQLQ_STATE_*; READY rows not yet due say SCHEDULED */
+  int state; /* SQLQ_STATE_*; READY rows not yet due say SCHEDULED, and
+                 those waiting for other jobs WAITING (1.1) */
   int priority;
   int attempts;
   int max_attempts;
-  int64_t run_at_us;
+  int64_t run_at_us; /* 0 when WAITING */
   int64_t created_at_us;
   int64_t lease_until_us; /* 0 when not running */
   char *dedupe_key;       /* NULL when none */

@@ -12,6 +12,7 @@ struct queue_op {
   const int64_t *ids; /* retry */
   size_t n_ids;
   int64_t count;
+  int deps; /* purge: the database has dependencies (sqlq__deps_on) */
 };
 
 static int pause_tx(sqlq_db *db, void *arg) {
@@ -64,7 +65,9 @@ SQLQ__API int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, siz
 static int purge_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
   q->count = 0;
-  return sqlq__run_for_queue(db, SQLQ__SQL_PURGE, q->queue, NULL, &q->count);
+  /* The jobs that wait for those of the queue will never see them succeed. */
+  int rc = q->deps ? sqlq__deps_purge(db, q->queue) : SQLQ_OK;
+  return rc == SQLQ_OK ? sqlq__run_for_queue(db, SQLQ__SQL_PURGE, q->queue, NULL, &q->count) : rc;
 }
 
 SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out) {
@@ -75,6 +78,7 @@ SQLQ__API int sqlq_purge(sqlq_db *db, const char *queue, size_t *count_out) {
   if (rc == SQLQ_OK) rc = sqlq__check_stored_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
   struct queue_op q = {.queue = queue};
+  if ((rc = sqlq__deps_on(db, &q.deps)) != SQLQ_OK) return rc;
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, purge_tx, &q);
   if (count_out) *count_out = rc == SQLQ_OK ? (size_t)q.count : 0;
   return rc;
@@ -175,7 +179,8 @@ static int list_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
   j->priority = (int)d->column_int64(st, 2);
   j->attempts = (int)d->column_int64(st, 3);
   j->max_attempts = (int)d->column_int64(st, 4);
-  j->run_at_us = d->column_int64(st, 5);
+  /* A waiting job has no time to run yet (its run_at only keeps it apart). */
+  j->run_at_us = j->state == SQLQ_STATE_WAITING ? 0 : d->column_int64(st, 5);
   j->created_at_us = d->column_int64(st, 6);
   j->lease_until_us = d->column_is_null(st, 7) ? 0 : d->column_int64(st, 7);
   rc = dup_column(db, st, 8, &j->dedupe_key, NULL);
@@ -207,7 +212,7 @@ SQLQ__API int sqlq_list(sqlq_db *db, const char *queue, int state, size_t limit,
   if (rc != SQLQ_OK) return rc;
   if (jobs_out == NULL || n_out == NULL)
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_list() needs somewhere to put the jobs");
-  if (state < 0 || state > SQLQ_STATE_DONE)
+  if (state < 0 || state > SQLQ_STATE_WAITING)
     return sqlq__error(db, SQLQ_MISUSE, "unknown job state %d", state);
   struct list l = {.queue = queue, .state = state, .limit = sqlq__limit(limit)};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, list_tx, &l);

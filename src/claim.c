@@ -263,12 +263,22 @@ static int stale(sqlq_db *db, int64_t id) {
     (long long)id);
 }
 
+/* One pass of sqlq_ack_batch() over refs[0..n).  The first pass, with
+** guard set on a database that has dependencies, acks only the jobs no
+** other job waits for (the *_FREE statements); the refs it leaves, whose
+** jobs others wait for or whose tokens are stale, go through a second
+** pass, release set, which acks them one at a time and lets their
+** dependents run.  So an ack of a job nobody waits for runs the statements
+** it ran before dependencies existed, and no more. */
 struct acks {
   const sqlq_job_ref *refs;
   size_t n;
   int by_array; /* with the array statement (see sqlq_ack_batch) */
+  int guard;    /* the *_FREE statements */
+  int release;  /* sqlq__deps_release each job acked */
   size_t acked;
-  const sqlq_job_ref *first_stale; /* the first ref not held; NULL: none yet */
+  sqlq_job_ref *left; /* room for n: the refs not acked, in refs' order */
+  size_t n_left;
 };
 
 /* Ids read from rows into ids[0..max): n of them. */
@@ -283,9 +293,24 @@ static int read_id(sqlq_db *db, sqlq__stmt *st, void *arg) {
   return SQLQ_OK;
 }
 
+/* The statement sql (ACK, HISTORY_COPY, ACK_ARRAY, ACK_HISTORY_ARRAY), or
+** its *_FREE twin when a->guard is set. */
+static int ack_sql(const struct acks *a, int sql) {
+  if (!a->guard) return sql;
+  switch (sql) {
+  case SQLQ__SQL_ACK:
+    return SQLQ__SQL_ACK_FREE;
+  case SQLQ__SQL_HISTORY_COPY:
+    return SQLQ__SQL_HISTORY_COPY_FREE;
+  case SQLQ__SQL_ACK_ARRAY:
+    return SQLQ__SQL_ACK_ARRAY_FREE;
+  default:
+    return SQLQ__SQL_ACK_HISTORY_ARRAY_FREE;
+  }
+}
+
 /* Ack refs[0..n), a part of a->refs, with one array statement, adding
-** the jobs acked to a->acked, and noting the first ref that was not held
-** when none was before. */
+** the jobs acked to a->acked and the refs not acked to a->left. */
 static int ack_array(sqlq_db *db, struct acks *a, const sqlq_job_ref *refs, size_t n) {
   int64_t *v = malloc(n * 2 * sizeof *v);
   if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
@@ -295,15 +320,17 @@ static int ack_array(sqlq_db *db, struct acks *a, const sqlq_job_ref *refs, size
   }
   /* The acked ids overwrite the front of v, which the driver has copied. */
   struct ids_read acked = {v, n, 0};
-  sqlq__query q = {.sql = db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY,
-                   .row = read_id,
-                   .arg = &acked};
+  sqlq__query q = {
+    .sql = ack_sql(a, db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY),
+    .row = read_id,
+    .arg = &acked};
   int rc = sqlq__run(db, &q, SQLQ__INTS(v, n), SQLQ__INTS(v + n, n));
   if (rc == SQLQ_OK) {
     a->acked += acked.n;
     qsort(v, acked.n, sizeof *v, sqlq__id_order);
-    for (size_t i = 0; i < n && acked.n < n && a->first_stale == NULL; i++)
-      if (!bsearch(&refs[i].id, v, acked.n, sizeof *v, sqlq__id_order)) a->first_stale = &refs[i];
+    for (size_t i = 0; i < n && acked.n < n; i++)
+      if (!bsearch(&refs[i].id, v, acked.n, sizeof *v, sqlq__id_order))
+        a->left[a->n_left++] = refs[i];
   }
   free(v);
   return rc;
@@ -316,51 +343,65 @@ static int has_ack_array(const sqlq_db *db) {
   return sql[db->keep_history ? SQLQ__SQL_ACK_HISTORY_ARRAY : SQLQ__SQL_ACK_ARRAY] != NULL;
 }
 
+/* Ack one job, copying it to history first when the handle keeps it. */
+static int ack_one(sqlq_db *db, struct acks *a, const sqlq_job_ref *r) {
+  struct held h = {0};
+  int rc = SQLQ_OK;
+  sqlq__arg key[] = {SQLQ__INT(r->id), SQLQ__INT(r->token)};
+  if (db->keep_history &&
+      (rc = run_held(db, ack_sql(a, SQLQ__SQL_HISTORY_COPY), 0, key, 2, &h)) != SQLQ_OK)
+    return rc;
+  if ((rc = run_held(db, ack_sql(a, SQLQ__SQL_ACK), 0, key, 2, &h)) != SQLQ_OK) return rc;
+  if (!h.changed) {
+    a->left[a->n_left++] = *r;
+    return SQLQ_OK;
+  }
+  a->acked++;
+  return a->release ? sqlq__deps_release(db, r->id) : SQLQ_OK;
+}
+
 static int ack_tx(sqlq_db *db, void *arg) {
   struct acks *a = arg;
   a->acked = 0;
-  a->first_stale = NULL;
-  size_t n_stale = 0, one_by_one = a->n;
+  a->n_left = 0;
+  int rc = SQLQ_OK;
   if (a->by_array) {
     size_t chunk = sqlq__array_rows(db, a->n);
-    for (size_t at = 0; at < a->n; at += chunk) {
-      int rc = ack_array(db, a, a->refs + at, a->n - at < chunk ? a->n - at : chunk);
-      if (rc != SQLQ_OK) return rc;
-    }
-    n_stale = a->n - a->acked;
-    one_by_one = 0;
+    for (size_t at = 0; at < a->n && rc == SQLQ_OK; at += chunk)
+      rc = ack_array(db, a, a->refs + at, a->n - at < chunk ? a->n - at : chunk);
+  } else {
+    for (size_t i = 0; i < a->n && rc == SQLQ_OK; i++) rc = ack_one(db, a, &a->refs[i]);
   }
-  for (size_t i = 0; i < one_by_one; i++) {
-    struct held h = {0};
-    int rc;
-    const sqlq_job_ref *r = &a->refs[i];
-    sqlq__arg key[] = {SQLQ__INT(r->id), SQLQ__INT(r->token)};
-    if (db->keep_history && (rc = run_held(db, SQLQ__SQL_HISTORY_COPY, 0, key, 2, &h)) != SQLQ_OK)
-      return rc;
-    if ((rc = run_held(db, SQLQ__SQL_ACK, 0, key, 2, &h)) != SQLQ_OK) return rc;
-    if (h.changed)
-      a->acked++;
-    else if (n_stale++ == 0)
-      a->first_stale = r;
-  }
-  if (a->acked) sqlq__owe_local_wake(db); /* the next job of a FIFO group may run */
+  if (rc == SQLQ_OK && a->acked)
+    sqlq__owe_local_wake(db); /* the next job of a FIFO group may run */
   /* A limited queue's slots freed: its waiters elsewhere may claim. */
-  if (a->acked && db->limited_queue[0]) sqlq__owe_wake(db, db->limited_queue, (int)a->acked);
-  int64_t first = a->first_stale ? a->first_stale->id : 0;
-  if (n_stale == 1) return stale(db, first);
-  if (n_stale > 1)
+  if (rc == SQLQ_OK && a->acked && db->limited_queue[0])
+    sqlq__owe_wake(db, db->limited_queue, (int)a->acked);
+  return rc;
+}
+
+/* The status of a batch of n acks that left a->left not held. */
+static int ack_status(sqlq_db *db, const struct acks *a, size_t n) {
+  int64_t first = a->n_left ? a->left[0].id : 0;
+  if (a->n_left == 1) return stale(db, first);
+  if (a->n_left > 1)
     return sqlq__error(db, SQLQ_STALE,
-                       "%zu of %zu jobs were not held with their tokens (first: job %lld)", n_stale,
-                       a->n, (long long)first);
+                       "%zu of %zu jobs were not held with their tokens (first: job %lld)",
+                       a->n_left, n, (long long)first);
   return SQLQ_OK;
 }
 
 SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, size_t *acked_out) {
   if (acked_out) *acked_out = 0;
+  int guard = 0;
   int rc = sqlq__enter(db);
-  if (rc != SQLQ_OK) return rc;
-  if (n > 0 && refs == NULL) return sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
-  struct acks a = {.refs = refs, .n = n};
+  if (rc != SQLQ_OK || n == 0) return rc;
+  if (refs == NULL) return sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
+  if ((rc = sqlq__deps_on(db, &guard)) != SQLQ_OK) return rc;
+  /* Room for what each pass leaves: the first's refs are the second's. */
+  sqlq_job_ref two[2], *left = n == 1 ? two : malloc(2 * n * sizeof *left);
+  if (left == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  struct acks a = {.refs = refs, .n = n, .guard = guard, .left = left};
   /* The array statement acks several jobs at once, or one whose history
   ** is kept (one statement instead of two), when the dialect has it.  One
   ** statement acks them all when they fit one array statement, or when a
@@ -369,8 +410,18 @@ SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, si
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
   if (a.by_array ? sqlq__array_rows(db, n) == n : n == 1 && !db->keep_history)
     kind |= SQLQ__TX_SINGLE;
-  rc = n ? sqlq__in_tx(db, kind, ack_tx, &a) : SQLQ_OK;
-  if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? a.acked : 0;
+  rc = sqlq__in_tx(db, kind, ack_tx, &a);
+  size_t acked = a.acked;
+  if (rc == SQLQ_OK && guard && a.n_left) {
+    /* The jobs others wait for, or stale: acked again by the plain
+    ** statements, which leave only the stale. */
+    a = (struct acks){.refs = left, .n = a.n_left, .release = 1, .left = left + n};
+    rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY, ack_tx, &a);
+    acked += a.acked;
+  }
+  if (rc == SQLQ_OK) rc = ack_status(db, &a, n);
+  if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? acked : 0;
+  if (left != two) free(left);
   return rc;
 }
 

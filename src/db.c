@@ -99,6 +99,7 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
   if (rc != SQLQ_OK) return rc;
   db->payload_limit = o.payload_limit ? o.payload_limit : 1024 * 1024;
   db->keep_history = o.keep_history;
+  db->deps = -1;
   if (!(o.busy_timeout >= 0 && o.busy_timeout <= 86400))
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_options.busy_timeout must be 0 to 86400 seconds");
   db->busy_timeout = o.busy_timeout > 0 ? o.busy_timeout : 5.0;
@@ -316,6 +317,27 @@ static int read_version(sqlq_db *db, int *version) {
   int rc = sqlq__query_run(db, &q, NULL, 0);
   *version = (int)v;
   return rc;
+}
+
+static int read_version_tx(sqlq_db *db, void *arg) {
+  return read_version(db, arg);
+}
+
+/* How long a handle trusts that its database has no dependencies. */
+#define DEPS_LOOK_NS 1000000000LL
+
+int sqlq__deps_on(sqlq_db *db, int *on) {
+  int64_t now = db->deps == 0 ? sqlq__monotonic_ns() : 0;
+  if (db->deps == 1 || (db->deps == 0 && now - db->deps_seen_ns < DEPS_LOOK_NS)) {
+    *on = db->deps;
+    return SQLQ_OK;
+  }
+  int version = 0;
+  int rc = sqlq__in_tx(db, SQLQ__TX_READ, read_version_tx, &version);
+  if (rc != SQLQ_OK) return rc;
+  db->deps = *on = version >= SQLQ__DEPS_VERSION;
+  db->deps_seen_ns = db->deps ? 0 : sqlq__monotonic_ns();
+  return SQLQ_OK;
 }
 
 static int migrate(sqlq_db *db, void *arg) {

@@ -1,5 +1,5 @@
 /*
-** enqueue.c -- sqlq_enqueue() and sqlq_enqueue_batch().
+** enqueue.c -- sqlq_enqueue(), sqlq_enqueue_batch() and sqlq_enqueue_after().
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,8 +133,10 @@ struct batch {
   const sqlq_job_spec *specs;
   size_t n;
   int64_t *ids;
-  int by_array;  /* with the array statement (fits_array) */
-  int duplicate; /* for a single job */
+  const int64_t *after; /* the jobs each waits for, sorted, no repeats */
+  size_t n_after;       /* 0: none */
+  int by_array;         /* with the array statement (fits_array) */
+  int duplicate;        /* for a single job */
 };
 
 static int insert_batch(sqlq_db *db, void *arg) {
@@ -158,6 +160,10 @@ static int insert_batch(sqlq_db *db, void *arg) {
     int64_t id = 0;
     int dup = 0;
     if ((rc = insert_one(db, b->queue, &b->specs[i], &id, &dup)) != SQLQ_OK) return rc;
+    if (b->n_after && !dup &&
+        (rc = sqlq__deps_wait(db, id, b->after, b->n_after,
+                              sqlq__seconds_to_us(b->specs[i].delay))) != SQLQ_OK)
+      return rc;
     if (b->ids) b->ids[i] = id;
     b->duplicate = dup;
     fresh += !dup;
@@ -174,17 +180,22 @@ int sqlq__enqueue_in_tx(sqlq_db *db, const char *queue, const sqlq_job_spec *spe
   return rc;
 }
 
-/* Check and store n jobs in one transaction; *duplicate receives whether
+/* Check n job specs on queue. */
+static int check_specs(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n) {
+  int rc = sqlq__check_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
+  if (n > 0 && specs == NULL) return sqlq__error(db, SQLQ_MISUSE, "job spec is NULL");
+  for (size_t i = 0; i < n && rc == SQLQ_OK; i++) rc = check_spec(db, &specs[i], i, n);
+  return rc;
+}
+
+/* Store n checked jobs in one transaction; *duplicate receives whether
 ** the last one was folded into an unfinished job with its dedupe key. */
 static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
                    int64_t *ids, int *duplicate) {
   int rc = sqlq__enter(db);
-  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
-  if (rc != SQLQ_OK) return rc;
-  if (n > 0 && specs == NULL) return sqlq__error(db, SQLQ_MISUSE, "job spec is NULL");
-  for (size_t i = 0; i < n; i++)
-    if ((rc = check_spec(db, &specs[i], i, n)) != SQLQ_OK) return rc;
-  if (n == 0) return SQLQ_OK;
+  if (rc == SQLQ_OK) rc = check_specs(db, queue, specs, n);
+  if (rc != SQLQ_OK || n == 0) return rc;
   struct batch b = {.queue = queue, .specs = specs, .n = n, .ids = ids};
   b.by_array = fits_array(db, specs, n);
   /* One statement stores them when the dialect registers the queue in it
@@ -215,5 +226,49 @@ SQLQ__API int sqlq_enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *
     if (id_out) *id_out = id;
     if (duplicate_out) *duplicate_out = duplicate;
   }
+  return rc;
+}
+
+/* Copy after[0..n) into *out, sorted, without repeats, into *n_out ids;
+** SQLQ_MISUSE for an id below 1 or too many. */
+static int sorted_ids(sqlq_db *db, const int64_t *after, size_t n, int64_t **out, size_t *n_out) {
+  if (after == NULL || n == 0) return sqlq__error(db, SQLQ_MISUSE, "no jobs to wait for");
+  if (n > SQLQ_AFTER_MAX)
+    return sqlq__error(db, SQLQ_MISUSE, "a job may wait for at most %d jobs, not %zu",
+                       SQLQ_AFTER_MAX, n);
+  for (size_t i = 0; i < n; i++)
+    if (after[i] < 1)
+      return sqlq__error(db, SQLQ_MISUSE, "job id %lld is not a job id (1 or more)",
+                         (long long)after[i]);
+  int64_t *v = malloc(n * sizeof *v);
+  if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  memcpy(v, after, n * sizeof *v);
+  qsort(v, n, sizeof *v, sqlq__id_order);
+  size_t k = 1;
+  for (size_t i = 1; i < n; i++)
+    if (v[i] != v[k - 1]) v[k++] = v[i];
+  *out = v;
+  *n_out = k;
+  return SQLQ_OK;
+}
+
+SQLQ__API int sqlq_enqueue_after(sqlq_db *db, const char *queue, const sqlq_job_spec *specs,
+                                 size_t n, const int64_t *after, size_t n_after, int64_t *ids) {
+  int64_t *sorted = NULL;
+  int on = 0, rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = check_specs(db, queue, specs, n);
+  if (rc == SQLQ_OK) rc = sorted_ids(db, after, n_after, &sorted, &n_after);
+  if (rc == SQLQ_OK) rc = sqlq__deps_on(db, &on);
+  if (rc == SQLQ_OK && !on)
+    rc = sqlq__error(db, SQLQ_SCHEMA,
+                     "the database's schema is older than version %d, which has dependencies:"
+                     " run `sqlq init`",
+                     SQLQ__DEPS_VERSION);
+  if (rc == SQLQ_OK && n > 0) {
+    struct batch b = {
+      .queue = queue, .specs = specs, .n = n, .ids = ids, .after = sorted, .n_after = n_after};
+    rc = sqlq__in_tx(db, SQLQ__TX_WRITE, insert_batch, &b);
+  }
+  free(sorted);
   return rc;
 }

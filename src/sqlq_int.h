@@ -280,8 +280,47 @@ enum sqlq__sql_id {
   SQLQ__SQL_CLAIM_UNLIMITED,    /* as CLAIM, without $5 */
   SQLQ__SQL_PAUSED_UNLIMITED,   /* as PAUSED; limited is 0 */
   SQLQ__SQL_NEXT_DUE_UNLIMITED, /* as NEXT_DUE */
+  /* Dependencies (schema version 7).  A job that waits for others is
+  ** ready with run_at = SQLQ__WAITING_AT + its delay in microseconds, and
+  ** waits = how many of them have not succeeded; a job others wait for has
+  ** awaited = how many dependents were enqueued after it (NULL: none), and
+  ** sqlq_deps has a row (job_id, after_id) for each dependent and job it
+  ** waits for.  The *_FREE twins of the ack statements are the statements
+  ** themselves, leaving alone a job whose awaited is set. */
+  SQLQ__SQL_ACK_FREE,
+  SQLQ__SQL_HISTORY_COPY_FREE,
+  SQLQ__SQL_ACK_ARRAY_FREE,         /* NULL when ACK_ARRAY is */
+  SQLQ__SQL_ACK_HISTORY_ARRAY_FREE, /* NULL when ACK_HISTORY_ARRAY is */
+  SQLQ__SQL_DEPS_AWAIT,             /* $1 id: counts one more dependent of
+                                       the job, in any state (the row stays
+                                       locked until the transaction ends);
+                                       no row changed when there is none */
+  SQLQ__SQL_DEPS_ADD,               /* $1 job_id $2 after_id */
+  SQLQ__SQL_DEPS_HOLD,              /* $1 id $2 waits $3 delay_us: the job
+                                       waits */
+  SQLQ__SQL_DEPS_RELEASE,           /* $1 id of a job that succeeded: each
+                                       dependent's waits counts one down, and
+                                       one that waited for it last is ready,
+                                       due after its delay */
+  SQLQ__SQL_DEPS_READY,             /* $1 id -> queue, count of the
+                                       dependents RELEASE made ready */
+  SQLQ__SQL_DEPS_DONE,              /* $1 id: deletes its sqlq_deps rows */
+  SQLQ__SQL_DEPS_KILL,              /* $1 queue: each waiting dependent of a
+                                       job of the queue becomes dead, its
+                                       last_error naming the lowest such id */
+  SQLQ__SQL_DEPS_FORGET,            /* $1 queue: deletes the sqlq_deps rows
+                                       of the queue's jobs, either side */
   SQLQ__SQL_COUNT
 };
+
+/* The run_at from which a ready job waits for others (schema version 7):
+** about the year 128,000, far past any delay (SQLQ__SECONDS_MAX), so that
+** the claims, which take jobs whose run_at has come, never take it. */
+#define SQLQ__WAITING_AT 4000000000000000000LL
+#define SQLQ__WAITING_SQL "4000000000000000000"
+
+/* The schema version from which a database has dependencies. */
+#define SQLQ__DEPS_VERSION 7
 
 /* Traits of a backend's database (sqlq__driver.traits): how it behaves,
 ** not what it can do (see the top of this file). */
@@ -569,6 +608,12 @@ struct sqlq_db {
   /* With keep_history: when sqlq_claim() prunes history next
   ** (CLOCK_MONOTONIC; 0: at the next claim).  See sqlq__prune_due. */
   int64_t prune_at_ns;
+  /* Whether the database has dependencies (schema version 7), so that
+  ** acks must leave jobs others wait for to sqlq__deps_release: -1 not
+  ** known yet; 0 not, looked at last at deps_seen_ns (CLOCK_MONOTONIC);
+  ** 1 yes.  See sqlq__deps_on. */
+  int deps;
+  int64_t deps_seen_ns;
   double busy_timeout;
   int in_user_tx; /* sqlq_begin() is open */
   /* Wake-ups owed at the next commit: one entry per channel (queue or
@@ -885,6 +930,28 @@ int sqlq__enqueue_in_tx(sqlq_db *db, const char *queue, const sqlq_job_spec *spe
 ** the statement changed to *changes. */
 int sqlq__run_for_queue(sqlq_db *db, int sql, const char *queue, const int64_t *id,
                         int64_t *changes);
+
+/* Whether db's database has dependencies (schema version 7), into *on:
+** read once, and while it has not, again at most once a second (a
+** database upgraded under a running worker).  An error reading it is the
+** caller's (then *on is not set). */
+int sqlq__deps_on(sqlq_db *db, int *on);
+
+/* In the caller's write transaction, make job id, just stored with
+** delay_us, wait for the jobs after[0..n) (n >= 1, sorted, no repeats)
+** that are still in sqlq_jobs; SQLQ_NOTFOUND when one is as high as id. */
+int sqlq__deps_wait(sqlq_db *db, int64_t id, const int64_t *after, size_t n, int64_t delay_us);
+
+/* In the caller's write transaction, after job id succeeded (its row was
+** deleted by an ack): its dependents that waited for it last become
+** ready, their queues' waiters are owed a wake-up, and its sqlq_deps rows
+** go (deps.c). */
+int sqlq__deps_release(sqlq_db *db, int64_t id);
+
+/* In the caller's write transaction, before the jobs of queue are
+** deleted without succeeding (a purge): their waiting dependents become
+** dead, and their sqlq_deps rows go. */
+int sqlq__deps_purge(sqlq_db *db, const char *queue);
 
 /* The pruning a handle that keeps history does as it claims from queue
 ** (retain.c): one batch when db->prune_at_ns has come, outside any

@@ -11,7 +11,7 @@ export const status: Readonly<{
   OK: 0; ERROR: 1; MISUSE: 2; TOOBIG: 3; NOTFOUND: 4; STALE: 5; BUSY: 6; TIMEOUT: 7;
   INTERRUPTED: 8; UNAVAILABLE: 9; NOMEM: 10; SCHEMA: 11; PAUSED: 12; LOCK_LOST: 13;
 }>;
-export const state: Readonly<{ READY: 1; RUNNING: 2; DEAD: 3; SCHEDULED: 4; DONE: 5 }>;
+export const state: Readonly<{ READY: 1; RUNNING: 2; DEAD: 3; SCHEDULED: 4; DONE: 5; WAITING: 6 }>;
 export const subscription: Readonly<{ ACTIVE: 0; NO_TABLE: 1; NO_TRIGGER: 2; MOVED: 3 }>;
 export const ON_INSERT: 1;
 export const ON_UPDATE: 2;

@@ -35,8 +35,9 @@ static const char jobs_usage[] =
   "whose URL has history=1 acked and its retention still keeps (see `sqlq\n"
   "retention`); their time is when they finished (finished_at).\n"
   "\n"
-  "  -s, --state STATE  only jobs in STATE: ready, scheduled, running or dead;\n"
-  "                     or done (finished, from history)\n"
+  "  -s, --state STATE  only jobs in STATE: ready, scheduled, waiting (for\n"
+  "                     other jobs: `push --after`), running or dead; or done\n"
+  "                     (finished, from history)\n"
   "  -n, --limit N      at most N jobs (default: all)\n"
   "  -j, --json         print a JSON array with every field of every job; the\n"
   "                     payload is \"payload\" (a string) when it is UTF-8,\n"
@@ -87,6 +88,8 @@ static const char *state_name(int state) {
     return "dead";
   case SQLQ_STATE_DONE:
     return "done";
+  case SQLQ_STATE_WAITING:
+    return "waiting";
   default:
     return "unknown";
   }
@@ -95,7 +98,7 @@ static const char *state_name(int state) {
 /* The SQLQ_STATE_* called name, or -1. */
 static int parse_state(const char *name) {
   static const int states[] = {SQLQ_STATE_READY, SQLQ_STATE_SCHEDULED, SQLQ_STATE_RUNNING,
-                               SQLQ_STATE_DEAD, SQLQ_STATE_DONE};
+                               SQLQ_STATE_DEAD,  SQLQ_STATE_DONE,      SQLQ_STATE_WAITING};
   size_t i;
   for (i = 0; i < sizeof states / sizeof states[0]; i++) {
     if (strcmp(state_name(states[i]), name) == 0) {
@@ -297,7 +300,7 @@ static json_t *job_json(const sqlq_job_info *j) {
   json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
   /* A finished job's time is when it finished. */
   json_object_set_new(o, j->state == SQLQ_STATE_DONE ? "finished_at" : "run_at",
-                      json_string(run_at));
+                      j->run_at_us ? json_string(run_at) : json_null());
   json_object_set_new(o, "created_at", json_string(created_at));
   json_object_set_new(o, "lease_until", j->lease_until_us ? json_string(lease_until) : json_null());
   json_object_set_new(o, "dedupe_key", cli_json_text(j->dedupe_key));
@@ -323,7 +326,11 @@ static int add_job_row(cli_table *t, const sqlq_job_info *j) {
   snprintf(id, sizeof id, "%" PRId64, j->id);
   snprintf(priority, sizeof priority, "%d", j->priority);
   snprintf(attempts, sizeof attempts, "%d/%d", j->attempts, j->max_attempts);
-  cli_format_time(j->run_at_us, 0, run_at);
+  if (j->run_at_us != 0) {
+    cli_format_time(j->run_at_us, 0, run_at);
+  } else {
+    strcpy(run_at, "-"); /* waiting: no time yet */
+  }
   if (j->last_error != NULL) {
     cli_escape((const unsigned char *)j->last_error, strlen(j->last_error), PREVIEW_MAX, error);
   }

@@ -27,16 +27,62 @@ static const char usage[] =
   "  -k, --dedupe-key KEY         return the id of an unfinished job with KEY\n"
   "                               instead of enqueueing another\n"
   "  -g, --group GROUP            jobs of one group run one at a time, in order\n"
+  "  -A, --after ID[,ID...]       the job (with --lines, each job) waits until\n"
+  "                               every job ID has succeeded; a job that dies\n"
+  "                               keeps it waiting (until `sqlq retry` of it\n"
+  "                               succeeds), one purged kills it\n"
   "  -l, --lines                  one job per line of stdin\n"
   "  -h, --help                   print this help\n";
 
 /* Jobs enqueued per transaction with --lines. */
 #define LINES_BATCH 500
 
+/* The jobs every job pushed waits for (--after): n ids, none when n is 0. */
+typedef struct after_ids {
+  int64_t ids[SQLQ_AFTER_MAX];
+  size_t n;
+} after_ids;
+
+/* Parse the list of --after into a: whole numbers from 1, comma-separated,
+** at most SQLQ_AFTER_MAX.  Returns 0, or the exit code after saying why. */
+static int parse_after(const char *list, after_ids *a) {
+  const char *p = list;
+  char id[32];
+  for (;;) {
+    size_t len = strcspn(p, ",");
+    long long v;
+    if (a->n == SQLQ_AFTER_MAX) {
+      return cli_usage_error("push", "--after takes at most %d job ids", SQLQ_AFTER_MAX);
+    }
+    if (len == 0 || len >= sizeof id) {
+      return cli_usage_error("push", "--after '%s' is not a list of job ids", list);
+    }
+    memcpy(id, p, len);
+    id[len] = '\0';
+    if (cli_parse_int(id, 1, INT64_MAX, &v) != 0) {
+      return cli_usage_error("push", "--after: '%s' is not a job id (a whole number >= 1)", id);
+    }
+    a->ids[a->n++] = v;
+    if (p[len] == '\0') {
+      return 0;
+    }
+    p += len + 1;
+  }
+}
+
+/* Enqueue specs[0..n) in one transaction, after the jobs of a. */
+static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, size_t n,
+                   const after_ids *a, int64_t *ids) {
+  if (a->n == 0) {
+    return sqlq_enqueue_batch(db, queue, specs, n, ids);
+  }
+  return sqlq_enqueue_after(db, queue, specs, n, a->ids, a->n, ids);
+}
+
 /* Enqueue the job spec describes and print its id. */
-static int push_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec) {
+static int push_one(sqlq_db *db, const char *queue, const sqlq_job_spec *spec, const after_ids *a) {
   int64_t id;
-  int rc = sqlq_enqueue(db, queue, spec, &id, NULL);
+  int rc = enqueue(db, queue, spec, 1, a, &id);
   if (rc != SQLQ_OK) {
     return cli_fail(db, rc, "push");
   }
@@ -54,8 +100,8 @@ static void free_payloads(sqlq_job_spec *specs, size_t n) {
 /* Enqueue the n (> 0) jobs of specs in one transaction and free their
 ** payloads.  *total counts the jobs stored so far, for the report. */
 static int push_batch(sqlq_db *db, const char *queue, sqlq_job_spec *specs, size_t n,
-                      size_t *total) {
-  int rc = sqlq_enqueue_batch(db, queue, specs, n, NULL);
+                      const after_ids *a, size_t *total) {
+  int rc = enqueue(db, queue, specs, n, a, NULL);
   free_payloads(specs, n);
   if (rc != SQLQ_OK) {
     char what[64];
@@ -68,7 +114,8 @@ static int push_batch(sqlq_db *db, const char *queue, sqlq_job_spec *specs, size
 
 /* Enqueue one job per line of stdin, each a copy of tmpl with the line as
 ** payload, LINES_BATCH per transaction, and print the number of jobs. */
-static int push_lines(sqlq_db *db, const char *queue, const sqlq_job_spec *tmpl) {
+static int push_lines(sqlq_db *db, const char *queue, const sqlq_job_spec *tmpl,
+                      const after_ids *a) {
   sqlq_job_spec specs[LINES_BATCH];
   size_t n = 0, total = 0, cap = 0;
   char *line = NULL;
@@ -84,7 +131,7 @@ static int push_lines(sqlq_db *db, const char *queue, const sqlq_job_spec *tmpl)
     line = NULL;
     cap = 0;
     if (++n == LINES_BATCH) {
-      code = push_batch(db, queue, specs, n, &total);
+      code = push_batch(db, queue, specs, n, a, &total);
       n = 0;
     }
   }
@@ -97,7 +144,7 @@ static int push_lines(sqlq_db *db, const char *queue, const sqlq_job_spec *tmpl)
     free_payloads(specs, n);
     return code;
   }
-  if (n > 0 && (code = push_batch(db, queue, specs, n, &total)) != 0) {
+  if (n > 0 && (code = push_batch(db, queue, specs, n, a, &total)) != 0) {
     return code;
   }
   printf("%zu jobs\n", total);
@@ -105,7 +152,7 @@ static int push_lines(sqlq_db *db, const char *queue, const sqlq_job_spec *tmpl)
 }
 
 /* Enqueue one job whose payload is all of stdin. */
-static int push_stdin(sqlq_db *db, const char *queue, sqlq_job_spec *spec) {
+static int push_stdin(sqlq_db *db, const char *queue, sqlq_job_spec *spec, const after_ids *a) {
   size_t len, limit = sqlq_payload_limit(db);
   unsigned char *payload = cli_read_stdin(limit, &len);
   int code;
@@ -119,7 +166,7 @@ static int push_stdin(sqlq_db *db, const char *queue, sqlq_job_spec *spec) {
   }
   spec->payload = payload;
   spec->payload_len = len;
-  code = push_one(db, queue, spec);
+  code = push_one(db, queue, spec, a);
   free(payload);
   return code;
 }
@@ -131,18 +178,20 @@ int cmd_push(const cli_global *g, int argc, char **argv) {
     {"max-attempts", required_argument, NULL, 'a'},
     {"dedupe-key", required_argument, NULL, 'k'},
     {"group", required_argument, NULL, 'g'},
+    {"after", required_argument, NULL, 'A'},
     {"lines", no_argument, NULL, 'l'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   sqlq_job_spec spec;
+  static after_ids after; /* 80 kB: not on the stack */
   sqlq_db *db;
   const char *queue;
   long long n;
   int c, lines = 0, code;
 
   memset(&spec, 0, sizeof spec);
-  while ((c = cli_getopt("push", argc, argv, ":p:d:a:k:g:lh", options)) != -1) {
+  while ((c = cli_getopt("push", argc, argv, ":p:d:a:k:g:A:lh", options)) != -1) {
     switch (c) {
     case 'p':
       if (cli_parse_int(optarg, INT_MIN, INT_MAX, &n) != 0) {
@@ -167,6 +216,12 @@ int cmd_push(const cli_global *g, int argc, char **argv) {
     case 'g':
       spec.group_key = optarg;
       break;
+    case 'A':
+      after.n = 0; /* the last --after counts */
+      if ((code = parse_after(optarg, &after)) != 0) {
+        return code;
+      }
+      break;
     case 'l':
       lines = 1;
       break;
@@ -189,13 +244,13 @@ int cmd_push(const cli_global *g, int argc, char **argv) {
     return code;
   }
   if (lines) {
-    code = push_lines(db, queue, &spec);
+    code = push_lines(db, queue, &spec, &after);
   } else if (optind + 2 == argc) {
     spec.payload = argv[optind + 1];
     spec.payload_len = strlen(argv[optind + 1]);
-    code = push_one(db, queue, &spec);
+    code = push_one(db, queue, &spec, &after);
   } else {
-    code = push_stdin(db, queue, &spec);
+    code = push_stdin(db, queue, &spec, &after);
   }
   sqlq_close(db);
   return code;

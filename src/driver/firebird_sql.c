@@ -35,6 +35,7 @@
 ** semicolons; a table made in a transaction cannot be written in it, so
 ** every migration is DDL only.
 */
+#include "deps_sql.h"
 #include "firebird_int.h"
 #include "schedules_sql.h"
 
@@ -74,6 +75,9 @@
 #define INLINE_MAX "2000"
 
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
+/* The ack of a job held that also meets guard. */
+#define ACK(guard) "DELETE FROM sqlq_jobs WHERE " HELD guard " RETURNING id"
+#define HISTORY_COPY DEPS_SQL_HISTORY_COPY(NOW, HELD)
 
 #define DEDUPE_FREE \
   "(j.dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \
@@ -108,9 +112,16 @@
 #define TAKE_VARS \
   " DECLARE e INTEGER; DECLARE k INTEGER; DECLARE t VARCHAR(24) CHARACTER SET OCTETS;"
 
-/* Ack the packed ids $1 with their tokens $2, copying each to history first
-** when copy is set: one row per job acked. */
-#define ACK_ARRAY(copy) \
+/* Ack the packed ids $1 with their tokens $2 of the jobs that also meet
+** guard, copying each to history first when copy is set: one row per job
+** acked. */
+#define HELD_VAR "id = :vi AND token = :vt AND state = 'running'"
+#define COPY_HELD(guard) \
+  "   INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts," \
+  "    dedupe_key, group_key, payload, created_at, finished_at)" \
+  "    SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key," \
+  "    payload, created_at, " NOW " FROM sqlq_jobs WHERE " HELD_VAR guard ";"
+#define ACK_ARRAY(copy, guard) \
   "EXECUTE BLOCK (ids " PACKED " = $1, toks " PACKED " = $2) RETURNS (id BIGINT) AS" \
   " DECLARE s " UNPACKED "; DECLARE u " UNPACKED ";" \
   " DECLARE sp INTEGER = 1; DECLARE up INTEGER = 1; DECLARE vi BIGINT; DECLARE vt BIGINT;" TAKE_VARS \
@@ -119,8 +130,7 @@
   "  WHILE (sp <= CHAR_LENGTH(s)) DO" \
   "  BEGIN" TAKE_INT("s", "sp", "vi") TAKE_INT("u", "up", "vt") copy \
     "   id = NULL;" \
-    "   DELETE FROM sqlq_jobs WHERE id = :vi AND token = :vt AND state = 'running'" \
-    "    RETURNING id INTO :id;" \
+    "   DELETE FROM sqlq_jobs WHERE " HELD_VAR guard " RETURNING id INTO :id;" \
     "   IF (id IS NOT NULL) THEN SUSPEND;" \
     "  END" \
     " END"
@@ -326,12 +336,8 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_CLAIM] =
     CLAIM(", counted INTEGER = $5", "(paused <> 0 OR (max_running IS NOT NULL AND :counted = 0))"),
 
-  [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD " RETURNING id",
-  [SQLQ__SQL_HISTORY_COPY] =
-    "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
-    " dedupe_key, group_key, payload, created_at, finished_at)"
-    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
-    " payload, created_at, " NOW " FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_ACK] = ACK(""),
+  [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
   [SQLQ__SQL_FAIL_PEEK] = "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
   [SQLQ__SQL_FAIL] =
     "UPDATE sqlq_jobs SET"
@@ -361,7 +367,7 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
                     " GROUP BY queue ORDER BY queue",
   [SQLQ__SQL_LIST] =
     "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
-    "  ELSE IIF(run_at > " NOW ", 4, 1) END AS st,"
+    "  ELSE IIF(run_at >= " SQLQ__WAITING_SQL ", 6, IIF(run_at > " NOW ", 4, 1)) END AS st,"
     " priority, attempts, max_attempts, run_at, created_at, lease_until,"
     " dedupe_key, group_key, last_error, payload"
     " FROM sqlq_jobs WHERE queue = " QUEUE_PARAM(
@@ -402,13 +408,14 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
                           "   SUSPEND;"
                           "  END"
                           " END",
-  [SQLQ__SQL_ACK_ARRAY] = ACK_ARRAY(""),
-  [SQLQ__SQL_ACK_HISTORY_ARRAY] =
-    ACK_ARRAY("   INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
-              "    dedupe_key, group_key, payload, created_at, finished_at)"
-              "    SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
-              "    payload, created_at, " NOW " FROM sqlq_jobs"
-              "    WHERE id = :vi AND token = :vt AND state = 'running';"),
+  [SQLQ__SQL_ACK_ARRAY] = ACK_ARRAY("", ""),
+  [SQLQ__SQL_ACK_HISTORY_ARRAY] = ACK_ARRAY(COPY_HELD(""), ""),
+  /* Dependencies (schema version 7). */
+  [SQLQ__SQL_ACK_FREE] = ACK(DEPS_SQL_FREE),
+  [SQLQ__SQL_HISTORY_COPY_FREE] = HISTORY_COPY DEPS_SQL_FREE,
+  [SQLQ__SQL_ACK_ARRAY_FREE] = ACK_ARRAY("", DEPS_SQL_FREE),
+  [SQLQ__SQL_ACK_HISTORY_ARRAY_FREE] = ACK_ARRAY(COPY_HELD(DEPS_SQL_FREE), DEPS_SQL_FREE),
+  DEPS_SQL_ENTRIES(NOW, QUEUE_PARAM("$1"), DEPS_SQL_PIPES),
 
   /* Rings (schema version 2).  ADVANCE takes the next numbers with an
   ** UPDATE that keeps the ring's row locked until the transaction ends, so
@@ -888,7 +895,14 @@ static const char migration_5[] =
 
 /* Version 6: concurrency limits, a column of the queue's row. */
 static const char migration_6[] = "ALTER TABLE sqlq_queues ADD max_running BIGINT";
+/* Version 7: dependencies (docs/schema.md). */
+static const char migration_7[] =
+  "ALTER TABLE sqlq_jobs ADD awaited INTEGER, ADD waits INTEGER" FB_SEP "CREATE TABLE sqlq_deps ("
+  " job_id   BIGINT NOT NULL,"
+  " after_id BIGINT NOT NULL,"
+  " CONSTRAINT sqlq_deps_pk PRIMARY KEY (job_id, after_id))" FB_SEP
+  "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id)";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6,
+  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
 };

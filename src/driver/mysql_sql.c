@@ -35,6 +35,7 @@
 ** sqlq_wake(queue, n) interrupts up to n of those waits with KILL QUERY ID,
 ** which writes nothing and so replicates nothing.
 */
+#include "deps_sql.h"
 #include "mysql_int.h"
 #include "schedules_sql.h"
 
@@ -112,6 +113,13 @@
   "  COALESCE((SELECT min(lease_until) FROM sqlq_jobs WHERE queue = @sqlq_wait_queue" \
   "   AND state = 'running'), 9e18)) - " NOW_US ") / 1e6))"
 
+#define ACK "DELETE FROM sqlq_jobs WHERE " HELD
+#define HISTORY_COPY DEPS_SQL_HISTORY_COPY(NOW_US, HELD)
+/* The array ack of the jobs that also meet guard. */
+#define ACK_ARRAY(guard) \
+  "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'" \
+  " AND (id, token) IN ([[($1, $2)]])" guard " RETURNING id"
+
 const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   /* Concurrent `sqlq init`s take turns (the lock is the session's, freed
   ** when init's transaction ends: see mysql.c). */
@@ -136,12 +144,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   ** expired leases (read without locking). */
   [SQLQ__SQL_CLAIM] = CLAIM(NOT_PAUSED),
 
-  [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD,
-  [SQLQ__SQL_HISTORY_COPY] =
-    "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
-    " dedupe_key, group_key, payload, created_at, finished_at)"
-    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
-    " payload, created_at, " NOW_US " FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_ACK] = ACK,
+  [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
   [SQLQ__SQL_FAIL_PEEK] = "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
   /* Single-table UPDATEs assign from left to right: run_at reads the old
   ** state before state changes. */
@@ -168,14 +172,15 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
                       "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
                       "  WHERE $1 IS NULL OR queue = $1) AS counts"
                       " GROUP BY queue ORDER BY queue",
-  [SQLQ__SQL_LIST] = "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
-                     "  ELSE IF(run_at > " NOW_US ", 4, 1) END AS st,"
-                     " priority, attempts, max_attempts, run_at, created_at, lease_until,"
-                     " dedupe_key, group_key, last_error, payload"
-                     " FROM sqlq_jobs WHERE queue = $1) AS jobs"
-                     " WHERE $2 = 0 OR st = $2"
-                     " ORDER BY priority DESC, run_at, id"
-                     " LIMIT $3",
+  [SQLQ__SQL_LIST] =
+    "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
+    "  ELSE IF(run_at >= " SQLQ__WAITING_SQL ", 6, IF(run_at > " NOW_US ", 4, 1)) END AS st,"
+    " priority, attempts, max_attempts, run_at, created_at, lease_until,"
+    " dedupe_key, group_key, last_error, payload"
+    " FROM sqlq_jobs WHERE queue = $1) AS jobs"
+    " WHERE $2 = 0 OR st = $2"
+    " ORDER BY priority DESC, run_at, id"
+    " LIMIT $3",
   /* A job whose dedupe key an unfinished job holds stays where it is; of
   ** several dead jobs with one key, the oldest is retried. */
   [SQLQ__SQL_RETRY_ID] = RETRY_SET " WHERE j.queue = $1 AND j.id = $2"
@@ -193,8 +198,13 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_ENQUEUE_ARRAY] =
     "INSERT INTO sqlq_jobs (id, queue, priority, run_at, max_attempts, group_key, payload,"
     " created_at) VALUES [[($7, $1, $2, " NOW_US " + $3, $4, $5, $6, " NOW_US ")]] RETURNING id",
-  [SQLQ__SQL_ACK_ARRAY] = "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'"
-                          " AND (id, token) IN ([[($1, $2)]]) RETURNING id",
+  [SQLQ__SQL_ACK_ARRAY] = ACK_ARRAY(""),
+  /* Dependencies (schema version 7).  The UPDATEs that read sqlq_jobs in
+  ** a subquery (DEPS_KILL) need MariaDB 10.3.2 or later. */
+  [SQLQ__SQL_ACK_FREE] = ACK DEPS_SQL_FREE,
+  [SQLQ__SQL_HISTORY_COPY_FREE] = HISTORY_COPY DEPS_SQL_FREE,
+  [SQLQ__SQL_ACK_ARRAY_FREE] = ACK_ARRAY(DEPS_SQL_FREE),
+  DEPS_SQL_ENTRIES(NOW_US, "$1", DEPS_SQL_CONCAT),
 
   /* The driver's own statements. */
   [MY_SQL_EXPIRED_EXIST] =
@@ -555,7 +565,17 @@ static const char migration_5[] =
 /* Version 6: concurrency limits, a column of the queue's row. */
 static const char migration_6[] =
   "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS max_running BIGINT";
+/* Version 7: dependencies (docs/schema.md).  DDL commits as it goes:
+** each step may run again. */
+static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN IF NOT EXISTS awaited INT,"
+                                  " ADD COLUMN IF NOT EXISTS waits INT;"
+                                  "CREATE TABLE IF NOT EXISTS sqlq_deps ("
+                                  " job_id   BIGINT NOT NULL,"
+                                  " after_id BIGINT NOT NULL,"
+                                  " PRIMARY KEY (job_id, after_id),"
+                                  " KEY sqlq_deps_after (after_id, job_id)"
+                                  ") ENGINE=InnoDB";
 
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6,
+  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
 };

@@ -17,6 +17,7 @@
 ** announced twice.  Two more triggers announce that a FIFO group may run
 ** its next job (its head was deleted, or went dead).
 */
+#include "deps_sql.h"
 #include "postgres_int.h"
 
 #define GROUP_HEAD \
@@ -126,6 +127,16 @@
   "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1::text AND state = 'running') - sqlq_now()"
+#define ACK "DELETE FROM sqlq_jobs WHERE " HELD
+#define HISTORY_COPY DEPS_SQL_HISTORY_COPY("sqlq_now()", HELD)
+/* The array ack that copies to history, of the jobs that also meet guard. */
+#define ACK_HISTORY_ARRAY(guard) \
+  "WITH done AS (" ACK_ARRAY_DELETE guard " RETURNING id, queue, priority, attempts," \
+  " max_attempts, dedupe_key, group_key, payload, created_at)" \
+  " INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts," \
+  " dedupe_key, group_key, payload, created_at, finished_at)" \
+  " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key," \
+  " payload, created_at, sqlq_now() FROM done RETURNING id"
 
 const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   /* Concurrent `sqlq init`s take turns: the first creates, the others see. */
@@ -161,12 +172,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   ** the whole table once per picked job. */
   [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
 
-  [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE " HELD,
-  [SQLQ__SQL_HISTORY_COPY] =
-    "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
-    " dedupe_key, group_key, payload, created_at, finished_at)"
-    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
-    " payload, created_at, sqlq_now() FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_ACK] = ACK,
+  [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
   [SQLQ__SQL_FAIL_PEEK] = "SELECT attempts, max_attempts, queue FROM sqlq_jobs WHERE " HELD,
   [SQLQ__SQL_FAIL] = "UPDATE sqlq_jobs SET"
                      " state = CASE WHEN $3::int <> 0 THEN 'dead' ELSE 'ready' END,"
@@ -194,7 +201,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "  WHERE $1::text IS NULL OR queue = $1::text) AS counts"
     " GROUP BY queue ORDER BY queue COLLATE \"C\"",
   [SQLQ__SQL_LIST] = "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
-                     "  ELSE CASE WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
+                     "  ELSE CASE WHEN run_at >= " SQLQ__WAITING_SQL " THEN 6"
+                     "  WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
                      " priority, attempts, max_attempts, run_at, created_at, lease_until,"
                      " dedupe_key, group_key, last_error, payload"
                      " FROM sqlq_jobs WHERE queue = $1::text) AS jobs"
@@ -218,13 +226,13 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
              " $6::bytea[]) WITH ORDINALITY AS t(p, d, m, g, b, ord)"
              " ORDER BY t.ord RETURNING id",
   [SQLQ__SQL_ACK_ARRAY] = ACK_ARRAY_DELETE " RETURNING id",
-  [SQLQ__SQL_ACK_HISTORY_ARRAY] =
-    "WITH done AS (" ACK_ARRAY_DELETE " RETURNING id, queue, priority, attempts,"
-    " max_attempts, dedupe_key, group_key, payload, created_at)"
-    " INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
-    " dedupe_key, group_key, payload, created_at, finished_at)"
-    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
-    " payload, created_at, sqlq_now() FROM done RETURNING id",
+  [SQLQ__SQL_ACK_HISTORY_ARRAY] = ACK_HISTORY_ARRAY(""),
+  /* Dependencies (schema version 7). */
+  [SQLQ__SQL_ACK_FREE] = ACK DEPS_SQL_FREE,
+  [SQLQ__SQL_HISTORY_COPY_FREE] = HISTORY_COPY DEPS_SQL_FREE,
+  [SQLQ__SQL_ACK_ARRAY_FREE] = ACK_ARRAY_DELETE DEPS_SQL_FREE " RETURNING id",
+  [SQLQ__SQL_ACK_HISTORY_ARRAY_FREE] = ACK_HISTORY_ARRAY(DEPS_SQL_FREE),
+  DEPS_SQL_ENTRIES("sqlq_now()", "$1::text", DEPS_SQL_PIPES),
 
   /* Rings.  The UPDATE of the ring's row takes its next numbers and keeps
   ** the row locked until the transaction ends, so concurrent pushes take
@@ -531,7 +539,15 @@ static const char migration_5[] =
 
 /* Version 6: concurrency limits, a column of the queue's row. */
 static const char migration_6[] = "ALTER TABLE sqlq_queues ADD COLUMN max_running bigint;";
+/* Version 7: dependencies (docs/schema.md). */
+static const char migration_7[] =
+  "ALTER TABLE sqlq_jobs ADD COLUMN awaited integer, ADD COLUMN waits integer;"
+  "CREATE TABLE sqlq_deps ("
+  " job_id   bigint NOT NULL,"
+  " after_id bigint NOT NULL,"
+  " PRIMARY KEY (job_id, after_id));"
+  "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6,
+  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
 };

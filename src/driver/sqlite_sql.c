@@ -15,6 +15,7 @@
 ** take the range run_at <= now on sqlq_jobs_due and sort every due job,
 ** which costs time in proportion to the queue's length.
 */
+#include "deps_sql.h"
 #include "schedules_sql.h"
 #include "sqlite_int.h"
 
@@ -61,6 +62,10 @@
 
 #define NOW_DEFAULT "(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER))"
 
+#define HELD "id = $1 AND token = $2 AND state = 'running'"
+#define ACK "DELETE FROM sqlq_jobs WHERE " HELD
+#define HISTORY_COPY DEPS_SQL_HISTORY_COPY("sqlq_now()", HELD)
+
 const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_SCHEMA_TABLE] = "CREATE TABLE IF NOT EXISTS sqlq_schema ("
                              " version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
@@ -86,13 +91,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
 
-  [SQLQ__SQL_ACK] = "DELETE FROM sqlq_jobs WHERE id = $1 AND token = $2 AND state = 'running'",
-  [SQLQ__SQL_HISTORY_COPY] =
-    "INSERT INTO sqlq_jobs_history (id, queue, priority, attempts, max_attempts,"
-    " dedupe_key, group_key, payload, created_at, finished_at)"
-    " SELECT id, queue, priority, attempts, max_attempts, dedupe_key, group_key,"
-    " payload, created_at, sqlq_now() FROM sqlq_jobs"
-    " WHERE id = $1 AND token = $2 AND state = 'running'",
+  [SQLQ__SQL_ACK] = ACK,
+  [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
   [SQLQ__SQL_FAIL_PEEK] = "SELECT attempts, max_attempts, queue FROM sqlq_jobs"
                           " WHERE id = $1 AND token = $2 AND state = 'running'",
   [SQLQ__SQL_FAIL] = "UPDATE sqlq_jobs SET"
@@ -119,13 +119,13 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
     "  WHERE $1 IS NULL OR queue = $1)"
     " GROUP BY queue ORDER BY queue",
-  [SQLQ__SQL_LIST] =
-    "SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
-    "  WHEN 'ready' THEN CASE WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
-    " priority, attempts, max_attempts, run_at, created_at, lease_until,"
-    " dedupe_key, group_key, last_error, payload"
-    " FROM sqlq_jobs WHERE queue = $1 AND ($2 = 0 OR st = $2)"
-    " ORDER BY priority DESC, run_at, id LIMIT $3",
+  [SQLQ__SQL_LIST] = "SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
+                     "  WHEN 'ready' THEN CASE WHEN run_at >= " SQLQ__WAITING_SQL " THEN 6"
+                     "  WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
+                     " priority, attempts, max_attempts, run_at, created_at, lease_until,"
+                     " dedupe_key, group_key, last_error, payload"
+                     " FROM sqlq_jobs WHERE queue = $1 AND ($2 = 0 OR st = $2)"
+                     " ORDER BY priority DESC, run_at, id LIMIT $3",
   [SQLQ__SQL_RETRY_ID] = "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
                          " run_at = sqlq_now(), token = NULL, lease_until = NULL"
                          " WHERE queue = $1 AND id = $2 AND state IN ('dead','ready')",
@@ -231,6 +231,10 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
                               " AND state = 'running' AND lease_until > sqlq_now()",
+  /* Dependencies (schema version 7). */
+  [SQLQ__SQL_ACK_FREE] = ACK DEPS_SQL_FREE,
+  [SQLQ__SQL_HISTORY_COPY_FREE] = HISTORY_COPY DEPS_SQL_FREE,
+  DEPS_SQL_ENTRIES("sqlq_now()", "$1", DEPS_SQL_PIPES),
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -333,7 +337,16 @@ static const char migration_5[] = "ALTER TABLE sqlq_queues ADD COLUMN keep_for I
 
 /* Version 6: concurrency limits, a column of the queue's row. */
 static const char migration_6[] = "ALTER TABLE sqlq_queues ADD COLUMN max_running INTEGER;";
+/* Version 7: dependencies.  A job's awaited and waits are NULL until a
+** dependent is enqueued after it, or it is one (docs/schema.md). */
+static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN awaited INTEGER;"
+                                  "ALTER TABLE sqlq_jobs ADD COLUMN waits INTEGER;"
+                                  "CREATE TABLE sqlq_deps ("
+                                  " job_id   INTEGER NOT NULL,"
+                                  " after_id INTEGER NOT NULL,"
+                                  " PRIMARY KEY (job_id, after_id)) WITHOUT ROWID;"
+                                  "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6,
+  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
 };

@@ -8,9 +8,9 @@
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
 # A job of version 1 survives the upgrade; rings, pools, subscriptions,
-# schedules, retention and concurrency limits work after it, and a worker
-# keeping history works before it (without pruning), its claims without
-# the limits' column.
+# schedules, retention, concurrency limits and dependencies work after it,
+# and a worker keeping history works before it (without pruning), its
+# claims without the limits' column.
 
 set_version() {
   sql "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, 0)"
@@ -25,7 +25,7 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 6" "schema version 6"
+expect_out "init makes version 7" "schema version 7"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -46,14 +46,17 @@ expect_err_has "retention: the error says what to do" "run \`sqlq init\`"
 run "limits need the upgrade" 69 sq limit --concurrency 1 "$q"
 expect_error_line "limits need the upgrade"
 expect_err_has "limits: the error says what to do" "run \`sqlq init\`"
+run "dependencies need the upgrade" 69 sq push --after 1 "$q" x
+expect_error_line "dependencies need the upgrade"
+expect_err_has "dependencies: the error says what to do" "run \`sqlq init\`"
 sq push "$q-h" "kept in history" >/dev/null
 run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$hurl" work --drain "$q-h" -- true
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 6" "schema version 6"
+expect_out "the upgrade reaches version 7" "schema version 7"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 6"
+expect_out "again changes nothing" "schema version 7"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -78,16 +81,24 @@ run "a worker claims under it" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$
 sq limit --concurrency 0 "$q-h" >/dev/null
 run "history from version 1 is listed" 0 sq jobs --state done --json "$q-h"
 expect_out_has "the job" '"payload":"kept in history"'
+run "a job after the first after the upgrade" 0 sq push --after 1 "$q-d" "after 1"
+run "it waits" 0 sq jobs --state waiting --json "$q-d"
+expect_out_has "waiting" '"state":"waiting"'
+run "the first runs" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q" -- true
+run "then the one after it is ready" 0 sq jobs --json "$q-d"
+expect_out_has "ready" '"state":"ready"'
+sq purge "$q-d" >/dev/null
+sq push "$q" "from version 6" >/dev/null
 sq retention --keep-count 0 "$q-h" >/dev/null
 sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
-set_version 7
+set_version 8
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 7"
-unset_version 7
+expect_err_has "the error names the versions" "version 8"
+unset_version 8
 run "init after the newer one is gone" 0 sq init
 
 finish

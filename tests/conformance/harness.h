@@ -179,5 +179,6 @@ int run_subscription_tests(void);
 int run_batch_tests(void);
 int run_cron_tests(void);
 int run_retention_tests(void);
+int run_deps_tests(void);
 
 #endif /* SQLQ_TEST_HARNESS_H */

@@ -132,7 +132,8 @@ static void done_lists_history(void **state) {
   assert_int_equal(list_done(f->db, f->queue, 2, &jobs), 2);
   sqlq_job_infos_free(jobs, 2);
   assert_int_equal(fx_count(f->db, f, 0), 0);
-  assert_status(f->db, sqlq_list(f->db, f->queue, SQLQ_STATE_DONE + 1, 0, &jobs, &n), SQLQ_MISUSE);
+  assert_status(f->db, sqlq_list(f->db, f->queue, SQLQ_STATE_WAITING + 1, 0, &jobs, &n),
+                SQLQ_MISUSE);
   sqlq_close(h);
 }
 

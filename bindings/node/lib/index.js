@@ -33,7 +33,7 @@ const status = Object.freeze({
 });
 
 /** Job states (sqlq_list's state filter and each row's state). */
-const state = Object.freeze({ READY: 1, RUNNING: 2, DEAD: 3, SCHEDULED: 4, DONE: 5 });
+const state = Object.freeze({ READY: 1, RUNNING: 2, DEAD: 3, SCHEDULED: 4, DONE: 5, WAITING: 6 });
 
 /** Actions and flags of subscribe(), and the status of a subscription. */
 const ON_INSERT = 0x1;

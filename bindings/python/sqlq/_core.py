@@ -29,7 +29,7 @@ if _SPEC.size != ctypes.sizeof(_ffi.JobSpec):  # pragma: no cover
     raise ImportError("sqlq: sqlq_job_spec's layout differs between struct and ctypes")
 
 # Job states (SQLQ_STATE_*) by name, for Database.list().
-STATES = {"ready": 1, "running": 2, "dead": 3, "scheduled": 4, "done": 5}
+STATES = {"ready": 1, "running": 2, "dead": 3, "scheduled": 4, "done": 5, "waiting": 6}
 STATE_NAMES = {v: k for k, v in STATES.items()}
 
 # The policies for missed ticks of Database.cron_add() by name (SQLQ_CRON_*).
@@ -613,7 +613,8 @@ class Database:
         """Jobs of queue in claim order (state: "ready", "scheduled", "running", "dead"
         or None for all), at most limit (0: all).  State "done" (libsqlq 1.1): the
         finished jobs kept in history, newest first, with run_at_us when each
-        finished."""
+        finished.  State "waiting" (libsqlq 1.1): jobs waiting for others to
+        succeed (enqueued after them in C or with `sqlq push --after`)."""
         h = self._handle()
         q = self._queue(queue)
         if state is None:
