@@ -178,7 +178,7 @@ export class Database {
   interrupt(): void;
   init(): Promise<number>;
   enqueue(queue: string, payload: Bytes, options?: EnqueueOptions): Promise<{ id: number; duplicate: boolean }>;
-  enqueueBatch(queue: string, jobs: Array<Bytes | BatchJob>): Promise<number[]>;
+  enqueueBatch(queue: string, jobs: Array<Bytes | BatchJob>, options?: { after?: Int[] }): Promise<number[]>;
   claim(queue: string, max?: number, options?: { lease?: number }): Promise<Job[]>;
   ack(job: JobRef): Promise<void>;
   ack(id: Int, token: Int): Promise<void>;

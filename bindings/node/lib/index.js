@@ -111,8 +111,9 @@ class Database {
   enqueue(queue, payload, options) {
     return this._n.enqueue(queue, payload, options);
   }
-  enqueueBatch(queue, jobs) {
-    return this._n.enqueueBatch(queue, jobs);
+  /** Enqueue many jobs in one transaction; with options.after (job ids, libsqlq 1.1) each waits until all of those succeeded. */
+  enqueueBatch(queue, jobs, options = {}) {
+    return this._n.enqueueBatch(queue, jobs, options.after);
   }
   claim(queue, max = 1, options) {
     return this._n.claim(queue, max, options);

@@ -459,12 +459,23 @@ Napi::Value Db::EnqueueBatch(const Napi::CallbackInfo &info) {
       (*specs)[i].Read(e, Napi::Object::New(info.Env()));
     }
   }
+  // info[2]: the ids the jobs wait for (libsqlq 1.1), or undefined.
+  bool has_after = !info[2].IsUndefined() && !info[2].IsNull();
+  auto after = std::make_shared<std::vector<int64_t>>();
+  if (has_after) {
+    if (!info[2].IsArray()) Bad(info.Env(), "after", "an array of job ids");
+    Napi::Array w = info[2].As<Napi::Array>();
+    for (uint32_t i = 0; i < w.Length(); i++) after->push_back(Int(w.Get(i), "after", INT64_MIN, INT64_MAX));
+  }
   auto ids = std::make_shared<std::vector<int64_t>>(specs->size());
   return Run(info,
              [=](sqlq_db *h) {
                std::vector<sqlq_job_spec> v;
                v.reserve(specs->size());
                for (Spec &s : *specs) v.push_back(*s.Fix());
+               if (has_after)
+                 return sqlq_enqueue_after(h, queue.c_str(), v.data(), v.size(), after->data(), after->size(),
+                                           ids->data());
                return sqlq_enqueue_batch(h, queue.c_str(), v.data(), v.size(), ids->data());
              },
              [ids](Napi::Env env, int) {

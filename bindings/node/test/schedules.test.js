@@ -1,5 +1,5 @@
-// test/schedules.test.js -- schedules of periodic jobs and retention of
-// finished jobs (libsqlq 1.1) through the package, on the database of
+// test/schedules.test.js -- schedules of periodic jobs, retention of
+// finished jobs, concurrency limits and dependencies (libsqlq 1.1) through the package, on the database of
 // SQLQ_TEST_URL (else SQLite).
 "use strict";
 const test = require("node:test");
@@ -116,5 +116,27 @@ test("concurrencySet and concurrencyGet", async () => {
     assert.equal(await db.concurrencyGet(q), 2);
     await db.concurrencySet(q, 0);
     assert.equal((await db.claim(q, 10)).length, 1);
+  });
+});
+
+test("enqueueBatch with after: a fan-out and its fan-in", async () => {
+  await withQueue(async (db, q) => {
+    const batch = await db.enqueueBatch(q, ["a", "b"]);
+    const [last] = await db.enqueueBatch(q, ["fan-in"], { after: batch });
+    const listed = (await db.list(q)).filter((j) => j.id === last);
+    assert.equal(listed[0].state, sqlq.state.WAITING);
+    const jobs = await db.claim(q, 10);
+    assert.deepEqual(jobs.map((j) => j.payload.toString()).sort(), ["a", "b"]);
+    await db.ack(jobs[0]);
+    assert.deepEqual(await db.claim(q, 10), []);
+    await db.ack(jobs[1]);
+    const [job] = await db.claim(q, 10);
+    assert.equal(job.id, last);
+    await db.ack(job);
+    for (const bad of [[], [0], [-3]]) await assert.rejects(db.enqueueBatch(q, ["x"], { after: bad }), sqlq.MisuseError);
+    await assert.rejects(db.enqueueBatch(q, ["x"], { after: [last + 1e6] }), sqlq.NotfoundError);
+    assert.throws(() => db.enqueueBatch(q, ["x"], { after: ["1"] }), TypeError);
+    assert.throws(() => db.enqueueBatch(q, ["x"], { after: 5 }), TypeError);
+    assert.deepEqual(await db.list(q), []);
   });
 });

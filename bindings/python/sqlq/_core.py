@@ -411,11 +411,13 @@ class Database:
         self._check(lib.sqlq_enqueue(h, q, byref(spec), byref(job_id), byref(dup)))
         return (job_id.value, bool(dup.value)) if return_duplicate else job_id.value
 
-    def enqueue_batch(self, queue, payloads, *, priority=0, delay=0.0, max_attempts=0):
+    def enqueue_batch(self, queue, payloads, *, priority=0, delay=0.0, max_attempts=0,
+                      after=None):
         """Enqueue many jobs in one transaction; returns their ids in order.
 
         Each item is a payload (bytes or str), taking the keyword settings, or a
-        JobSpec with settings of its own.
+        JobSpec with settings of its own.  With after, ids of other jobs (libsqlq
+        1.1), each job waits until all of those have succeeded (a fan-in).
         """
         h = self._handle()
         q = self._queue(queue)
@@ -426,7 +428,12 @@ class Database:
         else:
             specs, keep = self._plain_specs(items, priority, delay, max_attempts)
         ids = (c_int64 * max(n, 1))()
-        self._check(lib.sqlq_enqueue_batch(h, q, specs, n, ids))
+        if after is None:
+            self._check(lib.sqlq_enqueue_batch(h, q, specs, n, ids))
+        else:
+            waits = [_id(i, "job id") for i in after]
+            arr = (c_int64 * max(len(waits), 1))(*waits)
+            self._call_1_1("sqlq_enqueue_after", q, specs, n, arr, len(waits), ids)
         del keep
         return list(ids[:n])
 

@@ -1,5 +1,5 @@
-"""Schedules of periodic jobs, retention of finished jobs and concurrency limits
-(libsqlq 1.1) through the package, on the backend the fixtures name."""
+"""Schedules of periodic jobs, retention of finished jobs, concurrency limits and
+dependencies (libsqlq 1.1) through the package, on the backend the fixtures name."""
 
 import pytest
 
@@ -123,3 +123,25 @@ def test_concurrency_limit(db, queue):
     assert db.concurrency_get(queue) == 2
     db.concurrency_set(queue, 0)
     assert len(db.claim(queue, 10)) == 1
+
+
+def test_fan_out_fan_in(db, queue):
+    batch = db.enqueue_batch(queue, [b"a", b"b"])
+    (last,) = db.enqueue_batch(queue, [b"fan-in"], after=batch)
+    assert [j.state for j in db.list(queue) if j.id == last] == ["waiting"]
+    jobs = db.claim(queue, 10)
+    assert sorted(j.payload for j in jobs) == [b"a", b"b"]
+    jobs[0].ack()
+    assert db.claim(queue, 10) == []
+    jobs[1].ack()
+    (job,) = db.claim(queue, 10)
+    assert job.id == last and job.payload == b"fan-in"
+    job.ack()
+    for bad in ([], [0], [-3]):
+        with pytest.raises(sqlq.Misuse):
+            db.enqueue_batch(queue, [b"x"], after=bad)
+    with pytest.raises(sqlq.NotFound):
+        db.enqueue_batch(queue, [b"x"], after=[last + 10**6])
+    with pytest.raises(TypeError):
+        db.enqueue_batch(queue, [b"x"], after=["1"])
+    assert db.list(queue) == []
