@@ -59,7 +59,9 @@ wait_registered() {
 
 run "init" 0 sq init
 
-"$SQLQ" --url "$url" work "$q" -- sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/done" \
+# --no-cron: the scheduling thread's attachment would be a third one, before
+# or after the event's (wait_registered counts two).
+"$SQLQ" --url "$url" work --no-cron "$q" -- sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/done" \
   >"$tmp/worker.log" 2>&1 &
 worker=$!
 bg_pids+=("$worker")
@@ -115,7 +117,7 @@ wait "$worker" 2>/dev/null
 # registration opens (libfbclient opens it without close-on-exec): it sees
 # the same descriptor numbers as when started directly.
 sh -c 'ls /proc/$$/fd >"$0/fds-direct"' "$tmp" </dev/null
-"$SQLQ" --url "$url" work "$q-fds" -- sh -c 'ls /proc/$$/fd >"$0/fds-work"' "$tmp" \
+"$SQLQ" --url "$url" work --no-cron "$q-fds" -- sh -c 'ls /proc/$$/fd >"$0/fds-work"' "$tmp" \
   >"$tmp/fds-worker.log" 2>&1 &
 worker=$!
 bg_pids+=("$worker")
