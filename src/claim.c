@@ -211,9 +211,8 @@ static int claim_in_tx(sqlq_db *db, struct claim *c) {
   ** lease.) */
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
   unsigned single = db->driver->sql[SQLQ__SQL_REAP] ? 0 : SQLQ__TX_SINGLE;
-  int rc = db->limits_schema == SQLQ__LIMITS_RATES
-             ? SQLQ_OK
-             : sqlq__in_tx(db, SQLQ__TX_READ, limits_schema_tx, NULL);
+  int rc =
+    sqlq__limits_known(db) ? SQLQ_OK : sqlq__in_tx(db, SQLQ__TX_READ, limits_schema_tx, NULL);
   if (rc != SQLQ_OK) return rc;
   c->counted = strcmp(db->limited_queue, c->queue) == 0;
   rc = sqlq__in_tx(db, kind | (c->counted ? SQLQ__TX_WAITS : single), claim_tx, c);

@@ -9,11 +9,15 @@
 ** before it reads the schema version again. */
 #define UNLIMITED_RECHECK_NS 1000000000LL
 
+int sqlq__limits_known(const sqlq_db *db) {
+  return db->limits_schema == SQLQ__LIMITS_RATES ||
+         (db->limits_checked_ns &&
+          sqlq__monotonic_ns() - db->limits_checked_ns < UNLIMITED_RECHECK_NS);
+}
+
 int sqlq__limits_schema(sqlq_db *db) {
+  if (sqlq__limits_known(db)) return SQLQ_OK;
   int64_t now = sqlq__monotonic_ns();
-  if (db->limits_schema == SQLQ__LIMITS_RATES ||
-      (db->limits_checked_ns && now - db->limits_checked_ns < UNLIMITED_RECHECK_NS))
-    return SQLQ_OK;
   int64_t version = 0;
   sqlq__query q = {.sql = SQLQ__SQL_SCHEMA_VERSION, .row = sqlq__read_int64, .arg = &version};
   int rc = sqlq__query_run(db, &q, NULL, 0);

@@ -727,6 +727,10 @@ int sqlq__rate_stamp(sqlq_db *db, const char *queue, const sqlq__slot *last);
 ** transaction.  Returns SQLQ_OK or the read's error. */
 int sqlq__limits_schema(sqlq_db *db);
 
+/* Whether db->limits_schema needs no reading now (sqlq__limits_schema
+** would not read the schema version). */
+int sqlq__limits_known(const sqlq_db *db);
+
 /* Record an error on db: its status and formatted text.  Returns status. */
 int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)
   __attribute__((format(printf, 3, 4)));
