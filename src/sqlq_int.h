@@ -313,14 +313,17 @@ enum sqlq__sql_id {
   /* Rate limits (schema version SQLQ__RATES_VERSION; see docs/schema.md).
   ** A rate of N starts per period keeps N rows of sqlq_rate_starts, the
   ** queue's slots (queue, slot, started_at), ordered by (started_at,
-  ** slot): the N latest starts (0: never). */
+  ** slot): the N latest starts.  A slot never used has its own number as
+  ** started_at, a time long past, so that no two of them tie: the ranges
+  ** of RATE_STAMP and RATE_PRUNE then read as many index entries as they
+  ** change, not all the slots that tie at 0. */
   SQLQ__SQL_RATE_SET,    /* $1 queue $2 max_starts $3 period_us (0 0: none,
                             stored as NULL) */
   SQLQ__SQL_RATE_GET,    /* $1 queue -> rate_max, rate_period (NULL: none),
                             how many slots the queue has; no row when the
                             queue is unknown */
   SQLQ__SQL_RATE_GROW,   /* $1 queue $2 count (1 to SQLQ__RATE_GROW_ROWS):
-                            adds count slots started at 0, numbered after
+                            adds count slots never used, numbered after
                             the queue's highest */
   SQLQ__SQL_RATE_NEWEST, /* $1 queue $2 offset -> started_at, slot of the
                             ($2+1)-th newest slot */

@@ -272,10 +272,11 @@
   "MAXVALUE(j.run_at, COALESCE((SELECT min(s.started_at) FROM sqlq_rate_starts s" \
   " WHERE s.queue = " QUEUE_PARAM("$1") ") + (SELECT rate_period FROM sqlq_queues" \
                                         " WHERE queue = " QUEUE_PARAM("$1") "), 0))"
-/* The slots up to ($2, $3) in slot order. */
+/* The slots up to ($2, $3) in slot order, with the range of
+** sqlq_rate_starts_age that holds them named first. */
 #define SLOTS_UPTO(cmp) \
-  "queue = $1 AND (started_at < CAST($2 AS BIGINT)" \
-  " OR (started_at = CAST($2 AS BIGINT) AND slot " cmp " CAST($3 AS BIGINT)))"
+  "queue = $1 AND started_at <= CAST($2 AS BIGINT) AND (started_at < CAST($2 AS BIGINT)" \
+  " OR slot " cmp " CAST($3 AS BIGINT))"
 
 /* The queue's row names a concurrency limit; or either limit (schema
 ** version 8). */
@@ -688,7 +689,7 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
                                   "  WHILE (i < n) DO"
                                   "  BEGIN"
                                   "   INSERT INTO sqlq_rate_starts (queue, slot, started_at)"
-                                  "    VALUES (:q, :base + :i, 0);"
+                                  "    VALUES (:q, :base + :i, :base + :i);"
                                   "   i = i + 1;"
                                   "  END"
                                   " END",
@@ -698,9 +699,10 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_RATE_PRUNE] = "DELETE FROM sqlq_rate_starts WHERE " SLOTS_UPTO("<"),
   [SQLQ__SQL_RATE_FREE] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
                           " AND started_at <= " NOW " - CAST($2 AS BIGINT)"
+                          " PLAN (SQLQ_RATE_STARTS ORDER SQLQ_RATE_STARTS_AGE)"
                           " ORDER BY queue, started_at, slot ROWS CAST($3 AS BIGINT)",
-  [SQLQ__SQL_RATE_STAMP] =
-    "UPDATE sqlq_rate_starts SET started_at = " NOW " WHERE " SLOTS_UPTO("<="),
+  [SQLQ__SQL_RATE_STAMP] = "UPDATE sqlq_rate_starts SET started_at = " NOW " WHERE " SLOTS_UPTO(
+    "<=") " PLAN (SQLQ_RATE_STARTS INDEX (SQLQ_RATE_STARTS_AGE))",
   [SQLQ__SQL_CLAIM_RATES] = CLAIM(COUNTED, PAUSED_IF(ROW_LIMITED_RATES)),
   [SQLQ__SQL_PAUSED_RATES] = "SELECT paused, IIF(" ROW_LIMITED_RATES ", 1, 0)"
                              " FROM sqlq_queues WHERE queue = $1",

@@ -100,8 +100,9 @@
   " + (SELECT rate_period FROM sqlq_queues WHERE queue = " q "))"
 /* A job is due no sooner than the queue's rate frees its oldest slot. */
 #define RATE_DUE "GREATEST(j.run_at, COALESCE(" RATE_FREE_AT("$1") ", 0))"
-/* The slots up to ($2, $3) in slot order. */
-#define SLOTS_UPTO(cmp) "queue = $1 AND (started_at < $2 OR (started_at = $2 AND slot " cmp " $3))"
+/* The slots up to ($2, $3) in slot order, with the range of
+** sqlq_rate_starts_age that holds them named first. */
+#define SLOTS_UPTO(cmp) "queue = $1 AND started_at <= $2 AND (started_at < $2 OR slot " cmp " $3)"
 
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 
@@ -383,16 +384,18 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_RATE_GROW] =
     "INSERT INTO sqlq_rate_starts (queue, slot, started_at)"
     " WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2)"
-    " SELECT $1, b.first + n.i, 0 FROM n, (SELECT COALESCE(MAX(slot), -1) + 1 AS first"
+    " SELECT $1, b.first + n.i, b.first + n.i FROM n, (SELECT COALESCE(MAX(slot), -1) + 1 AS first"
     "  FROM sqlq_rate_starts WHERE queue = $1) AS b",
   [SQLQ__SQL_RATE_NEWEST] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
                             " ORDER BY started_at DESC, slot DESC LIMIT 1 OFFSET $2",
   [SQLQ__SQL_RATE_PRUNE] = "DELETE FROM sqlq_rate_starts WHERE " SLOTS_UPTO("<"),
-  [SQLQ__SQL_RATE_FREE] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
+  [SQLQ__SQL_RATE_FREE] = "SELECT started_at, slot FROM sqlq_rate_starts"
+                          " FORCE INDEX (sqlq_rate_starts_age) WHERE queue = $1"
                           " AND started_at <= " NOW_US " - $2 ORDER BY started_at, slot LIMIT $3"
                           " LOCK IN SHARE MODE",
   [SQLQ__SQL_RATE_STAMP] =
-    "UPDATE sqlq_rate_starts SET started_at = " NOW_US " WHERE " SLOTS_UPTO("<="),
+    "UPDATE sqlq_rate_starts FORCE INDEX (sqlq_rate_starts_age) SET started_at = " NOW_US
+    " WHERE " SLOTS_UPTO("<="),
   [SQLQ__SQL_CLAIM_RATES] = CLAIM(NOT_PAUSED_IF(LIMITED_RATES)),
   [SQLQ__SQL_PAUSED_RATES] = "SELECT paused, " LIMITED_RATES " FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL("$1"), RATE_DUE),

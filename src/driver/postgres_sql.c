@@ -344,7 +344,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
                          " (SELECT count(*) FROM sqlq_rate_starts WHERE queue = $1::text)"
                          " FROM sqlq_queues WHERE queue = $1::text",
   [SQLQ__SQL_RATE_GROW] =
-    "INSERT INTO sqlq_rate_starts (queue, slot, started_at) SELECT $1::text, b.first + i, 0"
+    "INSERT INTO sqlq_rate_starts (queue, slot, started_at) SELECT $1::text, b.first + i, b.first + i"
     " FROM generate_series(0, $2::int8 - 1) AS i, (SELECT coalesce(max(slot), -1) + 1 AS first"
     "  FROM sqlq_rate_starts WHERE queue = $1::text) AS b",
   [SQLQ__SQL_RATE_NEWEST] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1::text"

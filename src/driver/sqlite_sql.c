@@ -71,7 +71,7 @@
   "max(j.run_at, coalesce((SELECT min(s.started_at) FROM sqlq_rate_starts s WHERE s.queue = $1)" \
   " + (SELECT rate_period FROM sqlq_queues WHERE queue = $1), 0))"
 /* The slots up to ($2, $3) in slot order. */
-#define SLOTS_UPTO(cmp) "queue = $1 AND (started_at < $2 OR (started_at = $2 AND slot " cmp " $3))"
+#define SLOTS_UPTO(cmp) "queue = $1 AND (started_at, slot) " cmp " ($2, $3)"
 
 #define NOW_DEFAULT "(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER))"
 
@@ -259,7 +259,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                          " FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_RATE_GROW] =
     "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2)"
-    " INSERT INTO sqlq_rate_starts (queue, slot, started_at) SELECT $1, b.first + n.i, 0"
+    " INSERT INTO sqlq_rate_starts (queue, slot, started_at) SELECT $1, b.first + n.i, b.first + n.i"
     " FROM n, (SELECT coalesce(max(slot), -1) + 1 AS first FROM sqlq_rate_starts"
     "  WHERE queue = $1) AS b",
   [SQLQ__SQL_RATE_NEWEST] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
