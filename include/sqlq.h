@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 7
+#define SQLQ_SCHEMA_VERSION 8
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -459,6 +459,34 @@ int sqlq_concurrency_set(sqlq_db *db, const char *queue, int64_t max_running);
 /* The concurrency limit of queue into *max_running_out: 0 when it has
 ** none, also for a queue that the database does not know. */
 int sqlq_concurrency_get(sqlq_db *db, const char *queue, int64_t *max_running_out);
+
+/* The most starts a rate limit may allow per period, and its longest
+** period (a year), in microseconds. */
+#define SQLQ_RATE_MAX_STARTS_MAX 100000
+#define SQLQ_RATE_PERIOD_MAX_US INT64_C(31622400000000)
+
+/*
+** Limit queue to at most max_starts claims of its jobs (starts: first
+** runs, retries and re-claims of expired leases alike) in any period of
+** period_us microseconds on the database's clock, across every worker of
+** every host: a sliding window, exact (docs/schema.md, "Rate limits").
+** max_starts 0 removes the limit (period_us is then ignored); more than
+** SQLQ_RATE_MAX_STARTS_MAX, negative, or a period outside 1 to
+** SQLQ_RATE_PERIOD_MAX_US is SQLQ_MISUSE.  The claim enforces it: a claim
+** takes at most the starts left in the window, and nothing when none is
+** (no job, not an error); sqlq_wait() sleeps until the window's oldest
+** start leaves it.  A change keeps the latest starts: they count against
+** the new rate.  It combines with a concurrency limit: a claim takes at
+** most what both allow.  The setting is the queue's, in sqlq_queues and
+** sqlq_rate_starts, for every handle.  SQLQ_SCHEMA on a database below the
+** schema version that brought rate limits (`sqlq init` upgrades it).
+*/
+int sqlq_rate_set(sqlq_db *db, const char *queue, int64_t max_starts, int64_t period_us);
+
+/* The rate limit of queue into *max_starts_out and *period_us_out (either
+** may be NULL): 0 and 0 when it has none, also for a queue that the
+** database does not know. */
+int sqlq_rate_get(sqlq_db *db, const char *queue, int64_t *max_starts_out, int64_t *period_us_out);
 
 /* Counts for one queue. */
 typedef struct sqlq_queue_stats {

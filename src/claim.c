@@ -34,8 +34,12 @@ struct claim {
   int max;
   int64_t lease_us;
   int64_t token;
-  int counted; /* claim under the queue's limit (LIMIT_LOCK first) */
-  int limited; /* out: the queue was found to have a concurrency limit */
+  int counted;      /* claim under the queue's limit (LIMIT_LOCK first) */
+  int limited;      /* out: the queue was found to have a concurrency or rate
+                  limit */
+  int rated;        /* the counted claim found a rate limit: its jobs take the
+                  first of the free slots */
+  sqlq__slots free; /* the free slots of the queue's rate */
   sqlq_job *jobs;
   int n;
   size_t cap;
@@ -105,20 +109,48 @@ static int add_job(sqlq_db *db, sqlq__stmt *st, void *arg) {
   return rc;
 }
 
+/* The row of LIMIT_LOCK (rates 0) or LIMIT_LOCK_RATES (rates 1); a limit
+** not set is -1 (cap) or 0 (rate_max). */
+struct limits {
+  int rates;
+  int64_t cap, rate_max, rate_period;
+};
+
+static int read_limits(sqlq_db *db, sqlq__stmt *st, void *arg) {
+  struct limits *l = arg;
+  const sqlq__driver *d = db->driver;
+  l->cap = d->column_is_null(st, 0) ? -1 : d->column_int64(st, 0);
+  if (l->rates && !d->column_is_null(st, 1)) {
+    l->rate_max = d->column_int64(st, 1);
+    l->rate_period = d->column_int64(st, 2);
+  }
+  return SQLQ__DONE;
+}
+
 /* Lower *max to the free slots of c's queue when it has a concurrency
-** limit, holding the queue's row until the transaction ends.  Every claim
-** of a limited queue holds that row while it counts and claims, so each
-** counts the jobs of the claims committed before it, and none of them
-** overtakes another (docs/schema.md, "Concurrency limits"). */
+** limit, and to the starts its rate has left in the window when it has a
+** rate limit, holding the queue's row until the transaction ends.  Every
+** claim of a limited queue holds that row while it counts and claims, so
+** each counts the jobs of the claims committed before it, and none of
+** them overtakes another (docs/schema.md, "Concurrency limits", "Rate
+** limits"). */
 static int free_slots(sqlq_db *db, struct claim *c, int *max) {
-  int64_t cap = -1, running = 0;
-  sqlq__query lock = {.sql = SQLQ__SQL_LIMIT_LOCK, .row = sqlq__read_int64, .arg = &cap};
+  struct limits l = {.rates = db->limits_schema == SQLQ__LIMITS_RATES, .cap = -1};
+  int64_t running = 0;
+  sqlq__query lock = {.sql = l.rates ? SQLQ__SQL_LIMIT_LOCK_RATES : SQLQ__SQL_LIMIT_LOCK,
+                      .row = read_limits,
+                      .arg = &l};
   int rc = sqlq__run(db, &lock, SQLQ__TEXT(c->queue));
   if (rc != SQLQ_OK || lock.rows == 0) return rc;
   c->limited = 1;
   sqlq__query count = {.sql = SQLQ__SQL_LIMIT_RUNNING, .row = sqlq__read_int64, .arg = &running};
-  rc = sqlq__run(db, &count, SQLQ__TEXT(c->queue));
-  if (rc == SQLQ_OK && cap - running < *max) *max = cap > running ? (int)(cap - running) : 0;
+  if (l.cap >= 0) rc = sqlq__run(db, &count, SQLQ__TEXT(c->queue));
+  if (rc == SQLQ_OK && l.cap >= 0 && l.cap - running < *max)
+    *max = l.cap > running ? (int)(l.cap - running) : 0;
+  if (rc != SQLQ_OK || l.rate_max <= 0 || *max == 0) return rc;
+  c->rated = 1;
+  rc = sqlq__rate_free(db, c->queue, l.rate_period, *max, &c->free);
+  if (rc == SQLQ_OK && c->free.n < (size_t)*max) *max = (int)c->free.n;
   return rc;
 }
 
@@ -130,26 +162,32 @@ static int claim_tx(sqlq_db *db, void *arg) {
   for (int i = 0; i < c->n; i++) free((void *)c->jobs[i].payload);
   c->n = 0;
   c->limited = 0;
+  c->rated = 0;
   if (d->sql[SQLQ__SQL_REAP] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
   if (c->counted && (rc = free_slots(db, c, &max)) != SQLQ_OK) return rc;
   c->token = sqlq__new_token();
   /* CLAIM_UNLIMITED takes no $5. */
-  int limits = db->limits_schema;
+  int limits = db->limits_schema != SQLQ__LIMITS_NONE;
   sqlq__arg args[] = {SQLQ__TEXT(c->queue), SQLQ__INT(c->token), SQLQ__INT(c->lease_us),
                       SQLQ__INT(max), SQLQ__INT(c->counted)};
-  sqlq__query q = {.sql = limits ? SQLQ__SQL_CLAIM : SQLQ__SQL_CLAIM_UNLIMITED,
-                   .row = add_job,
-                   .arg = c,
-                   .start = d->claim};
+  sqlq__query q = {
+    .sql = sqlq__limits_sql(db, SQLQ__SQL_CLAIM_UNLIMITED, SQLQ__SQL_CLAIM, SQLQ__SQL_CLAIM_RATES),
+    .row = add_job,
+    .arg = c,
+    .start = d->claim};
   rc = max == 0 ? SQLQ_OK : sqlq__query_run(db, &q, args, limits ? 5 : 4);
+  /* Its jobs started in the oldest of the free slots. */
+  if (rc == SQLQ_OK && c->rated && c->n > 0)
+    rc = sqlq__rate_stamp(db, c->queue, &c->free.v[c->n - 1]);
   if (rc != SQLQ_OK) return rc;
   if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
   /* A paused queue gives no jobs; say why.  A limited one gave none
   ** without counting: the caller claims again, counting. */
   struct queue_flags flags = {0};
-  sqlq__query pq = {.sql = limits ? SQLQ__SQL_PAUSED : SQLQ__SQL_PAUSED_UNLIMITED,
+  sqlq__query pq = {.sql = sqlq__limits_sql(db, SQLQ__SQL_PAUSED_UNLIMITED, SQLQ__SQL_PAUSED,
+                                            SQLQ__SQL_PAUSED_RATES),
                     .row = read_flags,
                     .arg = &flags};
   if (c->n == 0 && (rc = sqlq__run(db, &pq, SQLQ__TEXT(c->queue))) != SQLQ_OK) return rc;
@@ -173,7 +211,8 @@ static int claim_in_tx(sqlq_db *db, struct claim *c) {
   ** lease.) */
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
   unsigned single = db->driver->sql[SQLQ__SQL_REAP] ? 0 : SQLQ__TX_SINGLE;
-  int rc = db->limits_schema ? SQLQ_OK : sqlq__in_tx(db, SQLQ__TX_READ, limits_schema_tx, NULL);
+  int rc =
+    sqlq__limits_known(db) ? SQLQ_OK : sqlq__in_tx(db, SQLQ__TX_READ, limits_schema_tx, NULL);
   if (rc != SQLQ_OK) return rc;
   c->counted = strcmp(db->limited_queue, c->queue) == 0;
   rc = sqlq__in_tx(db, kind | (c->counted ? SQLQ__TX_WAITS : single), claim_tx, c);
@@ -207,6 +246,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_
   if (db->keep_history) sqlq__prune_due(db, queue);
   struct claim c = {.queue = queue, .max = (int)max, .lease_us = sqlq__seconds_to_us(lease)};
   rc = claim_in_tx(db, &c);
+  free(c.free.v);
   if (rc != SQLQ_OK) {
     sqlq_jobs_free(c.jobs, (size_t)c.n);
     return rc;

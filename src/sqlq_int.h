@@ -310,6 +310,42 @@ enum sqlq__sql_id {
                                        last_error naming the lowest such id */
   SQLQ__SQL_DEPS_FORGET,            /* $1 queue: deletes the sqlq_deps rows
                                        of the queue's jobs, either side */
+  /* Rate limits (schema version SQLQ__RATES_VERSION; see docs/schema.md).
+  ** A rate of N starts per period keeps N rows of sqlq_rate_starts, the
+  ** queue's slots (queue, slot, started_at), ordered by (started_at,
+  ** slot): the N latest starts.  A slot never used has its own number as
+  ** started_at, a time long past, so that no two of them tie: the ranges
+  ** of RATE_STAMP and RATE_PRUNE then read as many index entries as they
+  ** change, not all the slots that tie at 0. */
+  SQLQ__SQL_RATE_SET,    /* $1 queue $2 max_starts $3 period_us (0 0: none,
+                            stored as NULL) */
+  SQLQ__SQL_RATE_GET,    /* $1 queue -> rate_max, rate_period (NULL: none),
+                            how many slots the queue has; no row when the
+                            queue is unknown */
+  SQLQ__SQL_RATE_GROW,   /* $1 queue $2 count (1 to SQLQ__RATE_GROW_ROWS):
+                            adds count slots never used, numbered after
+                            the queue's highest */
+  SQLQ__SQL_RATE_NEWEST, /* $1 queue $2 offset -> started_at, slot of the
+                            ($2+1)-th newest slot */
+  SQLQ__SQL_RATE_PRUNE,  /* $1 queue $2 started_at $3 slot: deletes the
+                            slots before ($2, $3) in slot order */
+  SQLQ__SQL_RATE_FREE,   /* $1 queue $2 period_us $3 limit -> started_at,
+                            slot of the free slots (started at or before
+                            now - period), oldest first, at most $3; run
+                            after LIMIT_LOCK_RATES took its lock, reading
+                            the newest commits as LIMIT_RUNNING does */
+  SQLQ__SQL_RATE_STAMP,  /* $1 queue $2 started_at $3 slot: the slots at or
+                            before ($2, $3) in slot order start now */
+  /* The statements that name max_running on a database with rate limits:
+  ** "limited" is max_running or rate_max set. */
+  SQLQ__SQL_CLAIM_RATES,      /* as CLAIM */
+  SQLQ__SQL_PAUSED_RATES,     /* as PAUSED */
+  SQLQ__SQL_NEXT_DUE_RATES,   /* as NEXT_DUE; a ready job of a queue whose
+                                 rate has no free slot is due when its
+                                 oldest slot frees */
+  SQLQ__SQL_LIMIT_LOCK_RATES, /* as LIMIT_LOCK -> max_running (NULL: none),
+                                 rate_max, rate_period (NULL: none); no row,
+                                 and no lock, when the queue has neither */
   SQLQ__SQL_COUNT
 };
 
@@ -640,23 +676,63 @@ struct sqlq_db {
   ** and an ack wakes one of its waiters (see claim.c).  A hint only: the
   ** claim's SQL decides. */
   char limited_queue[SQLQ_QUEUE_NAME_MAX + 1];
-  /* Whether the database has concurrency limits (schema version 6 or
-  ** later): the claim and the wait choose their statements by it (the
-  ** *_UNLIMITED ones without), and when it was last found without
-  ** (CLOCK_MONOTONIC; 0: not looked yet).  See sqlq__limits_schema. */
+  /* What limits the database has (SQLQ__LIMITS_*: concurrency limits
+  ** from schema version 6, rate limits from SQLQ__RATES_VERSION): the
+  ** claim and the wait choose their statements by it (the *_UNLIMITED
+  ** ones without, the *_RATES ones with rates), and when it was last found
+  ** without rates (CLOCK_MONOTONIC; 0: not looked yet).  See
+  ** sqlq__limits_schema. */
   int limits_schema;
   int64_t limits_checked_ns;
 };
 
-/* The schema version that brought concurrency limits. */
+/* The schema version that brought concurrency limits, and the one that
+** brought rate limits. */
 #define SQLQ__LIMITS_VERSION 6
+#define SQLQ__RATES_VERSION 8
 
-/* Set db->limits_schema: once the database is found to have concurrency
-** limits, for good; until then, by reading its schema version again at
-** most once a second, so that a database upgraded by `sqlq init` under a
-** running worker has its limits enforced within a second.  Runs inside a
+/* The values of db->limits_schema: what limits the database has. */
+enum { SQLQ__LIMITS_NONE, SQLQ__LIMITS_CONCURRENCY, SQLQ__LIMITS_RATES };
+
+/* The most slots one RATE_GROW statement adds (Firebird's recursion
+** depth bounds the rows a statement generates). */
+#define SQLQ__RATE_GROW_ROWS 1000
+
+/* Of a family of statements that name the limits columns, the one for
+** db's schema: unlimited below version 6, concurrency below
+** SQLQ__RATES_VERSION, rates from it on. */
+int sqlq__limits_sql(const sqlq_db *db, int unlimited, int concurrency, int rates);
+
+/* A slot of a queue's rate (a row of sqlq_rate_starts): its place in slot
+** order. */
+typedef struct sqlq__slot {
+  int64_t started_at, slot;
+} sqlq__slot;
+
+/* Slots read, in v[0..n), v grown with sqlq__grow (the owner frees v). */
+typedef struct sqlq__slots {
+  sqlq__slot *v;
+  size_t n, cap;
+} sqlq__slots;
+
+/* Read into s the free slots of queue's rate of period_us, oldest first,
+** at most max, after LIMIT_LOCK_RATES took the queue's lock. */
+int sqlq__rate_free(sqlq_db *db, const char *queue, int64_t period_us, int max, sqlq__slots *s);
+
+/* The slots of queue up to last (in slot order) start now: the starts of
+** the jobs a claim took in the free slots that it read. */
+int sqlq__rate_stamp(sqlq_db *db, const char *queue, const sqlq__slot *last);
+
+/* Set db->limits_schema: once the database is found to have rate limits
+** (the latest), for good; until then, by reading its schema version again
+** at most once a second, so that a database upgraded by `sqlq init` under
+** a running worker has its limits enforced within a second.  Runs inside a
 ** transaction.  Returns SQLQ_OK or the read's error. */
 int sqlq__limits_schema(sqlq_db *db);
+
+/* Whether db->limits_schema needs no reading now (sqlq__limits_schema
+** would not read the schema version). */
+int sqlq__limits_known(const sqlq_db *db);
 
 /* Record an error on db: its status and formatted text.  Returns status. */
 int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)

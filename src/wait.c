@@ -102,10 +102,12 @@ static int due_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
 static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
   *due_in_us = -1;
   int rc = sqlq__limits_schema(db);
-  sqlq__query q = {.sql = db->limits_schema ? SQLQ__SQL_NEXT_DUE : SQLQ__SQL_NEXT_DUE_UNLIMITED,
+  if (rc != SQLQ_OK) return rc;
+  sqlq__query q = {.sql = sqlq__limits_sql(db, SQLQ__SQL_NEXT_DUE_UNLIMITED, SQLQ__SQL_NEXT_DUE,
+                                           SQLQ__SQL_NEXT_DUE_RATES),
                    .row = due_row,
                    .arg = due_in_us};
-  return rc == SQLQ_OK ? sqlq__run(db, &q, SQLQ__TEXT((const char *)arg)) : rc;
+  return sqlq__run(db, &q, SQLQ__TEXT((const char *)arg));
 }
 
 /* The longest a wait sleeps before it looks again, in microseconds (about

@@ -230,6 +230,8 @@ export class Database {
   historyPrune(queue: string, max?: number): Promise<number>;
   concurrencySet(queue: string, maxRunning: number): Promise<void>;
   concurrencyGet(queue: string): Promise<number>;
+  rateSet(queue: string, maxStarts: number, period?: number): Promise<void>;
+  rateGet(queue: string): Promise<{ maxStarts: number; period: number }>;
 }
 
 export function open(url: string, options?: OpenOptions): Promise<Database>;

@@ -35,22 +35,24 @@ enum bench_mode {
 
 /* What the user asked for. */
 typedef struct bench_config {
-  int mode;            /* enum bench_mode */
-  const char *url;     /* the database actually benched */
-  const char *queue;   /* the dedicated queue, purged before and after */
-  long long jobs;      /* N: jobs of the throughput phase */
-  long long workers;   /* W */
-  long long producers; /* P: threads enqueueing the throughput phase */
-  long long batch;     /* B: enqueue and claim batch size */
-  long long payload;   /* payload size in bytes, >= BENCH_STAMP_BYTES */
-  long long backlog;   /* M: low-priority jobs left queued meanwhile */
-  long long samples;   /* K: jobs of the latency phase */
-  long long work_us;   /* U: --drain's work per claimed job, slept */
-  long long limit;     /* L: the queue's concurrency limit meanwhile (0: none) */
-  int processes;       /* workers are forked processes, not threads */
-  int keep_backlog;    /* reuse a backlog of M left by a run before, and
+  int mode;               /* enum bench_mode */
+  const char *url;        /* the database actually benched */
+  const char *queue;      /* the dedicated queue, purged before and after */
+  long long jobs;         /* N: jobs of the throughput phase */
+  long long workers;      /* W */
+  long long producers;    /* P: threads enqueueing the throughput phase */
+  long long batch;        /* B: enqueue and claim batch size */
+  long long payload;      /* payload size in bytes, >= BENCH_STAMP_BYTES */
+  long long backlog;      /* M: low-priority jobs left queued meanwhile */
+  long long samples;      /* K: jobs of the latency phase */
+  long long work_us;      /* U: --drain's work per claimed job, slept */
+  long long limit;        /* L: the queue's concurrency limit meanwhile (0: none) */
+  int64_t rate_max;       /* --rate N/PERIOD: the queue's rate limit meanwhile */
+  int64_t rate_period_us; /* (N 0: none); workers record each start */
+  int processes;          /* workers are forked processes, not threads */
+  int keep_backlog;       /* reuse a backlog of M left by a run before, and
                              leave it queued at the end (needs K = 0) */
-  int json;            /* print one JSON object instead of text */
+  int json;               /* print one JSON object instead of text */
 } bench_config;
 
 /* The phases the workers go through, in order. */
@@ -77,8 +79,16 @@ typedef struct bench_shared {
   atomic_llong claims;      /* throughput phase: non-empty claims */
   atomic_llong strays;      /* backlog jobs claimed, and given back */
   long long n_samples;      /* room in lat_us */
+  atomic_llong n_starts;    /* with --rate: throughput jobs' starts taken */
+  long long room_starts;    /* room for starts, after lat_us (see
+                               bench_starts) */
   double lat_us[];          /* enqueue-to-claim latencies, microseconds */
 } bench_shared;
+
+/* The starts of the throughput jobs on the database's clock (their
+** lease_until less the lease), microseconds, room_starts of them, in the
+** same mapping after lat_us. */
+#define bench_starts(sh) ((int64_t *)((sh)->lat_us + (sh)->n_samples))
 
 /* The raw outcome of a run. */
 typedef struct bench_result {
@@ -89,6 +99,11 @@ typedef struct bench_result {
   long long n_samples;
   double claim_ms;  /* mean non-empty throughput claim; NAN if none */
   long long strays; /* backlog jobs claimed, and given back */
+  /* With --rate: the starts recorded, the time from the first to the
+  ** last, and the most in any window of the period (sliding). */
+  long long starts;
+  double starts_span_s;
+  long long most_in_window;
 } bench_result;
 
 /*
@@ -168,6 +183,10 @@ int bench_ops_main(const bench_config *cfg);
 
 /* Sort the samples and fill the percentiles of res (NAN when n is 0). */
 void bench_percentiles(double *lat_us, long long n, bench_result *res);
+
+/* Sort starts[0..n) and set res's figures of the rate from them: the span
+** and the most starts that any window of period_us holds. */
+void bench_rate_figures(int64_t *starts, long long n, int64_t period_us, bench_result *res);
 
 /* Print the result as aligned text, or as one JSON object, on stdout.
 ** Returns an exit code. */

@@ -39,6 +39,33 @@ void bench_percentiles(double *lat_us, long long n, bench_result *res) {
   res->p99_ms = nearest_rank(lat_us, n, 99) / 1000.0;
 }
 
+static int cmp_int64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+void bench_rate_figures(int64_t *starts, long long n, int64_t period_us, bench_result *res) {
+  res->starts = n;
+  res->most_in_window = 0;
+  res->starts_span_s = 0;
+  if (n == 0) return;
+  qsort(starts, (size_t)n, sizeof *starts, cmp_int64);
+  res->starts_span_s = (double)(starts[n - 1] - starts[0]) / 1e6;
+  /* The window [starts[i], starts[i] + period_us) for each i: every
+  ** window holding the most has one that begins at a start. */
+  for (long long i = 0, j = 0; i < n; i++) {
+    while (j < n && starts[j] - starts[i] < period_us) j++;
+    if (j - i > res->most_in_window) res->most_in_window = j - i;
+  }
+}
+
+/* The achieved rate of starts, per second: over the span from the first
+** start to the last and one period more, the time that a rate of exactly
+** N per period takes for them (its first N start at once). */
+static double bench_starts_per_s(const bench_config *cfg, const bench_result *res) {
+  return (double)res->starts / (res->starts_span_s + (double)cfg->rate_period_us / 1e6);
+}
+
 /* Jobs per second over a duration, 0 when the duration is not positive. */
 static double bench_rate(long long jobs, double seconds) {
   return seconds > 0 ? (double)jobs / seconds : 0;
@@ -60,6 +87,14 @@ int bench_print_text(const bench_config *cfg, const bench_result *res) {
            "idle %s)\n",
            res->p50_ms, res->p90_ms, res->p99_ms, res->n_samples,
            cfg->processes ? "processes" : "threads");
+  if (cfg->rate_max) {
+    char rate[96];
+    cli_format_rate(cfg->rate_max, cfg->rate_period_us, rate, sizeof rate);
+    printf("rate         %s: %lld starts in %.3f s, %.1f/s; at most %lld in any window of"
+           " the period (bound %lld)\n",
+           rate, res->starts, res->starts_span_s, bench_starts_per_s(cfg, res), res->most_in_window,
+           (long long)cfg->rate_max);
+  }
   return fflush(stdout) == 0 ? 0 : EXIT_SOFTWARE;
 }
 
@@ -73,14 +108,26 @@ static json_t *bench_json(const bench_config *cfg, const bench_result *res) {
   json_t *lat = json_pack("{s:o, s:o, s:o}", "p50", bench_json_ms(res->p50_ms), "p90",
                           bench_json_ms(res->p90_ms), "p99", bench_json_ms(res->p99_ms));
   if (!lat) return NULL;
-  return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I, s:o, s:I}", "backend",
-                   res->backend, "jobs", (json_int_t)cfg->jobs, "workers", (json_int_t)cfg->workers,
-                   "batch", (json_int_t)cfg->batch, "enqueue_per_s",
-                   (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)), "jobs_per_s",
-                   (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)), "latency_ms", lat,
-                   "payload", (json_int_t)cfg->payload, "backlog", (json_int_t)cfg->backlog,
-                   "processes", cfg->processes, "producers", (json_int_t)cfg->producers, "claim_ms",
-                   bench_json_ms(res->claim_ms), "backlog_claimed", (json_int_t)res->strays);
+  json_t *o =
+    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I, s:o, s:I}", "backend",
+              res->backend, "jobs", (json_int_t)cfg->jobs, "workers", (json_int_t)cfg->workers,
+              "batch", (json_int_t)cfg->batch, "enqueue_per_s",
+              (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)), "jobs_per_s",
+              (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)), "latency_ms", lat,
+              "payload", (json_int_t)cfg->payload, "backlog", (json_int_t)cfg->backlog, "processes",
+              cfg->processes, "producers", (json_int_t)cfg->producers, "claim_ms",
+              bench_json_ms(res->claim_ms), "backlog_claimed", (json_int_t)res->strays);
+  if (o && cfg->rate_max &&
+      json_object_set_new(
+        o, "rate",
+        json_pack("{s:I, s:I, s:I, s:f, s:f, s:I}", "max_starts", (json_int_t)cfg->rate_max,
+                  "period_us", (json_int_t)cfg->rate_period_us, "starts", (json_int_t)res->starts,
+                  "span_s", res->starts_span_s, "per_s", bench_starts_per_s(cfg, res),
+                  "most_in_window", (json_int_t)res->most_in_window)) != 0) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
 }
 
 /* Print obj (which this takes) as one line of JSON.  Returns an exit

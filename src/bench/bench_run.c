@@ -46,6 +46,9 @@
 #define BENCH_POLL_US 50
 /* The pause between two latency samples, so each finds idle workers. */
 #define BENCH_SAMPLE_PAUSE_US 1000
+/* The lease of the workers' claims; a job's start is its lease_until less
+** it. */
+#define BENCH_LEASE_S 30
 /* A phase that makes no progress for this long is reported as stuck. */
 #define BENCH_STALL_NS (60LL * 1000000000LL)
 
@@ -231,6 +234,15 @@ static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs, int n,
   return SQLQ_OK;
 }
 
+/* With --rate, record the starts of the n jobs just claimed. */
+static void bench_record_starts(bench_shared *sh, const sqlq_job *jobs, int n) {
+  for (int i = 0; i < n && sh->room_starts > 0; i++) {
+    long long at = atomic_fetch_add(&sh->n_starts, 1);
+    if (at < sh->room_starts)
+      bench_starts(sh)[at] = jobs[i].lease_until_us - BENCH_LEASE_S * INT64_C(1000000);
+  }
+}
+
 /*
 ** One round of a worker: claim, then ack or idle.  The phase is read again
 ** after the claim returns: the producer switches to the latency phase only
@@ -245,8 +257,11 @@ static int bench_worker_round(const bench_config *cfg, bench_shared *sh, sqlq_db
   sqlq_job *jobs = NULL;
   size_t got = 0;
   int64_t t0 = cli_monotonic_ns();
-  int rc = sqlq_claim(db, cfg->queue, (size_t)max, NULL, &jobs, &got);
+  sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
+  co.lease = BENCH_LEASE_S;
+  int rc = sqlq_claim(db, cfg->queue, (size_t)max, &co, &jobs, &got);
   int n = (int)got;
+  if (rc == SQLQ_OK && phase == BENCH_PHASE_THROUGHPUT) bench_record_starts(sh, jobs, n);
   int64_t now_us = cli_realtime_us();
   if (rc == SQLQ_OK && n > 0 && phase == BENCH_PHASE_THROUGHPUT) {
     atomic_fetch_add(&sh->claim_ns, cli_monotonic_ns() - t0);
@@ -574,13 +589,16 @@ static int bench_produce(const bench_config *cfg, bench_shared *sh, bench_result
 }
 
 int bench_run(const bench_config *cfg, bench_result *res) {
-  size_t size = sizeof(bench_shared) + (size_t)cfg->samples * sizeof(double);
+  long long room_starts = cfg->rate_max ? cfg->jobs : 0;
+  size_t size = sizeof(bench_shared) + (size_t)cfg->samples * sizeof(double) +
+                (size_t)room_starts * sizeof(int64_t);
   bench_shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) {
     cli_error("bench: cannot map shared memory: %s", strerror(errno));
     return EXIT_SOFTWARE;
   }
   sh->n_samples = cfg->samples;
+  sh->room_starts = room_starts;
   bench_pool pool = {.cfg = cfg, .sh = sh, .body = bench_worker_main};
   int rc = bench_pool_start(&pool) == 0 ? SQLQ_OK : SQLQ_ERROR;
   if (rc == SQLQ_OK)
@@ -592,6 +610,9 @@ int bench_run(const bench_config *cfg, bench_result *res) {
   if (rc == SQLQ_OK) {
     long long n = atomic_load(&sh->lat_claimed);
     bench_percentiles(sh->lat_us, n < cfg->samples ? n : cfg->samples, res);
+    long long starts = atomic_load(&sh->n_starts);
+    bench_rate_figures(bench_starts(sh), starts < room_starts ? starts : room_starts,
+                       cfg->rate_period_us, res);
   }
   munmap(sh, size);
   return rc == SQLQ_OK ? 0 : cli_exit_code(rc);

@@ -67,7 +67,8 @@ static void bench_usage(FILE *f) {
   fputs("usage: sqlq bench [--jobs N] [--workers W] [--producers P] "
         "[--batch B]\n"
         "                  [--payload BYTES] [--backlog M] [--processes]\n"
-        "                  [--latency-samples K] [--limit L] [--queue NAME] [--json]\n"
+        "                  [--latency-samples K] [--limit L] [--rate N/PERIOD]\n"
+        "                  [--queue NAME] [--json]\n"
         "       sqlq bench --ring | --pool [--jobs N] [--workers W] "
         "[--payload BYTES]\n"
         "                  [--processes] [--queue NAME] [--json]\n"
@@ -96,6 +97,9 @@ static void bench_usage(FILE *f) {
         "  --processes          forked worker processes instead of threads\n"
         "  --limit L            the queue's concurrency limit during the run, 0..1000000\n"
         "                       (default 0: none; see sqlq limit)\n"
+        "  --rate N/PERIOD      the queue's rate limit during the run (see sqlq limit):\n"
+        "                       report the starts' rate and the most in any window\n"
+        "                       of PERIOD, on the database's clock\n"
         "  --latency-samples K  single jobs timed from enqueue to claim "
         "(default 200)\n"
         "  --queue NAME         the queue used, purged before and after "
@@ -140,6 +144,7 @@ static const struct option bench_options[] = {
   {"latency-samples", required_argument, NULL, 'k'},
   {"work-us", required_argument, NULL, 'u'},
   {"limit", required_argument, NULL, 'L'},
+  {"rate", required_argument, NULL, 'T'},
   {"processes", no_argument, NULL, 'P'},
   {"ring", no_argument, NULL, 'R'},
   {"pool", no_argument, NULL, 'O'},
@@ -199,6 +204,14 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
       break;
     case 'K':
       cfg->keep_backlog = 1;
+      break;
+    case 'T':
+      if (cli_parse_rate(optarg, &cfg->rate_max, &cfg->rate_period_us) != 0 || cfg->rate_max == 0) {
+        cli_error("bench: --rate wants N/PERIOD (N 1 to %d, PERIOD 1us to a year, like 100/1s),"
+                  " not '%s'",
+                  SQLQ_RATE_MAX_STARTS_MAX, optarg);
+        return EXIT_USAGE;
+      }
       break;
     case 'q':
       cfg->queue = optarg;
@@ -301,6 +314,9 @@ static int bench_setup(const bench_config *cfg, bench_result *res, int *touched)
   if (ec == 0 && cfg->limit > 0 &&
       (rc = sqlq_concurrency_set(db, cfg->queue, cfg->limit)) != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: limit");
+  if (ec == 0 && cfg->rate_max > 0 &&
+      (rc = sqlq_rate_set(db, cfg->queue, cfg->rate_max, cfg->rate_period_us)) != SQLQ_OK)
+    ec = cli_fail(db, rc, "bench: rate");
   if (ec == 0 && cfg->backlog > 0 && !reuse) {
     rc = bench_fill(cfg, db, cfg->backlog, BENCH_BACKLOG_BATCH, -1, NULL, "backlog");
     bench_progress_end();
@@ -310,7 +326,7 @@ static int bench_setup(const bench_config *cfg, bench_result *res, int *touched)
   return ec;
 }
 
-/* Purge the queue at the end, and lift its limit.  Returns 0 or an exit
+/* Purge the queue at the end, and lift its limits.  Returns 0 or an exit
 ** code. */
 static int bench_teardown(const bench_config *cfg) {
   int ec = 0;
@@ -320,6 +336,8 @@ static int bench_teardown(const bench_config *cfg) {
   if (rc != SQLQ_OK) ec = cli_fail(db, rc, "bench: purge");
   if (ec == 0 && cfg->limit > 0 && (rc = sqlq_concurrency_set(db, cfg->queue, 0)) != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: limit");
+  if (ec == 0 && cfg->rate_max > 0 && (rc = sqlq_rate_set(db, cfg->queue, 0, 0)) != SQLQ_OK)
+    ec = cli_fail(db, rc, "bench: rate");
   sqlq_close(db);
   return ec;
 }

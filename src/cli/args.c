@@ -37,6 +37,98 @@ int cli_parse_seconds(const char *s, double *out) {
   return 0;
 }
 
+/* The units of a duration, in seconds: each a whole multiple of the next. */
+static const struct unit {
+  char name;
+  double seconds;
+} units[] = {{'w', 604800}, {'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
+
+int cli_parse_duration(const char *s, double *out) {
+  char number[64];
+  size_t len = strlen(s);
+  double scale = 1;
+  if (len > 0 && len < sizeof number) {
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+      if (s[len - 1] == units[i].name) {
+        scale = units[i].seconds;
+        len--;
+        break;
+      }
+    }
+  }
+  if (len == 0 || len >= sizeof number) {
+    return -1;
+  }
+  memcpy(number, s, len);
+  number[len] = '\0';
+  if (cli_parse_seconds(number, out) != 0 || !isfinite(*out * scale)) {
+    return -1;
+  }
+  *out *= scale;
+  return 0;
+}
+
+void cli_format_duration(double seconds, char *out, size_t size) {
+  int n;
+  if (seconds == 0) {
+    snprintf(out, size, "-");
+    return;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    double count = seconds / units[i].seconds;
+    if (count == floor(count) && count < 1e15) {
+      snprintf(out, size, "%.0f%c", count, units[i].name);
+      return;
+    }
+  }
+  n = snprintf(out, size, "%.6f", seconds);
+  while (n > 0 && out[n - 1] == '0') {
+    out[--n] = '\0';
+  }
+  snprintf(out + n, size - (size_t)n, "s");
+}
+
+int cli_parse_rate(const char *s, int64_t *max_starts, int64_t *period_us) {
+  char number[32];
+  const char *slash = strchr(s, '/');
+  size_t len = slash ? (size_t)(slash - s) : strlen(s);
+  long long n;
+  double seconds;
+  if (len == 0 || len >= sizeof number) {
+    return -1;
+  }
+  memcpy(number, s, len);
+  number[len] = '\0';
+  if (cli_parse_int(number, 0, SQLQ_RATE_MAX_STARTS_MAX, &n) != 0) {
+    return -1;
+  }
+  *max_starts = n;
+  *period_us = 0;
+  if (slash == NULL) {
+    return n == 0 ? 0 : -1; /* only "0" may go without a period */
+  }
+  /* "100/s": a bare unit is one of it. */
+  char period[64];
+  int bare_unit = slash[1] != '\0' && slash[2] == '\0' && strchr("wdhms", slash[1]) != NULL;
+  snprintf(period, sizeof period, "%s%s", bare_unit ? "1" : "", slash + 1);
+  if (cli_parse_duration(period, &seconds) != 0 || !(seconds * 1e6 >= 1) ||
+      seconds * 1e6 > (double)SQLQ_RATE_PERIOD_MAX_US) {
+    return -1;
+  }
+  *period_us = n == 0 ? 0 : (int64_t)llround(seconds * 1e6);
+  return 0;
+}
+
+void cli_format_rate(int64_t max_starts, int64_t period_us, char *out, size_t size) {
+  char period[48];
+  if (max_starts == 0) {
+    snprintf(out, size, "-");
+    return;
+  }
+  cli_format_duration((double)period_us / 1e6, period, sizeof period);
+  snprintf(out, size, "%lld/%s", (long long)max_starts, period);
+}
+
 int cli_parse_int(const char *s, long long min, long long max, long long *out) {
   char *end;
   long long v;

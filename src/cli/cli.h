@@ -90,6 +90,23 @@ int cli_parse_limit(const char *cmd, const char *s, long long *out);
 ** Returns 0 on success, -1 on garbage. */
 int cli_parse_seconds(const char *s, double *out);
 
+/* Parse a duration ("90", "1.5h", "7d": seconds, or a number of the unit
+** w, d, h, m or s) into seconds.  Returns 0 or -1. */
+int cli_parse_duration(const char *s, double *out);
+
+/* Write seconds as a duration in its largest whole unit ("7d", "90m") or
+** in seconds with up to six decimals; "-" for 0 (no limit). */
+void cli_format_duration(double seconds, char *out, size_t size);
+
+/* Parse a rate "N/PERIOD" (N starts, 0 to SQLQ_RATE_MAX_STARTS_MAX, per a
+** duration PERIOD of 1 microsecond to SQLQ_RATE_PERIOD_MAX_US, "100/1s",
+** "10/m"), or "0" (no rate), into *max_starts and *period_us (0 when N
+** is).  Returns 0 or -1. */
+int cli_parse_rate(const char *s, int64_t *max_starts, int64_t *period_us);
+
+/* Write a rate as "N/PERIOD" ("100/1s"), "-" when max_starts is 0. */
+void cli_format_rate(int64_t max_starts, int64_t period_us, char *out, size_t size);
+
 /* Parse a whole number in [min, max] into *out.  Returns 0 or -1. */
 int cli_parse_int(const char *s, long long min, long long max, long long *out);
 

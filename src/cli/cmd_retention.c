@@ -46,60 +46,6 @@ static const char prune_usage[] =
   "                  100000)\n"
   "  -h, --help      print this help\n";
 
-/* The units of a duration, in seconds: each a whole multiple of the next. */
-static const struct unit {
-  char name;
-  double seconds;
-} units[] = {{'w', 604800}, {'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
-
-/* Parse a duration ("90", "1.5h", "7d") into seconds.  Returns 0 or -1. */
-static int parse_duration(const char *s, double *out) {
-  char number[64];
-  size_t len = strlen(s);
-  double scale = 1;
-  if (len > 0 && len < sizeof number) {
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-      if (s[len - 1] == units[i].name) {
-        scale = units[i].seconds;
-        len--;
-        break;
-      }
-    }
-  }
-  if (len == 0 || len >= sizeof number) {
-    return -1;
-  }
-  memcpy(number, s, len);
-  number[len] = '\0';
-  if (cli_parse_seconds(number, out) != 0 || !isfinite(*out * scale)) {
-    return -1;
-  }
-  *out *= scale;
-  return 0;
-}
-
-/* Write seconds as a duration in its largest whole unit ("7d", "90m") or
-** in seconds with up to six decimals; "-" for 0 (no limit). */
-static void format_duration(double seconds, char *out, size_t size) {
-  int n;
-  if (seconds == 0) {
-    snprintf(out, size, "-");
-    return;
-  }
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-    double count = seconds / units[i].seconds;
-    if (count == floor(count) && count < 1e15) {
-      snprintf(out, size, "%.0f%c", count, units[i].name);
-      return;
-    }
-  }
-  n = snprintf(out, size, "%.6f", seconds);
-  while (n > 0 && out[n - 1] == '0') {
-    out[--n] = '\0';
-  }
-  snprintf(out + n, size - (size_t)n, "s");
-}
-
 static int print_retention(const char *queue, double keep_for, int64_t keep_count, int json) {
   static const char *const header[] = {"queue", "keep", "keep_count"};
   char name[CLI_NAME_SIZE], keep[64], count[24];
@@ -115,7 +61,7 @@ static int print_retention(const char *queue, double keep_for, int64_t keep_coun
     json_object_set_new(o, "keep_count", keep_count ? json_integer(keep_count) : json_null());
     return cli_print_json(o);
   }
-  format_duration(keep_for, keep, sizeof keep);
+  cli_format_duration(keep_for, keep, sizeof keep);
   snprintf(count, sizeof count, keep_count ? "%" PRId64 : "-", keep_count);
   row[0] = cli_name(queue, name);
   row[1] = keep;
@@ -141,7 +87,7 @@ int cmd_retention(const cli_global *g, int argc, char **argv) {
   while ((c = cli_getopt("retention", argc, argv, ":k:c:jh", options)) != -1) {
     switch (c) {
     case 'k':
-      if (parse_duration(optarg, &new_keep_for) != 0) {
+      if (cli_parse_duration(optarg, &new_keep_for) != 0) {
         return cli_usage_error("retention",
                                "keep '%.40s' is not a duration >= 0 (like 90, 30m, 7d)", optarg);
       }

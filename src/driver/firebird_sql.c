@@ -249,19 +249,42 @@
                            "   " CONFLICT_SKIPS "  END" \
                            " END"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
-#define NEXT_DUE(waits) \
+/* The claim's parameter counted ($5), and its test of the queue's row:
+** paused, or limited (the test row) while the claim did not count. */
+#define COUNTED ", counted INTEGER = $5"
+#define PAUSED_IF(row) "(paused <> 0 OR (" row " AND :counted = 0))"
+
+/* NEXT_DUE, whose due jobs are those that pass the test waits too, and
+** whose first due job is due at the expression at of its run_at j.run_at. */
+#define NEXT_DUE_AT(waits, at) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = " QUEUE_PARAM( \
     "$1") ")," \
-          " (SELECT FIRST 1 j.run_at FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM( \
+          " (SELECT FIRST 1 " at " FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM( \
             "$1") "  AND j.state = 'ready' AND " GROUP_HEAD waits " PLAN (J ORDER SQLQ_JOBS_DUE)" \
                   "  ORDER BY j.queue, j.state, j.run_at) - " NOW "," \
                   " (SELECT min(lease_until) FROM sqlq_jobs" \
                   "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW \
                                                        " FROM RDB$DATABASE"
 
-/* The queue :q has a concurrency limit. */
-#define LIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND max_running IS NOT NULL)"
+#define NEXT_DUE(waits) NEXT_DUE_AT(waits, "j.run_at")
+/* A job is due no sooner than the queue's rate frees its oldest slot. */
+#define RATE_DUE \
+  "MAXVALUE(j.run_at, COALESCE((SELECT min(s.started_at) FROM sqlq_rate_starts s" \
+  " WHERE s.queue = " QUEUE_PARAM("$1") ") + (SELECT rate_period FROM sqlq_queues" \
+                                        " WHERE queue = " QUEUE_PARAM("$1") "), 0))"
+/* The slots up to ($2, $3) in slot order, with the range of
+** sqlq_rate_starts_age that holds them named first. */
+#define SLOTS_UPTO(cmp) \
+  "queue = $1 AND started_at <= CAST($2 AS BIGINT) AND (started_at < CAST($2 AS BIGINT)" \
+  " OR slot " cmp " CAST($3 AS BIGINT))"
+
+/* The queue's row names a concurrency limit; or either limit (schema
+** version 8). */
+#define ROW_LIMITED "max_running IS NOT NULL"
+#define ROW_LIMITED_RATES "(max_running IS NOT NULL OR rate_max IS NOT NULL)"
+/* The queue :q has a limit (its row passes the test row). */
+#define LIMITED_IF(row) "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND " row ")"
+#define LIMITED LIMITED_IF(ROW_LIMITED)
 
 /* The queue $1 has a concurrency limit and as many jobs running (with
 ** their leases current) as it allows: its ready jobs wait. */
@@ -333,8 +356,7 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
       "$1") " WHEN NOT MATCHED THEN INSERT (queue) VALUES (" QUEUE_PARAM("$1") ")",
   [SQLQ__SQL_PAUSED] =
     "SELECT paused, IIF(max_running IS NULL, 0, 1) FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_CLAIM] =
-    CLAIM(", counted INTEGER = $5", "(paused <> 0 OR (max_running IS NOT NULL AND :counted = 0))"),
+  [SQLQ__SQL_CLAIM] = CLAIM(COUNTED, PAUSED_IF(ROW_LIMITED)),
 
   [SQLQ__SQL_ACK] = ACK(""),
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -645,6 +667,52 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
                               " AND state = 'running' AND lease_until > " NOW,
+  /* Rate limits (schema version 8).  RATE_FREE runs after
+  ** LIMIT_LOCK_RATES's TURN, and READ COMMITTED reads the newest commits;
+  ** RATE_GROW adds its slots one by one (a recursive query goes at most
+  ** 1024 deep). */
+  [SQLQ__SQL_RATE_SET] =
+    "UPDATE OR INSERT INTO sqlq_queues (queue, rate_max, rate_period)"
+    " VALUES ($1, NULLIF(CAST($2 AS BIGINT), 0), NULLIF(CAST($3 AS BIGINT), 0))"
+    " MATCHING (queue)",
+  [SQLQ__SQL_RATE_GET] =
+    "SELECT rate_max, rate_period, (SELECT count(*) FROM sqlq_rate_starts"
+    "  WHERE queue = " QUEUE_PARAM("$1") ")"
+                                         " FROM sqlq_queues WHERE queue = " QUEUE_PARAM("$1"),
+  [SQLQ__SQL_RATE_GROW] =
+    "EXECUTE BLOCK (q " TEXT(128) " = $1, n BIGINT = $2) AS"
+                                  " DECLARE base BIGINT;"
+                                  " DECLARE i BIGINT = 0;"
+                                  " BEGIN"
+                                  "  SELECT COALESCE(MAX(slot), -1) + 1 FROM sqlq_rate_starts"
+                                  "   WHERE queue = :q INTO :base;"
+                                  "  WHILE (i < n) DO"
+                                  "  BEGIN"
+                                  "   INSERT INTO sqlq_rate_starts (queue, slot, started_at)"
+                                  "    VALUES (:q, :base + :i, :base + :i);"
+                                  "   i = i + 1;"
+                                  "  END"
+                                  " END",
+  [SQLQ__SQL_RATE_NEWEST] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
+                            " ORDER BY queue DESC, started_at DESC, slot DESC"
+                            " ROWS CAST($2 AS BIGINT) + 1 TO CAST($2 AS BIGINT) + 1",
+  [SQLQ__SQL_RATE_PRUNE] = "DELETE FROM sqlq_rate_starts WHERE " SLOTS_UPTO("<"),
+  [SQLQ__SQL_RATE_FREE] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
+                          " AND started_at <= " NOW " - CAST($2 AS BIGINT)"
+                          " PLAN (SQLQ_RATE_STARTS ORDER SQLQ_RATE_STARTS_AGE)"
+                          " ORDER BY queue, started_at, slot ROWS CAST($3 AS BIGINT)",
+  [SQLQ__SQL_RATE_STAMP] = "UPDATE sqlq_rate_starts SET started_at = " NOW " WHERE " SLOTS_UPTO(
+    "<=") " PLAN (SQLQ_RATE_STARTS INDEX (SQLQ_RATE_STARTS_AGE))",
+  [SQLQ__SQL_CLAIM_RATES] = CLAIM(COUNTED, PAUSED_IF(ROW_LIMITED_RATES)),
+  [SQLQ__SQL_PAUSED_RATES] = "SELECT paused, IIF(" ROW_LIMITED_RATES ", 1, 0)"
+                             " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL, RATE_DUE),
+  [SQLQ__SQL_LIMIT_LOCK_RATES] = "EXECUTE BLOCK (q " TEXT(
+    128) " = $1)"
+         " RETURNS (cap BIGINT, rate_max BIGINT, rate_period BIGINT) AS" TURN(
+           "SELECT max_running, rate_max, rate_period FROM sqlq_queues WHERE queue = :q"
+           " AND " ROW_LIMITED_RATES " WITH LOCK INTO :cap, :rate_max, :rate_period;",
+           LIMITED_IF(ROW_LIMITED_RATES), "SUSPEND;"),
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -903,6 +971,19 @@ static const char migration_7[] =
   " CONSTRAINT sqlq_deps_pk PRIMARY KEY (job_id, after_id))" FB_SEP
   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id)";
 
+/* Version 8: rate limits: the rate in the queue's row, and its slots, the
+** latest starts (docs/schema.md, "Rate limits"). */
+static const char migration_8[] =
+  "ALTER TABLE sqlq_queues ADD rate_max BIGINT, ADD rate_period BIGINT" FB_SEP
+  "CREATE TABLE sqlq_rate_starts ("
+  " queue      " TEXT(
+    128) " NOT NULL,"
+         " slot       BIGINT NOT NULL,"
+         " started_at BIGINT NOT NULL,"
+         " CONSTRAINT sqlq_rate_starts_pk PRIMARY KEY (queue, slot))" FB_SEP
+         "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot)";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

@@ -140,6 +140,7 @@ extern const char *const sqlq__mysql_sql[MY_SQL_COUNT];
 extern const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION];
 extern const char sqlq__mysql_wait_sql[];
 extern const char sqlq__mysql_wait_unlimited_sql[]; /* below schema version 6 */
+extern const char sqlq__mysql_wait_rates_sql[];     /* from schema version 8 */
 extern const char sqlq__mysql_ring_wait_sql[];
 
 /* Record the error of conn (or of st when not NULL) on db, mapped to a

@@ -52,9 +52,14 @@
 
 /* The claim's test of the queue's row (parameter $5: counted): neither
 ** paused nor limited while the claim did not count its running jobs. */
-#define NOT_PAUSED \
+#define NOT_PAUSED_IF(limited) \
   "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1" \
-  " AND (q.paused OR (q.max_running IS NOT NULL AND $5 = 0)))"
+  " AND (q.paused OR ((" limited ") AND $5 = 0)))"
+/* The queue's row names a concurrency limit; or either limit (schema
+** version 8). */
+#define LIMITED "max_running IS NOT NULL"
+#define LIMITED_RATES "max_running IS NOT NULL OR rate_max IS NOT NULL"
+#define NOT_PAUSED NOT_PAUSED_IF(LIMITED)
 
 /* The queue named by the expression q has a concurrency limit and as many
 ** jobs running (with their leases current) as it allows: its ready jobs
@@ -79,13 +84,25 @@
   " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " GROUP_HEAD \
   " AND " not_paused " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
-#define NEXT_DUE(waits) \
+/* NEXT_DUE, whose due jobs are those that pass the test waits too, and
+** whose first due job is due at the expression at of its run_at j.run_at. */
+#define NEXT_DUE_AT(waits, at) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
-  " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
+  " (SELECT " at " FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
   "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - " NOW_US "," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1 AND state = 'running') - " NOW_US
+#define NEXT_DUE(waits) NEXT_DUE_AT(waits, "j.run_at")
+/* When the rate of the queue named by the expression q frees its oldest
+** slot (NULL: it has no rate). */
+#define RATE_FREE_AT(q) \
+  "((SELECT min(s.started_at) FROM sqlq_rate_starts s WHERE s.queue = " q ")" \
+  " + (SELECT rate_period FROM sqlq_queues WHERE queue = " q "))"
+/* A job is due no sooner than the queue's rate frees its oldest slot. */
+#define RATE_DUE "GREATEST(j.run_at, COALESCE(" RATE_FREE_AT("$1") ", 0))"
+/* The slots up to ($2, $3) in slot order, with the range of
+** sqlq_rate_starts_age that holds them named first. */
+#define SLOTS_UPTO(cmp) "queue = $1 AND started_at <= $2 AND (started_at < $2 OR slot " cmp " $3)"
 
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 
@@ -106,10 +123,14 @@
 
 /* The seconds until queue @sqlq_wait_queue next needs a worker (a due job
 ** or an expired lease), NULL when never; for the wait statement. */
-#define WAIT_DUE(waits) \
+#define WAIT_DUE(waits) WAIT_DUE_AFTER(waits, "0")
+/* WAIT_DUE, whose jobs are due no sooner than after (an expression: the
+** time the queue's rate frees a slot, or 0). */
+#define WAIT_DUE_AFTER(waits, after) \
   "(SELECT IF(EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = @sqlq_wait_queue AND paused), NULL," \
-  " (LEAST(COALESCE((SELECT min(j.run_at) FROM sqlq_jobs j WHERE j.queue = @sqlq_wait_queue" \
-  "   AND j.state = 'ready' AND " GROUP_HEAD waits "), 9e18)," \
+  " (LEAST(COALESCE(GREATEST((SELECT min(j.run_at) FROM sqlq_jobs j" \
+  "   WHERE j.queue = @sqlq_wait_queue AND j.state = 'ready' AND " GROUP_HEAD waits ")," \
+  "   " after "), 9e18)," \
   "  COALESCE((SELECT min(lease_until) FROM sqlq_jobs WHERE queue = @sqlq_wait_queue" \
   "   AND state = 'running'), 9e18)) - " NOW_US ") / 1e6))"
 
@@ -135,7 +156,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " VALUES ($1, $2, " NOW_US " + $3, $4, $5, $6, $7, " NOW_US ") RETURNING id",
   [SQLQ__SQL_DEDUPE_LOOKUP] = "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
   [SQLQ__SQL_QUEUE_REGISTER] = "INSERT IGNORE INTO sqlq_queues (queue) VALUES ($1)",
-  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_PAUSED] = "SELECT paused, " LIMITED " FROM sqlq_queues WHERE queue = $1",
   /* The claim's pick: the first $4 due jobs no other claimer holds.  The
   ** locking reads name their index: a scan of another would lock rows
   ** other claimers need (see mysql_claim.c).
@@ -351,6 +372,35 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_LIMIT_RUNNING] =
     "SELECT count(*) FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
     " WHERE queue = $1 AND state = 'running' AND lease_until > " NOW_US " LOCK IN SHARE MODE",
+  /* Rate limits (schema version 8).  RATE_FREE is a locking read, as
+  ** LIMIT_RUNNING is; the writes name their rows by range, without LIMIT,
+  ** for statement-based replication. */
+  [SQLQ__SQL_RATE_SET] =
+    "INSERT INTO sqlq_queues (queue, rate_max, rate_period) VALUES ($1, NULLIF($2, 0), NULLIF($3, 0))"
+    " ON DUPLICATE KEY UPDATE rate_max = VALUES(rate_max), rate_period = VALUES(rate_period)",
+  [SQLQ__SQL_RATE_GET] = "SELECT rate_max, rate_period,"
+                         " (SELECT count(*) FROM sqlq_rate_starts WHERE queue = $1)"
+                         " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_RATE_GROW] =
+    "INSERT INTO sqlq_rate_starts (queue, slot, started_at)"
+    " WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2)"
+    " SELECT $1, b.first + n.i, b.first + n.i FROM n, (SELECT COALESCE(MAX(slot), -1) + 1 AS first"
+    "  FROM sqlq_rate_starts WHERE queue = $1) AS b",
+  [SQLQ__SQL_RATE_NEWEST] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
+                            " ORDER BY started_at DESC, slot DESC LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_RATE_PRUNE] = "DELETE FROM sqlq_rate_starts WHERE " SLOTS_UPTO("<"),
+  [SQLQ__SQL_RATE_FREE] = "SELECT started_at, slot FROM sqlq_rate_starts"
+                          " FORCE INDEX (sqlq_rate_starts_age) WHERE queue = $1"
+                          " AND started_at <= " NOW_US " - $2 ORDER BY started_at, slot LIMIT $3"
+                          " LOCK IN SHARE MODE",
+  [SQLQ__SQL_RATE_STAMP] =
+    "UPDATE sqlq_rate_starts FORCE INDEX (sqlq_rate_starts_age) SET started_at = " NOW_US
+    " WHERE " SLOTS_UPTO("<="),
+  [SQLQ__SQL_CLAIM_RATES] = CLAIM(NOT_PAUSED_IF(LIMITED_RATES)),
+  [SQLQ__SQL_PAUSED_RATES] = "SELECT paused, " LIMITED_RATES " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL("$1"), RATE_DUE),
+  [SQLQ__SQL_LIMIT_LOCK_RATES] = "SELECT max_running, rate_max, rate_period FROM sqlq_queues"
+                                 " WHERE queue = $1 AND (" LIMITED_RATES ") FOR UPDATE",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -362,6 +412,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   " FROM (SELECT " due " AS d) AS due"
 const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE(" AND NOT " FULL("@sqlq_wait_queue")));
 const char sqlq__mysql_wait_unlimited_sql[] = WAIT_BODY(WAIT_DUE(""));
+const char sqlq__mysql_wait_rates_sql[] =
+  WAIT_BODY(WAIT_DUE_AFTER(" AND NOT " FULL("@sqlq_wait_queue"), RATE_FREE_AT("@sqlq_wait_queue")));
 
 /* The same for a ring's followers: due now when the ring's counter is not
 ** the mark MY_SQL_WAIT_MARK took (the ring is named after the channel's
@@ -576,6 +628,21 @@ static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN IF NOT EXIST
                                   " KEY sqlq_deps_after (after_id, job_id)"
                                   ") ENGINE=InnoDB";
 
+/* Version 8: rate limits: the rate in the queue's row, and its slots, the
+** latest starts (docs/schema.md, "Rate limits").  DDL commits as it goes:
+** each step may run again. */
+static const char migration_8[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS rate_max BIGINT,"
+  " ADD COLUMN IF NOT EXISTS rate_period BIGINT;"
+  "CREATE TABLE IF NOT EXISTS sqlq_rate_starts ("
+  " queue      VARCHAR(128) NOT NULL,"
+  " slot       BIGINT       NOT NULL,"
+  " started_at BIGINT       NOT NULL,"
+  " PRIMARY KEY (queue, slot),"
+  " KEY sqlq_rate_starts_age (queue, started_at, slot)"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

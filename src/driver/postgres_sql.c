@@ -56,9 +56,14 @@
 
 /* The claim's test of the queue's row (parameter $5: counted): paused,
 ** or limited while the claim did not count its running jobs. */
-#define PAUSED \
+#define PAUSED_IF(limited) \
   "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text" \
-  " AND (paused OR (max_running IS NOT NULL AND $5::int = 0)))"
+  " AND (paused OR ((" limited ") AND $5::int = 0)))"
+/* The queue's row names a concurrency limit; or either limit (schema
+** version 8). */
+#define LIMITED "max_running IS NOT NULL"
+#define LIMITED_RATES "max_running IS NOT NULL OR rate_max IS NOT NULL"
+#define PAUSED PAUSED_IF(LIMITED)
 /* The same test on a database without concurrency limits (schema version
 ** 5 or below). */
 #define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text AND paused)"
@@ -120,13 +125,21 @@
   " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
   " j.lease_until, j.group_key, j.dedupe_key, j.payload"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
-#define NEXT_DUE(waits) \
+/* NEXT_DUE, whose due jobs are those that pass the test waits too, and
+** whose first due job is due at the expression at of its run_at j.run_at. */
+#define NEXT_DUE_AT(waits, at) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text)," \
-  " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
+  " (SELECT " at " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
   "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1::text AND state = 'running') - sqlq_now()"
+#define NEXT_DUE(waits) NEXT_DUE_AT(waits, "j.run_at")
+/* A job is due no sooner than the queue's rate frees its oldest slot. */
+#define RATE_DUE \
+  "greatest(j.run_at, coalesce((SELECT min(s.started_at) FROM sqlq_rate_starts s" \
+  " WHERE s.queue = $1::text) + (SELECT rate_period FROM sqlq_queues WHERE queue = $1::text), 0))"
+/* The slots up to ($2, $3) in slot order. */
+#define SLOTS_UPTO(cmp) "queue = $1::text AND (started_at, slot) " cmp " ($2::int8, $3::int8)"
 #define ACK "DELETE FROM sqlq_jobs WHERE " HELD
 #define HISTORY_COPY DEPS_SQL_HISTORY_COPY("sqlq_now()", HELD)
 /* The array ack that copies to history, of the jobs that also meet guard. */
@@ -160,8 +173,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
 
   /* No QUEUE_REGISTER: the ENQUEUE statements register their queue. */
   /* No REAP: the claim does it (below). */
-  [SQLQ__SQL_PAUSED] =
-    "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_PAUSED] = "SELECT paused, " LIMITED " FROM sqlq_queues WHERE queue = $1::text",
   /* One statement: lock the first due jobs no other claimer holds, then
   ** mark them running.  A job locked by a concurrent claim is skipped, so
   ** two workers never get the same job.  A job whose lease expired is
@@ -320,6 +332,36 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1::text"
                               " AND state = 'running' AND lease_until > sqlq_now()",
+  /* Rate limits (schema version 8).  RATE_FREE, after LIMIT_LOCK_RATES,
+  ** reads with a snapshot taken after the lock was granted, as
+  ** LIMIT_RUNNING does; RATE_STAMP's clock is its own statement's, later
+  ** than RATE_FREE's. */
+  [SQLQ__SQL_RATE_SET] = "INSERT INTO sqlq_queues (queue, rate_max, rate_period)"
+                         " VALUES ($1::text, nullif($2::int8, 0), nullif($3::int8, 0))"
+                         " ON CONFLICT (queue) DO UPDATE SET rate_max = excluded.rate_max,"
+                         " rate_period = excluded.rate_period",
+  [SQLQ__SQL_RATE_GET] = "SELECT rate_max, rate_period,"
+                         " (SELECT count(*) FROM sqlq_rate_starts WHERE queue = $1::text)"
+                         " FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_RATE_GROW] =
+    "INSERT INTO sqlq_rate_starts (queue, slot, started_at) SELECT $1::text, b.first + i, b.first + i"
+    " FROM generate_series(0, $2::int8 - 1) AS i, (SELECT coalesce(max(slot), -1) + 1 AS first"
+    "  FROM sqlq_rate_starts WHERE queue = $1::text) AS b",
+  [SQLQ__SQL_RATE_NEWEST] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1::text"
+                            " ORDER BY started_at DESC, slot DESC LIMIT 1 OFFSET $2::int8",
+  [SQLQ__SQL_RATE_PRUNE] = "DELETE FROM sqlq_rate_starts WHERE " SLOTS_UPTO("<"),
+  [SQLQ__SQL_RATE_FREE] =
+    "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1::text"
+    " AND started_at <= sqlq_now() - $2::int8 ORDER BY started_at, slot LIMIT $3::int8",
+  [SQLQ__SQL_RATE_STAMP] =
+    "UPDATE sqlq_rate_starts SET started_at = sqlq_now() WHERE " SLOTS_UPTO("<="),
+  [SQLQ__SQL_CLAIM_RATES] = CLAIM(PAUSED_IF(LIMITED_RATES)),
+  [SQLQ__SQL_PAUSED_RATES] =
+    "SELECT paused, " LIMITED_RATES " FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL, RATE_DUE),
+  [SQLQ__SQL_LIMIT_LOCK_RATES] = "SELECT max_running, rate_max, rate_period FROM sqlq_queues"
+                                 " WHERE queue = $1::text AND (" LIMITED_RATES ")"
+                                 " FOR NO KEY UPDATE",
 
   /* A notification is its own transaction, sent after the COMMIT of the
   ** jobs it announces (see postgres.c): nothing is lost if a crash forgets
@@ -548,6 +590,18 @@ static const char migration_7[] =
   " PRIMARY KEY (job_id, after_id));"
   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
+/* Version 8: rate limits: the rate in the queue's row, and its slots, the
+** latest starts (docs/schema.md, "Rate limits"). */
+static const char migration_8[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN rate_max bigint, ADD COLUMN rate_period bigint;"
+  "CREATE TABLE sqlq_rate_starts ("
+  " queue      text   NOT NULL,"
+  " slot       bigint NOT NULL,"
+  " started_at bigint NOT NULL,"
+  " PRIMARY KEY (queue, slot));"
+  "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot);";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

@@ -34,12 +34,17 @@
   "  AND r.state = 'running' AND r.lease_until > sqlq_now()))"
 
 /* The claim's test of the queue's row (parameter $5: counted): paused,
-** or limited while the claim did not count its running jobs; and the same
-** test on a database without concurrency limits (schema version 5 or
+** or limited (the test limited) while the claim did not count; and the
+** same test on a database without concurrency limits (schema version 5 or
 ** below). */
-#define PAUSED \
+#define PAUSED_IF(limited) \
   "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1" \
-  " AND (paused OR (max_running IS NOT NULL AND $5 = 0)))"
+  " AND (paused OR ((" limited ") AND $5 = 0)))"
+/* The queue's row names a concurrency limit; or either limit (schema
+** version 8). */
+#define LIMITED "max_running IS NOT NULL"
+#define LIMITED_RATES "max_running IS NOT NULL OR rate_max IS NOT NULL"
+#define PAUSED PAUSED_IF(LIMITED)
 #define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
 
 /* The claim, with paused as its test of the queue's row. */
@@ -52,13 +57,21 @@
   " RETURNING id, priority, run_at, attempts, max_attempts, created_at," \
   " lease_until, group_key, dedupe_key, payload"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
-#define NEXT_DUE(waits) \
+/* NEXT_DUE, whose due jobs are those that pass the test waits too, and
+** whose first due job is due at the expression at of its run_at j.run_at. */
+#define NEXT_DUE_AT(waits, at) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
-  " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
+  " (SELECT " at " FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
   "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1 AND state = 'running') - sqlq_now()"
+#define NEXT_DUE(waits) NEXT_DUE_AT(waits, "j.run_at")
+/* A job is due no sooner than the queue's rate frees its oldest slot. */
+#define RATE_DUE \
+  "max(j.run_at, coalesce((SELECT min(s.started_at) FROM sqlq_rate_starts s WHERE s.queue = $1)" \
+  " + (SELECT rate_period FROM sqlq_queues WHERE queue = $1), 0))"
+/* The slots up to ($2, $3) in slot order. */
+#define SLOTS_UPTO(cmp) "queue = $1 AND (started_at, slot) " cmp " ($2, $3)"
 
 #define NOW_DEFAULT "(CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER))"
 
@@ -88,7 +101,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                      " last_error = 'lease expired during attempt ' || attempts,"
                      " token = NULL, lease_until = NULL"
                      " WHERE queue = $1 AND state = 'running' AND lease_until <= sqlq_now()",
-  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_PAUSED] = "SELECT paused, " LIMITED " FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
 
   [SQLQ__SQL_ACK] = ACK,
@@ -235,6 +248,32 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_ACK_FREE] = ACK DEPS_SQL_FREE,
   [SQLQ__SQL_HISTORY_COPY_FREE] = HISTORY_COPY DEPS_SQL_FREE,
   DEPS_SQL_ENTRIES("sqlq_now()", "$1", DEPS_SQL_PIPES),
+  /* Rate limits (schema version 8).  The claim holds the write lock, as
+  ** for concurrency limits. */
+  [SQLQ__SQL_RATE_SET] =
+    "INSERT INTO sqlq_queues (queue, rate_max, rate_period) VALUES ($1, nullif($2, 0), nullif($3, 0))"
+    " ON CONFLICT (queue) DO UPDATE SET rate_max = excluded.rate_max,"
+    " rate_period = excluded.rate_period",
+  [SQLQ__SQL_RATE_GET] = "SELECT rate_max, rate_period,"
+                         " (SELECT count(*) FROM sqlq_rate_starts WHERE queue = $1)"
+                         " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_RATE_GROW] =
+    "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2)"
+    " INSERT INTO sqlq_rate_starts (queue, slot, started_at) SELECT $1, b.first + n.i, b.first + n.i"
+    " FROM n, (SELECT coalesce(max(slot), -1) + 1 AS first FROM sqlq_rate_starts"
+    "  WHERE queue = $1) AS b",
+  [SQLQ__SQL_RATE_NEWEST] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
+                            " ORDER BY started_at DESC, slot DESC LIMIT 1 OFFSET $2",
+  [SQLQ__SQL_RATE_PRUNE] = "DELETE FROM sqlq_rate_starts WHERE " SLOTS_UPTO("<"),
+  [SQLQ__SQL_RATE_FREE] = "SELECT started_at, slot FROM sqlq_rate_starts WHERE queue = $1"
+                          " AND started_at <= sqlq_now() - $2 ORDER BY started_at, slot LIMIT $3",
+  [SQLQ__SQL_RATE_STAMP] =
+    "UPDATE sqlq_rate_starts SET started_at = (SELECT sqlq_now()) WHERE " SLOTS_UPTO("<="),
+  [SQLQ__SQL_CLAIM_RATES] = CLAIM(PAUSED_IF(LIMITED_RATES)),
+  [SQLQ__SQL_PAUSED_RATES] = "SELECT paused, " LIMITED_RATES " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL, RATE_DUE),
+  [SQLQ__SQL_LIMIT_LOCK_RATES] = "SELECT max_running, rate_max, rate_period FROM sqlq_queues"
+                                 " WHERE queue = $1 AND (" LIMITED_RATES ")",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -347,6 +386,19 @@ static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN awaited INTE
                                   " PRIMARY KEY (job_id, after_id)) WITHOUT ROWID;"
                                   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
+/* Version 8: rate limits: the rate in the queue's row, and its slots, the
+** latest starts (docs/schema.md, "Rate limits"). */
+static const char migration_8[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN rate_max INTEGER;"
+  "ALTER TABLE sqlq_queues ADD COLUMN rate_period INTEGER;"
+  "CREATE TABLE sqlq_rate_starts ("
+  " queue      TEXT    NOT NULL,"
+  " slot       INTEGER NOT NULL,"
+  " started_at INTEGER NOT NULL,"
+  " PRIMARY KEY (queue, slot)) WITHOUT ROWID;"
+  "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot);";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

@@ -1,6 +1,6 @@
-# tests/cli/limit.sh -- sqlq limit: the concurrency limit of a queue reads
-# back, in a table and in JSON; bad values (of sqlq limit and of sqlq bench
-# --limit) get one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
+# tests/cli/limit.sh -- sqlq limit: the concurrency and rate limits of a
+# queue read back, in a table and in JSON; bad values (of sqlq limit and of
+# sqlq bench --limit and --rate) get one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
 # 2 never run more than 2 commands at once (the commands count themselves
 # under flock) and drain the queue.
 . "$(dirname "$0")/lib.sh"
@@ -8,13 +8,28 @@
 sq init >/dev/null
 
 run "no limit yet" 0 sq limit q
-expect_out "no limit yet" "$(printf 'queue  concurrency\nq      -')"
+expect_out "no limit yet" "$(printf 'queue  concurrency  rate\nq      -            -')"
 run "no limit yet, json" 0 sq limit --json q
-expect_out "no limit yet, json" '{"queue":"q","concurrency":null}'
+expect_out "no limit yet, json" '{"queue":"q","concurrency":null,"rate":null}'
 run "set" 0 sq limit --concurrency 2 q
-expect_out "set" "$(printf 'queue  concurrency\nq      2')"
+expect_out "set" "$(printf 'queue  concurrency  rate\nq      2            -')"
 run "reads back" 0 sq limit -j q
-expect_out "reads back" '{"queue":"q","concurrency":2}'
+expect_out "reads back" '{"queue":"q","concurrency":2,"rate":null}'
+run "a rate" 0 sq limit --rate 100/1s r
+expect_out "a rate" "$(printf 'queue  concurrency  rate\nr      -            100/1s')"
+run "a rate, json" 0 sq limit -j --rate 10/m r
+expect_out "a rate, json" '{"queue":"r","concurrency":null,"rate":{"max_starts":10,"period_us":60000000}}'
+run "a bare unit, a fraction" 0 sq limit -j -r 5/s r
+expect_out "a bare unit" '{"queue":"r","concurrency":null,"rate":{"max_starts":5,"period_us":1000000}}'
+run "a fraction of a second" 0 sq limit -r 3/0.25s r
+expect_out "a fraction of a second" "$(printf 'queue  concurrency  rate\nr      -            3/0.25s')"
+run "both at once" 0 sq limit -j -c 4 -r 3/2h r
+expect_out "both at once" '{"queue":"r","concurrency":4,"rate":{"max_starts":3,"period_us":7200000000}}'
+run "the longest period" 0 sq limit -j -r 100000/366d r
+expect_out "the longest period" '{"queue":"r","concurrency":4,"rate":{"max_starts":100000,"period_us":31622400000000}}'
+run "no rate" 0 sq limit -j -r 0 r
+expect_out "no rate" '{"queue":"r","concurrency":4,"rate":null}'
+sq limit -r 3/2h r >/dev/null
 
 stored() { sq limit --json q; }
 baseline=$(stored)
@@ -27,7 +42,17 @@ refused "past the most" 64 sq limit -c 1000001 q
 refused "no queue" 64 sq limit -c 1
 refused "two queues" 64 sq limit q r
 refused "bad queue name" 64 sq limit -c 1 ''
-refused "unknown flag" 64 sq limit --rate 1 q
+refused "unknown flag" 64 sq limit --burst 1 q
+rate_stored() { sq limit --json r; }
+rate_baseline=$(rate_stored)
+for bad in 1 -1/1s 1/0 1/0s 1/-1s x/1s 1/ /1s 1/x 1/5y 1/2h3 1/0.0000001s 1/367d 1/1e400 1/nan 100001/1s \
+  99999999999999999999/1s 1.5/1s '' 1/1s/1s 0x10/1s; do
+  refused "rate '$bad'" 64 sq limit --rate "$bad" r
+done
+expect_eq "bad rates changed nothing" "$(rate_stored)" "$rate_baseline"
+refused "bench: rate not N/PERIOD" 64 sq bench --rate 10
+refused "bench: rate negative" 64 sq bench --rate -1/1s
+refused "bench: rate of 0" 64 sq bench --rate 0/1s
 refused "bench: negative limit" 64 sq bench --limit -1
 refused "bench: limit not a number" 64 sq bench --limit many
 refused "bench: limit overflow" 64 sq bench --limit 99999999999999999999

@@ -16,6 +16,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -163,9 +164,34 @@ void fx_need_fork(void);
 ** signal that killed the child before fn returned. */
 int fx_reap(fx_child *child);
 
+/* A race (race.c): worker threads in forked processes, each with its own
+** handle, claim jobs of the fixture's queue and hand them to handle, until
+** goal jobs are done.  It lives in memory shared across the fork (mmap
+** MAP_SHARED), first in the test's own shared struct. */
+typedef struct fx_race {
+  const fixture *f;
+  int goal;      /* jobs to finish */
+  int claim_max; /* jobs per claim */
+  double lease;  /* each claim's lease */
+  /* Handle jobs[0..n) just claimed through db: ack them, counting each
+  ** acked in done.  Returns SQLQ_OK or the failing status. */
+  int (*handle)(sqlq_db *db, struct fx_race *r, const sqlq_job *jobs, size_t n);
+  atomic_int done;   /* jobs finished */
+  atomic_int status; /* the first failing status */
+  atomic_int stop;   /* give up (the deadline passed) */
+  int threads;       /* workers per process (fx_race_run sets it) */
+} fx_race;
+
+/* Run r with procs processes of threads workers each (a worker whose
+** claim comes back empty waits up to a second for the queue); returns
+** SQLQ_OK or the first failing status.  The test calls fx_need_fork()
+** before it makes anything. */
+int fx_race_run(fx_race *r, int procs, int threads);
+
 /* The groups of the suite; each returns the number of failed tests. */
 int run_schema_tests(void);
 int run_limit_tests(void);
+int run_rate_tests(void);
 int run_enqueue_tests(void);
 int run_claim_tests(void);
 int run_admin_tests(void);

@@ -3,7 +3,6 @@
 ** at most the queue's free slots, across every handle and process, and a
 ** lease that expires frees its slot.
 */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,87 +140,37 @@ static void wait_sleeps_while_full(void **state) {
   sqlq_close(other);
 }
 
-/* What the workers of the race share, in memory shared across the fork. */
-typedef struct race {
-  atomic_int running; /* jobs claimed and not yet acked, by the
-                            workers' own count */
+/* The race, and the workers' own count of the jobs running, in memory
+** shared across the fork. */
+typedef struct limit_race {
+  fx_race race;       /* first: the handler gets it */
+  atomic_int running; /* jobs claimed and not yet acked, by the workers'
+                         own count */
   atomic_int most;    /* the most seen at once */
-  atomic_int done;    /* jobs finished */
-  atomic_int status;  /* the first failing status */
-  atomic_int stop;    /* give up (the deadline passed) */
-} race;
-
-typedef struct worker {
-  const fixture *f;
-  race *r;
-} worker;
-
-static void note_status(race *r, int rc) {
-  int ok = SQLQ_OK;
-  if (rc != SQLQ_OK) atomic_compare_exchange_strong(&r->status, &ok, rc);
-}
+} limit_race;
 
 /* Count n jobs just claimed as running, noting the most at once: a
 ** worker's jobs hold their slots from the claim until their acks. */
-static void count_in(race *r, int n) {
+static void count_in(limit_race *r, int n) {
   int now = atomic_fetch_add(&r->running, n) + n;
   int most = atomic_load(&r->most);
   while (now > most && !atomic_compare_exchange_weak(&r->most, &most, now)) {}
 }
 
-/* Run the handler of one job: hold its slot a moment, and count it out
-** before the ack frees the slot. */
-static int handle(sqlq_db *db, race *r, sqlq_job_ref ref) {
-  usleep(1000);
-  atomic_fetch_sub(&r->running, 1);
-  int rc = sqlq_ack(db, ref.id, ref.token);
-  if (rc == SQLQ_OK) atomic_fetch_add(&r->done, 1);
-  return rc;
-}
-
-/* A worker thread: claim and handle until every job is done. */
-static void *work(void *arg) {
-  worker *w = arg;
-  race *r = w->r;
-  sqlq_options opts = SQLQ_OPTIONS_INIT(sqlq_options);
-  sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
-  sqlq_db *db = NULL;
-  opts.busy_timeout = 60;
-  co.lease = 600;
-  int rc = sqlq_open(w->f->url, &opts, &db);
-  while (rc == SQLQ_OK && atomic_load(&r->done) < N_JOBS && !atomic_load(&r->stop)) {
-    sqlq_job *jobs = NULL;
-    size_t n = 0;
-    rc = sqlq_claim(db, w->f->queue, CLAIM_MAX, &co, &jobs, &n);
-    count_in(r, (int)n);
-    for (size_t i = 0; rc == SQLQ_OK && i < n; i++)
-      rc = handle(db, r, (sqlq_job_ref){jobs[i].id, jobs[i].token});
-    sqlq_jobs_free(jobs, n);
-    if (rc == SQLQ_OK && n == 0) {
-      rc = sqlq_wait(db, w->f->queue, 0.05);
-      if (rc == SQLQ_TIMEOUT) rc = SQLQ_OK;
-    }
+/* Handle the jobs just claimed: count them in, then run each handler:
+** hold its slot a moment, and count it out before the ack frees the
+** slot. */
+static int handle(sqlq_db *db, fx_race *race, const sqlq_job *jobs, size_t n) {
+  limit_race *r = (limit_race *)race;
+  int rc = SQLQ_OK;
+  count_in(r, (int)n);
+  for (size_t i = 0; i < n && rc == SQLQ_OK; i++) {
+    usleep(1000);
+    atomic_fetch_sub(&r->running, 1);
+    rc = sqlq_ack(db, jobs[i].id, jobs[i].token);
+    if (rc == SQLQ_OK) atomic_fetch_add(&race->done, 1);
   }
-  if (rc != SQLQ_OK) print_error("worker: %s\n", sqlq_errmsg(db));
-  note_status(r, rc);
-  sqlq_close(db);
-  return NULL;
-}
-
-/* One process of the race: N_THREADS workers; stops them all at the
-** deadline. */
-static int run_workers(const fixture *f, void *arg) {
-  race *r = arg;
-  worker w = {f, r};
-  pthread_t threads[N_THREADS];
-  for (int i = 0; i < N_THREADS; i++)
-    if (pthread_create(&threads[i], NULL, work, &w) != 0) return SQLQ_ERROR;
-  double deadline = fx_now() + 240;
-  while (atomic_load(&r->done) < N_JOBS && fx_now() < deadline && atomic_load(&r->status) == 0)
-    fx_sleep(0.05);
-  atomic_store(&r->stop, 1);
-  for (int i = 0; i < N_THREADS; i++) pthread_join(threads[i], NULL);
-  return atomic_load(&r->status);
+  return rc;
 }
 
 /* Eight workers in two processes, each with its own handle, drain a queue
@@ -231,20 +180,20 @@ static int run_workers(const fixture *f, void *arg) {
 static void limit_never_exceeded_across_processes(void **state) {
   fixture *f = *state;
   fx_need_fork(); /* before it makes anything of its own */
-  race *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  limit_race *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   assert_true(r != MAP_FAILED);
   memset(r, 0, sizeof *r);
+  r->race =
+    (fx_race){.f = f, .goal = N_JOBS, .claim_max = CLAIM_MAX, .lease = 600, .handle = handle};
   sqlq_job_spec *specs = calloc(N_JOBS, sizeof *specs);
   assert_non_null(specs);
   assert_ok(f->db, sqlq_enqueue_batch(f->db, f->queue, specs, N_JOBS, NULL));
   free(specs);
   assert_ok(f->db, sqlq_concurrency_set(f->db, f->queue, LIMIT));
-  fx_child children[N_PROCS];
-  for (int i = 0; i < N_PROCS; i++) children[i] = fx_fork(run_workers, f, r);
-  for (int i = 0; i < N_PROCS; i++) assert_int_equal(fx_reap(&children[i]), SQLQ_OK);
+  assert_int_equal(fx_race_run(&r->race, N_PROCS, N_THREADS), SQLQ_OK);
   print_message("limit %d: at most %d jobs ran at once\n", LIMIT, atomic_load(&r->most));
   assert_true(atomic_load(&r->most) <= LIMIT);
-  assert_int_equal(atomic_load(&r->done), N_JOBS);
+  assert_int_equal(atomic_load(&r->race.done), N_JOBS);
   assert_int_equal(fx_count(f->db, f, 0), 0);
   munmap(r, sizeof *r);
 }

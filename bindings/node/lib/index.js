@@ -293,6 +293,17 @@ class Database {
   concurrencyGet(queue) {
     return this._n.concurrencyGet(queue);
   }
+  /**
+   * Let at most maxStarts jobs of queue start (be claimed) in any period of `period`
+   * seconds (a sliding window, exact), on every host; maxStarts 0: no rate limit.
+   */
+  rateSet(queue, maxStarts, period = 0) {
+    return this._n.rateSet(queue, maxStarts, period);
+  }
+  /** {maxStarts, period} (seconds) of queue's rate limit; 0 and 0 when it has none. */
+  rateGet(queue) {
+    return this._n.rateGet(queue);
+  }
 }
 
 /** Open the database named by url; resolves with a Database. */

@@ -290,6 +290,8 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value HistoryPrune(const Napi::CallbackInfo &info);
   Napi::Value ConcurrencySet(const Napi::CallbackInfo &info);
   Napi::Value ConcurrencyGet(const Napi::CallbackInfo &info);
+  Napi::Value RateSet(const Napi::CallbackInfo &info);
+  Napi::Value RateGet(const Napi::CallbackInfo &info);
 
   sqlq_db *db_ = nullptr;
   bool closed_ = false;
@@ -1029,6 +1031,30 @@ Napi::Value Db::ConcurrencyGet(const Napi::CallbackInfo &info) {
              [max](Napi::Env env, int) { return I64(env, *max); });
 }
 
+// rateSet(queue, maxStarts, period): period in seconds; one that is not
+// finite, or past any period the library takes, is passed as -1, which it
+// refuses (MisuseError) unless maxStarts is 0.
+Napi::Value Db::RateSet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  int64_t max = Int(info[1], "maxStarts", INT64_MIN, INT64_MAX);
+  double period = OptNum(info[2], "period", 0);
+  int64_t period_us = std::isfinite(period) && std::fabs(period) <= 1e12 ? std::llround(period * 1e6) : -1;
+  return Run(info, [=](sqlq_db *h) { return sqlq_rate_set(h, queue.c_str(), max, period_us); }, nullptr);
+}
+
+// rateGet(queue): {maxStarts, period} (seconds), 0 and 0 when it has none.
+Napi::Value Db::RateGet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  auto r = std::make_shared<std::pair<int64_t, int64_t>>(0, 0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_rate_get(h, queue.c_str(), &r->first, &r->second); },
+             [r](Napi::Env env, int) {
+               Napi::Object o = Napi::Object::New(env);
+               o.Set("maxStarts", I64(env, r->first));
+               o.Set("period", Napi::Number::New(env, static_cast<double>(r->second) / 1e6));
+               return o;
+             });
+}
+
 Napi::Function Db::Init(Napi::Env env) {
   Napi::Function f = DefineClass(
       env, "NativeDb",
@@ -1081,7 +1107,9 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("retentionGet", &Db::RetentionGet),
        InstanceMethod("historyPrune", &Db::HistoryPrune),
        InstanceMethod("concurrencySet", &Db::ConcurrencySet),
-       InstanceMethod("concurrencyGet", &Db::ConcurrencyGet)});
+       InstanceMethod("concurrencyGet", &Db::ConcurrencyGet),
+       InstanceMethod("rateSet", &Db::RateSet),
+       InstanceMethod("rateGet", &Db::RateGet)});
   ctor = new Napi::FunctionReference(Napi::Persistent(f));
   return f;
 }

@@ -1,5 +1,5 @@
 // test/schedules.test.js -- schedules of periodic jobs, retention of
-// finished jobs, concurrency limits and dependencies (libsqlq 1.1) through the package, on the database of
+// finished jobs, concurrency and rate limits and dependencies (libsqlq 1.1) through the package, on the database of
 // SQLQ_TEST_URL (else SQLite).
 "use strict";
 const test = require("node:test");
@@ -116,6 +116,28 @@ test("concurrencySet and concurrencyGet", async () => {
     assert.equal(await db.concurrencyGet(q), 2);
     await db.concurrencySet(q, 0);
     assert.equal((await db.claim(q, 10)).length, 1);
+  });
+});
+
+test("rateSet and rateGet", async () => {
+  await withQueue(async (db, q) => {
+    assert.deepEqual(await db.rateGet(q), { maxStarts: 0, period: 0 });
+    await db.enqueueBatch(q, ["1", "2", "3", "4"]);
+    await db.rateSet(q, 2, 60);
+    assert.deepEqual(await db.rateGet(q), { maxStarts: 2, period: 60 });
+    assert.equal((await db.claim(q, 10)).length, 2);
+    assert.deepEqual(await db.claim(q, 10), []);
+    for (const [n, period] of [[-1, 1], [100001, 1], [1, 0], [1, -1], [1, 1e9], [1, NaN], [1, Infinity]]) {
+      await assert.rejects(db.rateSet(q, n, period), sqlq.MisuseError);
+    }
+    assert.throws(() => db.rateSet(q, "3", 1), TypeError);
+    assert.throws(() => db.rateSet(q, 3, "1s"), TypeError);
+    assert.deepEqual(await db.rateGet(q), { maxStarts: 2, period: 60 });
+    await db.rateSet(q, 3, 0.5);
+    assert.deepEqual(await db.rateGet(q), { maxStarts: 3, period: 0.5 });
+    await db.rateSet(q, 0);
+    assert.deepEqual(await db.rateGet(q), { maxStarts: 0, period: 0 });
+    assert.equal((await db.claim(q, 10)).length, 2);
   });
 });
 

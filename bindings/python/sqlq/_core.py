@@ -7,6 +7,7 @@ copy: the C arrays are freed before the call returns.
 """
 
 import ctypes
+import math
 import struct
 from contextlib import contextmanager
 from ctypes import byref, c_char_p, c_int, c_int64, c_size_t, c_void_p
@@ -916,6 +917,23 @@ class Database:
         value = c_int64()
         self._call_1_1("sqlq_concurrency_get", self._queue(queue), byref(value))
         return value.value
+
+    def rate_set(self, queue, max_starts, period=0.0):
+        """Let at most max_starts jobs of queue start (be claimed) in any period seconds
+        (a sliding window, exact), across every worker of every host; max_starts 0:
+        no rate limit (period is then ignored)."""
+        seconds = _seconds(period, "period")
+        if not math.isfinite(seconds) or abs(seconds) > 1e12:
+            raise Misuse(f"period is out of range: {period}")
+        self._call_1_1("sqlq_rate_set", self._queue(queue), _id(max_starts, "max_starts"),
+                       round(seconds * 1e6))
+
+    def rate_get(self, queue):
+        """(max_starts, period seconds) of queue's rate limit; (0, 0.0) when it has none."""
+        max_starts = c_int64()
+        period_us = c_int64()
+        self._call_1_1("sqlq_rate_get", self._queue(queue), byref(max_starts), byref(period_us))
+        return max_starts.value, period_us.value / 1e6
 
 
 def open(url, **options):  # noqa: A001 - sqlq.open(), like sqlite3.connect()

@@ -169,8 +169,9 @@ PROTOTYPES = {
 }
 
 # The calls libsqlq 1.1 added (docs/api.md, "What each 1.x added").  A 1.0
-# library lacks them: they are declared when present, and the methods that
-# need them raise Unavailable ("needs libsqlq 1.1") otherwise.
+# library lacks them, and a 1.1 library built before an addition lacks that
+# one: each is declared when present, and the methods that need one raise
+# Unavailable ("needs libsqlq 1.1") otherwise.
 PROTOTYPES_1_1 = {
     "sqlq_cron_add": (c_int, [_db, _p(Schedule)]),
     "sqlq_cron_remove": (c_int, [_db, c_char_p]),
@@ -186,6 +187,8 @@ PROTOTYPES_1_1 = {
     "sqlq_concurrency_get": (c_int, [_db, c_char_p, _p(c_int64)]),
     "sqlq_enqueue_after": (c_int, [_db, c_char_p, _p(JobSpec), c_size_t, _p(c_int64), c_size_t,
                                    _p(c_int64)]),
+    "sqlq_rate_set": (c_int, [_db, c_char_p, c_int64, c_int64]),
+    "sqlq_rate_get": (c_int, [_db, c_char_p, _p(c_int64), _p(c_int64)]),
 }
 
 INSTALL_HINT = ("install libsqlq 1.x (build the sqlq tree with "
@@ -231,7 +234,7 @@ def load():
         except AttributeError as exc:
             raise ImportError(f"sqlq: {name} is not libsqlq 1.x ({exc}): {INSTALL_HINT}") from None
         if lib.sqlq_version_number() >= 1001000:  # libsqlq 1.1
-            _declare(lib, PROTOTYPES_1_1)
+            _declare(lib, {f: p for f, p in PROTOTYPES_1_1.items() if hasattr(lib, f)})
         major = lib.sqlq_version_number() // 1000000
         if major != REQUIRED_MAJOR:
             raise ImportError(f"sqlq: {name} is libsqlq {lib.sqlq_version().decode()}, "

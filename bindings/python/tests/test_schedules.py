@@ -1,4 +1,4 @@
-"""Schedules of periodic jobs, retention of finished jobs, concurrency limits and
+"""Schedules of periodic jobs, retention of finished jobs, concurrency and rate limits and
 dependencies (libsqlq 1.1) through the package, on the backend the fixtures name."""
 
 import pytest
@@ -123,6 +123,29 @@ def test_concurrency_limit(db, queue):
     assert db.concurrency_get(queue) == 2
     db.concurrency_set(queue, 0)
     assert len(db.claim(queue, 10)) == 1
+
+
+def test_rate_limit(db, queue):
+    assert db.rate_get(queue) == (0, 0.0)
+    db.enqueue_batch(queue, [b"1", b"2", b"3", b"4"])
+    db.rate_set(queue, 2, 60)
+    assert db.rate_get(queue) == (2, 60.0)
+    assert len(db.claim(queue, 10)) == 2
+    assert db.claim(queue, 10) == []
+    for bad_n, bad_period in ((-1, 1), (100001, 1), (1, 0), (1, -1), (1, 1e9),
+                              (1, float("nan")), (1, float("inf"))):
+        with pytest.raises(sqlq.Misuse):
+            db.rate_set(queue, bad_n, bad_period)
+    with pytest.raises(TypeError):
+        db.rate_set(queue, "3", 1)
+    with pytest.raises(TypeError):
+        db.rate_set(queue, 3, "1s")
+    assert db.rate_get(queue) == (2, 60.0)
+    db.rate_set(queue, 3, 0.5)
+    assert db.rate_get(queue) == (3, 0.5)
+    db.rate_set(queue, 0)
+    assert db.rate_get(queue) == (0, 0.0)
+    assert len(db.claim(queue, 10)) == 2
 
 
 def test_fan_out_fan_in(db, queue):
