@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 7
+#define SQLQ_SCHEMA_VERSION 8
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -408,6 +408,32 @@ int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay);
 ** for a stale token.  *lease_until_out (may be NULL) receives the new end.
 */
 int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease, int64_t *lease_until_out);
+
+/*
+** Cancellation (libsqlq 1.1, schema version 8).  In one transaction, each
+** job of ids[0..n) that is ready (due, scheduled, or waiting for other
+** jobs) or running becomes dead, cancelled: its cancelled_at column is set
+** to the database's clock, last_error to "cancelled", and its claim token
+** and lease are cleared, so that the ack, fail, release and touch of the
+** worker that runs it answer SQLQ_STALE, and no claim takes it again.  Ids
+** of jobs that are dead already, finished, or unknown (any int64_t value)
+** are no error and change nothing; an id repeated counts once.
+** *cancelled_out (may be NULL) receives the number of jobs cancelled.
+** n may be 0; ids may be NULL only then.
+**
+** A cancelled job is a dead job like any other: sqlq_retry() makes it ready
+** again (and no longer cancelled), sqlq_purge() deletes it.  Its FIFO
+** group's next job may run, a concurrency limit's slot it held is free,
+** and the jobs that wait for it (sqlq_enqueue_after()) keep waiting, as
+** for any dead job.
+**
+** The workers that ran the running jobs are told: after the commit, the
+** cancel wakes every sqlq_wait_lost() of each queue concerned, in every
+** process, through the backend's wake-up channel (docs/waking.md).
+**
+** A database below schema version 8 answers SQLQ_SCHEMA ("run sqlq init").
+*/
+int sqlq_cancel(sqlq_db *db, const int64_t *ids, size_t n, size_t *cancelled_out);
 
 /* ---------------------------------------------------------------------
 ** Waiting for work without polling.

@@ -15,6 +15,7 @@
 ** take the range run_at <= now on sqlq_jobs_due and sort every due job,
 ** which costs time in proportion to the queue's length.
 */
+#include "cancel_sql.h"
 #include "deps_sql.h"
 #include "schedules_sql.h"
 #include "sqlite_int.h"
@@ -235,6 +236,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_ACK_FREE] = ACK DEPS_SQL_FREE,
   [SQLQ__SQL_HISTORY_COPY_FREE] = HISTORY_COPY DEPS_SQL_FREE,
   DEPS_SQL_ENTRIES("sqlq_now()", "$1", DEPS_SQL_PIPES),
+  /* Cancellation (schema version 8). */
+  CANCEL_SQL_ENTRIES("sqlq_now()"),
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -347,6 +350,10 @@ static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN awaited INTE
                                   " PRIMARY KEY (job_id, after_id)) WITHOUT ROWID;"
                                   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
+/* Version 8: cancellation: when a dead job was cancelled (docs/schema.md). */
+static const char migration_8[] = "ALTER TABLE sqlq_jobs ADD COLUMN cancelled_at INTEGER;";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

@@ -11,14 +11,15 @@ sql() {
     -e "$1" >/dev/null || fail "mariadb: $1"
 }
 downgrade() {
-  sql "DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits;
+  sql "DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits,
+         DROP COLUMN cancelled_at;
        DROP INDEX sqlq_jobs_history_age ON sqlq_jobs_history;
        ALTER TABLE sqlq_queues DROP COLUMN keep_for, DROP COLUMN keep_count, DROP COLUMN max_running;
        DROP TABLE sqlq_schedules, sqlq_subscriptions, sqlq_job_ids;
        DROP TRIGGER sqlq_jobs_id;
        ALTER TABLE sqlq_jobs MODIFY id BIGINT NOT NULL AUTO_INCREMENT;
        DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
-       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7);"
+       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8);"
 }
 
 # Ids are never handed out twice: a version 1 table whose AUTO_INCREMENT is

@@ -8,7 +8,8 @@
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
 # A job of version 1 survives the upgrade; rings, pools, subscriptions,
-# schedules, retention, concurrency limits and dependencies work after it,
+# schedules, retention, concurrency limits, dependencies and cancellation
+# work after it,
 # and a worker keeping history works before it (without pruning), its
 # claims without the limits' column.
 
@@ -25,7 +26,7 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 7" "schema version 7"
+expect_out "init makes version 8" "schema version 8"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -54,9 +55,9 @@ run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$h
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 7" "schema version 7"
+expect_out "the upgrade reaches version 8" "schema version 8"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 7"
+expect_out "again changes nothing" "schema version 8"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -94,11 +95,11 @@ sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
-set_version 8
+set_version 9
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 8"
-unset_version 8
+expect_err_has "the error names the versions" "version 9"
+unset_version 9
 run "init after the newer one is gone" 0 sq init
 
 finish

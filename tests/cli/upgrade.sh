@@ -11,11 +11,12 @@ sql() {
 }
 downgrade() {
   sql "DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited; ALTER TABLE sqlq_jobs DROP COLUMN waits;
+       ALTER TABLE sqlq_jobs DROP COLUMN cancelled_at;
        DROP INDEX IF EXISTS sqlq_jobs_history_age; ALTER TABLE sqlq_queues DROP COLUMN keep_for;
        ALTER TABLE sqlq_queues DROP COLUMN max_running;
        ALTER TABLE sqlq_queues DROP COLUMN keep_count;
        DROP TABLE sqlq_schedules; DROP TABLE sqlq_subscriptions; DROP TABLE sqlq_rings; DROP TABLE sqlq_ring_entries;
-       DROP TABLE sqlq_pool_items; DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7);"
+       DROP TABLE sqlq_pool_items; DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8);"
 }
 
 . "$(dirname "$0")/upgrade.bash"
