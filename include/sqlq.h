@@ -435,6 +435,25 @@ int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease, int64_t *le
 */
 int sqlq_cancel(sqlq_db *db, const int64_t *ids, size_t n, size_t *cancelled_out);
 
+/*
+** Block until at least one of the jobs refs[0..n) of queue is no longer
+** held with its claim token (cancelled by sqlq_cancel(), or finished or
+** taken back by anyone else), then return SQLQ_OK with lost_out[i] (an
+** array of n, may be NULL) set to 1 for each job no longer held and 0 for
+** the others.  Returns SQLQ_OK at once when one is lost already.
+**
+** The wait ends early on a sqlq_cancel() of a job of queue committed by
+** any process (each backend's own wake-up, docs/waking.md; MariaDB's
+** plain-SQL writers are seen within its wake_interval), then looks again
+** at the n jobs (one query each).  timeout is in seconds, negative for
+** ever; SQLQ_TIMEOUT at the timeout, SQLQ_INTERRUPTED after
+** sqlq_interrupt().  n may be 0 (nothing can be lost: it waits for the
+** timeout or the interrupt).  A worker runs it on a handle of its own
+** beside the one it claims with, while its jobs run.
+*/
+int sqlq_wait_lost(sqlq_db *db, const char *queue, const sqlq_job_ref *refs, size_t n,
+                   double timeout, int *lost_out);
+
 /* ---------------------------------------------------------------------
 ** Waiting for work without polling.
 */

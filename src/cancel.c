@@ -18,8 +18,9 @@
 #include "sqlq_int.h"
 
 const char *sqlq__cancel_channel(const char *queue, char *buf) {
-  snprintf(buf, SQLQ__CANCEL_CHANNEL_SIZE, "\x1E"
-                                           "cncl:%s",
+  snprintf(buf, SQLQ__CANCEL_CHANNEL_SIZE,
+           "\x1E"
+           "cncl:%s",
            queue);
   return buf;
 }
@@ -89,5 +90,48 @@ SQLQ__API int sqlq_cancel(sqlq_db *db, const int64_t *ids, size_t n, size_t *can
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, cancel_tx, &c);
   free(sorted);
   if (cancelled_out && rc == SQLQ_OK) *cancelled_out = c.cancelled;
+  return rc;
+}
+
+/* What sqlq_wait_lost() watches: n jobs, and for each whether it is lost. */
+struct watch {
+  const sqlq_job_ref *refs;
+  size_t n;
+  int *lost;
+};
+
+/* Is one of the jobs watched no longer held?  FAIL_PEEK finds a job held
+** with its token; only a commit (a cancel, or any other change of the
+** job) can bring a loss, so there is no due time. */
+static int lost_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
+  struct watch *w = arg;
+  int any = 0, rc = SQLQ_OK;
+  for (size_t i = 0; i < w->n && rc == SQLQ_OK; i++) {
+    sqlq__query q = {.sql = SQLQ__SQL_FAIL_PEEK};
+    rc = sqlq__run(db, &q, SQLQ__INT(w->refs[i].id), SQLQ__INT(w->refs[i].token));
+    w->lost[i] = rc == SQLQ_OK && q.rows == 0;
+    any |= w->lost[i];
+  }
+  *due_in_us = any ? 0 : -1;
+  return rc;
+}
+
+SQLQ__API int sqlq_wait_lost(sqlq_db *db, const char *queue, const sqlq_job_ref *refs, size_t n,
+                             double timeout, int *lost_out) {
+  int64_t deadline = -1;
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
+  if (rc == SQLQ_OK) rc = sqlq__deadline(db, timeout, &deadline);
+  if (rc == SQLQ_OK && n > 0 && refs == NULL) rc = sqlq__error(db, SQLQ_MISUSE, "refs is NULL");
+  if (rc != SQLQ_OK) return rc;
+  int *lost = lost_out ? lost_out : calloc(n ? n : 1, sizeof *lost);
+  if (lost == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) lost[i] = 0;
+  struct watch w = {refs, n, lost};
+  char channel[SQLQ__CANCEL_CHANNEL_SIZE];
+  rc = sqlq__wait_on(db, sqlq__cancel_channel(queue, channel), lost_due, &w, deadline);
+  if (lost != lost_out) free(lost);
+  if (rc == SQLQ_TIMEOUT)
+    return sqlq__error(db, SQLQ_TIMEOUT, "every job watched on queue '%s' is still held", queue);
   return rc;
 }

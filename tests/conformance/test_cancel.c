@@ -1,8 +1,10 @@
 /*
 ** test_cancel.c -- cancellation (schema version 8): sqlq_cancel() of ready,
 ** scheduled, waiting and running jobs, of jobs done or unknown, and what a
-** cancel does to a FIFO group, a concurrency limit and a retry.
+** cancel does to a FIFO group, a concurrency limit and a retry; workers
+** that wait in sqlq_wait_lost() for their jobs to be cancelled.
 */
+#include <pthread.h>
 #include <string.h>
 
 #include "harness.h"
@@ -12,8 +14,7 @@
 static int state_of(const fixture *f, int64_t id, const char *error, int *error_is) {
   found fd = fx_find(f->db, f, id);
   int state = fd.job ? fd.job->state : 0;
-  if (error_is)
-    *error_is = fd.job && fd.job->last_error && strcmp(fd.job->last_error, error) == 0;
+  if (error_is) *error_is = fd.job && fd.job->last_error && strcmp(fd.job->last_error, error) == 0;
   fx_found_free(&fd);
   return state;
 }
@@ -169,16 +170,96 @@ static void cancel_then_retry(void **state) {
   assert_int_equal(fx_claim_one(f->db, f, 30).id, b);
 }
 
+/* A wait that must end on a cancel, and how long it may take. */
+#define LONG_TIMEOUT 20.0
+#define WOKEN_WITHIN 10.0
+
+/* sqlq_wait_lost() answers at once when a job is lost already, saying
+** which; it times out while every job is held; bad arguments are refused. */
+static void wait_lost_at_once_and_timeout(void **state) {
+  fixture *f = *state;
+  fx_push(f->db, f, "a", 0);
+  fx_push(f->db, f, "b", 0);
+  claimed a = fx_claim_one(f->db, f, 30), b = fx_claim_one(f->db, f, 30);
+  sqlq_job_ref refs[2] = {{a.id, a.token}, {b.id, b.token}};
+  int lost[2] = {7, 7};
+  assert_status(f->db, sqlq_wait_lost(f->db, f->queue, refs, 2, 0.2, lost), SQLQ_TIMEOUT);
+  assert_status(f->db, sqlq_wait_lost(f->db, f->queue, NULL, 0, 0, NULL), SQLQ_TIMEOUT);
+  assert_ok(f->db, sqlq_ack(f->db, b.id, b.token));
+  assert_ok(f->db, sqlq_wait_lost(f->db, f->queue, refs, 2, LONG_TIMEOUT, lost));
+  assert_int_equal(lost[0], 0);
+  assert_int_equal(lost[1], 1);
+  assert_ok(f->db, sqlq_wait_lost(f->db, f->queue, refs, 2, LONG_TIMEOUT, NULL));
+  refs[1].token = a.token; /* job b with a wrong token */
+  refs[1].id = a.id;
+  refs[0].token = a.token + 1;
+  assert_ok(f->db, sqlq_wait_lost(f->db, f->queue, refs, 2, LONG_TIMEOUT, lost));
+  assert_int_equal(lost[0], 1);
+  assert_int_equal(lost[1], 0);
+  assert_status(f->db, sqlq_wait_lost(f->db, f->queue, NULL, 1, 0, NULL), SQLQ_MISUSE);
+  assert_status(f->db, sqlq_wait_lost(f->db, "", refs, 1, 0, NULL), SQLQ_MISUSE);
+}
+
+/* Cancel job *arg after a moment, through a handle of this process. */
+static int cancel_later(const fixture *f, void *arg) {
+  sqlq_db *db = NULL;
+  size_t n = 0;
+  fx_sleep(0.2);
+  int rc = sqlq_open(f->url, NULL, &db);
+  if (rc == SQLQ_OK) rc = sqlq_cancel(db, (const int64_t *)arg, 1, &n);
+  sqlq_close(db);
+  return rc == SQLQ_OK && n != 1 ? -1 : rc;
+}
+
+/* Wait in sqlq_wait_lost() for the job j of the fixture's queue, which
+** its other job keeps company, to be cancelled; assert that it was, in
+** time, and that the other is still held. */
+static void assert_wait_sees_cancel(const fixture *f, claimed j, claimed other) {
+  sqlq_job_ref refs[2] = {{other.id, other.token}, {j.id, j.token}};
+  int lost[2] = {7, 7};
+  double t0 = fx_now();
+  assert_ok(f->db, sqlq_wait_lost(f->db, f->queue, refs, 2, LONG_TIMEOUT, lost));
+  assert_true(fx_now() - t0 < WOKEN_WITHIN);
+  assert_int_equal(lost[0], 0);
+  assert_int_equal(lost[1], 1);
+  assert_cancelled(f, j.id);
+}
+
+static void *cancel_thread(void *arg) {
+  void **a = arg;
+  *(int *)a[2] = cancel_later(a[0], a[1]);
+  return NULL;
+}
+
+/* A cancel by another process, and by another thread of this one, wakes
+** the wait for the job. */
+static void wait_lost_woken_by_cancel(void **state) {
+  fixture *f = *state;
+  fx_need_fork();
+  fx_push(f->db, f, "a", 0);
+  fx_push(f->db, f, "b", 0);
+  fx_push(f->db, f, "c", 0);
+  claimed a = fx_claim_one(f->db, f, 60), b = fx_claim_one(f->db, f, 60);
+  claimed c = fx_claim_one(f->db, f, 60);
+  fx_child child = fx_fork(cancel_later, f, &b.id);
+  assert_wait_sees_cancel(f, b, a);
+  assert_int_equal(fx_reap(&child), SQLQ_OK);
+  int status = -1;
+  void *args[3] = {f, &c.id, &status};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, cancel_thread, args), 0);
+  assert_wait_sees_cancel(f, c, a);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_equal(status, SQLQ_OK);
+}
+
 int run_cancel_tests(void) {
   const struct CMUnitTest tests[] = {
-    FX_TEST(cancel_ready_and_scheduled),
-    FX_TEST(cancel_running),
-    FX_TEST(cancel_done_dead_unknown_and_mix),
-    FX_TEST(cancel_fifo_head),
-    FX_TEST(cancel_fifo_ready_head),
-    FX_TEST(cancel_frees_a_limit_slot),
-    FX_TEST(cancel_and_dependencies),
-    FX_TEST(cancel_then_retry),
+    FX_TEST(cancel_ready_and_scheduled),       FX_TEST(cancel_running),
+    FX_TEST(cancel_done_dead_unknown_and_mix), FX_TEST(cancel_fifo_head),
+    FX_TEST(cancel_fifo_ready_head),           FX_TEST(cancel_frees_a_limit_slot),
+    FX_TEST(cancel_and_dependencies),          FX_TEST(cancel_then_retry),
+    FX_TEST(wait_lost_at_once_and_timeout),    FX_TEST(wait_lost_woken_by_cancel),
   };
   return fx_run_group_from("cancellation", 8, tests, sizeof tests / sizeof tests[0]);
 }
