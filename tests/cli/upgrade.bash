@@ -50,6 +50,9 @@ expect_err_has "limits: the error says what to do" "run \`sqlq init\`"
 run "dependencies need the upgrade" 69 sq push --after 1 "$q" x
 expect_error_line "dependencies need the upgrade"
 expect_err_has "dependencies: the error says what to do" "run \`sqlq init\`"
+run "cancellation needs the upgrade" 69 sq cancel 1
+expect_error_line "cancellation needs the upgrade"
+expect_err_has "cancel: the error says what to do" "run \`sqlq init\`"
 sq push "$q-h" "kept in history" >/dev/null
 run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$hurl" work --drain "$q-h" -- true
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
@@ -89,6 +92,10 @@ run "the first runs" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q" -- true
 run "then the one after it is ready" 0 sq jobs --json "$q-d"
 expect_out_has "ready" '"state":"ready"'
 sq purge "$q-d" >/dev/null
+cid=$(sq push "$q-c" "to cancel")
+run "a cancel after the upgrade" 0 sq cancel "$cid"
+expect_out "cancels the job" "1 jobs cancelled"
+sq purge "$q-c" >/dev/null
 sq push "$q" "from version 6" >/dev/null
 sq retention --keep-count 0 "$q-h" >/dev/null
 sq ring drop "$q" >/dev/null
