@@ -186,6 +186,7 @@ PROTOTYPES_1_1 = {
     "sqlq_concurrency_get": (c_int, [_db, c_char_p, _p(c_int64)]),
     "sqlq_enqueue_after": (c_int, [_db, c_char_p, _p(JobSpec), c_size_t, _p(c_int64), c_size_t,
                                    _p(c_int64)]),
+    "sqlq_cancel": (c_int, [_db, _p(c_int64), c_size_t, _p(c_size_t)]),
 }
 
 INSTALL_HINT = ("install libsqlq 1.x (build the sqlq tree with "
