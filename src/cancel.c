@@ -79,13 +79,9 @@ SQLQ__API int sqlq_cancel(sqlq_db *db, const int64_t *ids, size_t n, size_t *can
   if (ids == NULL) return sqlq__error(db, SQLQ_MISUSE, "ids is NULL");
   /* In id order, without repeats: concurrent cancels lock rows in one
   ** order, and a repeated id counts once. */
-  int64_t *sorted = malloc(n * sizeof *sorted);
-  if (sorted == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  memcpy(sorted, ids, n * sizeof *sorted);
-  qsort(sorted, n, sizeof *sorted, sqlq__id_order);
+  int64_t *sorted = NULL;
   size_t m = 0;
-  for (size_t i = 0; i < n; i++)
-    if (m == 0 || sorted[i] != sorted[m - 1]) sorted[m++] = sorted[i];
+  if ((rc = sqlq__id_set(db, ids, n, &sorted, &m)) != SQLQ_OK) return rc;
   struct cancel c = {.ids = sorted, .n = m};
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, cancel_tx, &c);
   free(sorted);

@@ -761,6 +761,11 @@ void sqlq__backoff_result(sqlq__backoff *b, int ok);
 /* qsort()/bsearch() order of int64_t values (job ids). */
 int sqlq__id_order(const void *a, const void *b);
 
+/* A malloc'ed copy of ids[0..n) (n >= 1) into *out, sorted, without
+** repeats, their number into *n_out; SQLQ_NOMEM recorded when memory runs
+** out.  The caller frees *out. */
+int sqlq__id_set(sqlq_db *db, const int64_t *ids, size_t n, int64_t **out, size_t *n_out);
+
 /* Validate text that names something: 1..max bytes, no control
 ** characters, valid UTF-8; what names it in the message ("ring name").
 ** Records SQLQ_MISUSE on db when bad (NULL is bad too). */

@@ -109,7 +109,8 @@ int cmd_cancel(const cli_global *g, int argc, char **argv) {
   }
   int from_stdin = argc - optind == 1 && strcmp(argv[optind], "-") == 0;
   if (argc == optind) return cli_usage_error("cancel", "expected ID... or -");
-  code = from_stdin ? read_ids(&ids, &n) : cli_parse_ids("cancel", argv + optind, argc - optind, &ids);
+  code =
+    from_stdin ? read_ids(&ids, &n) : cli_parse_ids("cancel", argv + optind, argc - optind, &ids);
   if (code == 0 && !from_stdin) n = (size_t)(argc - optind);
   if (code != 0) return code;
   sqlq_db *db = cli_open(g, &code);
