@@ -158,7 +158,7 @@ size_t work_watch_take(work_watch *w, sqlq_job_ref *out, size_t max) {
   pthread_mutex_lock(&w->lock);
   size_t n = w->n_lost < max ? w->n_lost : max;
   if (n) memcpy(out, w->lost, n * sizeof *out);
-  memmove(w->lost, w->lost + n, (w->n_lost - n) * sizeof *out);
+  if (w->n_lost > n) memmove(w->lost, w->lost + n, (w->n_lost - n) * sizeof *out);
   w->n_lost -= n;
   pthread_mutex_unlock(&w->lock);
   return n;
