@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 8
+#define SQLQ_SCHEMA_VERSION 9
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -408,6 +408,51 @@ int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay);
 ** for a stale token.  *lease_until_out (may be NULL) receives the new end.
 */
 int sqlq_touch(sqlq_db *db, int64_t id, int64_t token, double lease, int64_t *lease_until_out);
+
+/*
+** Cancellation (libsqlq 1.1, schema version 9).  In one transaction, each
+** job of ids[0..n) that is ready (due, scheduled, or waiting for other
+** jobs) or running becomes dead, cancelled: its cancelled_at column is set
+** to the database's clock, last_error to "cancelled", and its claim token
+** and lease are cleared, so that the ack, fail, release and touch of the
+** worker that runs it answer SQLQ_STALE, and no claim takes it again.  Ids
+** of jobs that are dead already, finished, or unknown (any int64_t value)
+** are no error and change nothing; an id repeated counts once.
+** *cancelled_out (may be NULL) receives the number of jobs cancelled.
+** n may be 0; ids may be NULL only then.
+**
+** A cancelled job is a dead job like any other: sqlq_retry() makes it ready
+** again (and no longer cancelled), sqlq_purge() deletes it.  Its FIFO
+** group's next job may run, a concurrency limit's slot it held is free,
+** and the jobs that wait for it (sqlq_enqueue_after()) keep waiting, as
+** for any dead job.
+**
+** The workers that ran the running jobs are told: after the commit, the
+** cancel wakes every sqlq_wait_lost() of each queue concerned, in every
+** process, through the backend's wake-up channel (docs/waking.md).
+**
+** A database below schema version 9 answers SQLQ_SCHEMA ("run sqlq init").
+*/
+int sqlq_cancel(sqlq_db *db, const int64_t *ids, size_t n, size_t *cancelled_out);
+
+/*
+** Block until at least one of the jobs refs[0..n) of queue is no longer
+** held with its claim token (cancelled by sqlq_cancel(), or finished or
+** taken back by anyone else), then return SQLQ_OK with lost_out[i] (an
+** array of n, may be NULL) set to 1 for each job no longer held and 0 for
+** the others.  Returns SQLQ_OK at once when one is lost already.
+**
+** The wait ends early on a sqlq_cancel() of a job of queue committed by
+** any process (each backend's own wake-up, docs/waking.md; MariaDB's
+** plain-SQL writers are seen within its wake_interval), then looks again
+** at the n jobs (one query each).  timeout is in seconds, negative for
+** ever; SQLQ_TIMEOUT at the timeout, SQLQ_INTERRUPTED after
+** sqlq_interrupt().  n may be 0 (nothing can be lost: it waits for the
+** timeout or the interrupt).  A worker runs it on a handle of its own
+** beside the one it claims with, while its jobs run.
+*/
+int sqlq_wait_lost(sqlq_db *db, const char *queue, const sqlq_job_ref *refs, size_t n,
+                   double timeout, int *lost_out);
 
 /* ---------------------------------------------------------------------
 ** Waiting for work without polling.

@@ -38,13 +38,25 @@ SQLQ__API int sqlq_resume(sqlq_db *db, const char *queue) {
   return set_paused(db, queue, 0);
 }
 
+/* A job retried is no longer marked cancelled (schema version 9): the
+** marks of the queue's dead jobs go before RETRY_DEAD (one a newer job's
+** dedupe key keeps dead loses it too), the mark of a job retried by id
+** after RETRY_ID made it ready. */
 static int retry_tx(sqlq_db *db, void *arg) {
   struct queue_op *q = arg;
-  int rc = SQLQ_OK;
+  int version = 0;
+  int rc = sqlq__schema_version(db, &version);
+  int marks = version >= SQLQ__CANCEL_VERSION;
   q->count = 0;
-  if (q->ids == NULL) rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_DEAD, q->queue, NULL, &q->count);
-  for (size_t i = 0; q->ids && i < q->n_ids && rc == SQLQ_OK; i++)
+  if (rc == SQLQ_OK && q->ids == NULL && marks)
+    rc = sqlq__run_for_queue(db, SQLQ__SQL_UNCANCEL_DEAD, q->queue, NULL, NULL);
+  if (rc == SQLQ_OK && q->ids == NULL)
+    rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_DEAD, q->queue, NULL, &q->count);
+  for (size_t i = 0; q->ids && i < q->n_ids && rc == SQLQ_OK; i++) {
     rc = sqlq__run_for_queue(db, SQLQ__SQL_RETRY_ID, q->queue, &q->ids[i], &q->count);
+    if (rc == SQLQ_OK && marks)
+      rc = sqlq__run_for_queue(db, SQLQ__SQL_UNCANCEL_ID, q->queue, &q->ids[i], NULL);
+  }
   if (rc == SQLQ_OK && q->count > 0)
     sqlq__owe_wake(db, q->queue, (int)(q->count > 1000000 ? 1000000 : q->count));
   return rc;

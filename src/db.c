@@ -310,8 +310,7 @@ SQLQ__API int sqlq_rollback(sqlq_db *db) {
 ** Schema migrations.
 */
 
-/* The schema version in place, 0 when there is none. */
-static int read_version(sqlq_db *db, int *version) {
+int sqlq__schema_version(sqlq_db *db, int *version) {
   int64_t v = 0; /* NULL reads as 0 */
   sqlq__query q = {.sql = SQLQ__SQL_SCHEMA_VERSION, .row = sqlq__read_int64, .arg = &v};
   int rc = sqlq__query_run(db, &q, NULL, 0);
@@ -320,7 +319,7 @@ static int read_version(sqlq_db *db, int *version) {
 }
 
 static int read_version_tx(sqlq_db *db, void *arg) {
-  return read_version(db, arg);
+  return sqlq__schema_version(db, arg);
 }
 
 /* How long a handle trusts that its database has no dependencies. */
@@ -345,7 +344,7 @@ static int migrate(sqlq_db *db, void *arg) {
   const sqlq__driver *d = db->driver;
   if (d->init && (rc = d->init(db)) != SQLQ_OK) return rc;
   if ((rc = d->exec(db, d->sql[SQLQ__SQL_SCHEMA_TABLE])) != SQLQ_OK) return rc;
-  if ((rc = read_version(db, version)) != SQLQ_OK) return rc;
+  if ((rc = sqlq__schema_version(db, version)) != SQLQ_OK) return rc;
   if (*version > SQLQ_SCHEMA_VERSION)
     return sqlq__error(
       db, SQLQ_SCHEMA,

@@ -240,16 +240,7 @@ static int sorted_ids(sqlq_db *db, const int64_t *after, size_t n, int64_t **out
     if (after[i] < 1)
       return sqlq__error(db, SQLQ_MISUSE, "job id %lld is not a job id (1 or more)",
                          (long long)after[i]);
-  int64_t *v = malloc(n * sizeof *v);
-  if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  memcpy(v, after, n * sizeof *v);
-  qsort(v, n, sizeof *v, sqlq__id_order);
-  size_t k = 1;
-  for (size_t i = 1; i < n; i++)
-    if (v[i] != v[k - 1]) v[k++] = v[i];
-  *out = v;
-  *n_out = k;
-  return SQLQ_OK;
+  return sqlq__id_set(db, after, n, out, n_out);
 }
 
 SQLQ__API int sqlq_enqueue_after(sqlq_db *db, const char *queue, const sqlq_job_spec *specs,

@@ -346,6 +346,16 @@ enum sqlq__sql_id {
   SQLQ__SQL_LIMIT_LOCK_RATES, /* as LIMIT_LOCK -> max_running (NULL: none),
                                  rate_max, rate_period (NULL: none); no row,
                                  and no lock, when the queue has neither */
+  /* Cancellation (schema version 9; the text is shared, cancel_sql.h). */
+  SQLQ__SQL_CANCEL_PEEK,   /* $1 id -> queue of the job when it is ready or
+                                running; no row otherwise */
+  SQLQ__SQL_CANCEL,        /* $1 id: a ready or running job becomes dead,
+                                cancelled (cancelled_at, last_error), its
+                                token and lease cleared */
+  SQLQ__SQL_UNCANCEL_ID,   /* $1 queue $2 id: after RETRY_ID, the job made
+                                ready is no longer marked cancelled */
+  SQLQ__SQL_UNCANCEL_DEAD, /* $1 queue: before RETRY_DEAD, its dead jobs
+                                are no longer marked cancelled */
   SQLQ__SQL_COUNT
 };
 
@@ -357,6 +367,20 @@ enum sqlq__sql_id {
 
 /* The schema version from which a database has dependencies. */
 #define SQLQ__DEPS_VERSION 7
+
+/* The schema version from which a database has cancellation. */
+#define SQLQ__CANCEL_VERSION 9
+
+/* The channel on which the workers of queue hear of cancellations
+** (sqlq_cancel, sqlq_wait_lost): "\x1Ecncl:" and the queue's name, at
+** most SQLQ__CANCEL_CHANNEL_SIZE bytes with its NUL; as long as a ring's
+** channel, which MariaDB's wake procedure takes. */
+#define SQLQ__CANCEL_CHANNEL_SIZE (SQLQ_QUEUE_NAME_MAX + 8)
+const char *sqlq__cancel_channel(const char *queue, char *buf);
+
+/* The schema version of db's database (0: none), read in the caller's
+** transaction. */
+int sqlq__schema_version(sqlq_db *db, int *version);
 
 /* Traits of a backend's database (sqlq__driver.traits): how it behaves,
 ** not what it can do (see the top of this file). */
@@ -812,6 +836,11 @@ void sqlq__backoff_result(sqlq__backoff *b, int ok);
 
 /* qsort()/bsearch() order of int64_t values (job ids). */
 int sqlq__id_order(const void *a, const void *b);
+
+/* A malloc'ed copy of ids[0..n) (n >= 1) into *out, sorted, without
+** repeats, their number into *n_out; SQLQ_NOMEM recorded when memory runs
+** out.  The caller frees *out. */
+int sqlq__id_set(sqlq_db *db, const int64_t *ids, size_t n, int64_t **out, size_t *n_out);
 
 /* Validate text that names something: 1..max bytes, no control
 ** characters, valid UTF-8; what names it in the message ("ring name").

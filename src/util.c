@@ -141,6 +141,19 @@ int sqlq__id_order(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+int sqlq__id_set(sqlq_db *db, const int64_t *ids, size_t n, int64_t **out, size_t *n_out) {
+  int64_t *v = malloc(n * sizeof *v);
+  if (v == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  memcpy(v, ids, n * sizeof *v);
+  qsort(v, n, sizeof *v, sqlq__id_order);
+  size_t k = 1;
+  for (size_t i = 1; i < n; i++)
+    if (v[i] != v[k - 1]) v[k++] = v[i];
+  *out = v;
+  *n_out = k;
+  return SQLQ_OK;
+}
+
 #define BACKOFF_FIRST_NS 50000000LL
 #define BACKOFF_MAX_NS 2000000000LL
 

@@ -196,6 +196,9 @@ export class Database {
   stats(queue?: string | null): Promise<QueueStats[]>;
   list(queue: string, options?: { state?: number; limit?: number }): Promise<JobInfo[]>;
   retry(queue: string, ids?: Int[] | null): Promise<number>;
+  /** Cancel jobs (libsqlq 1.1): ready or running ones become dead, marked cancelled;
+   *  resolves to how many.  A cancelled job's ack, fail or touch rejects with Stale. */
+  cancel(ids: Int[]): Promise<number>;
   purge(queue: string): Promise<number>;
   begin(): Promise<void>;
   commit(): Promise<void>;

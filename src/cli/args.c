@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,5 +198,24 @@ int cli_check_queue(const char *cmd, const char *queue) {
     return cli_usage_error(cmd, "the queue name is %zu bytes, longer than %d", len,
                            SQLQ_QUEUE_NAME_MAX);
   }
+  return 0;
+}
+
+int cli_parse_ids(const char *cmd, char **args, int n, int64_t **ids_out) {
+  int64_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+  int i;
+  if (ids == NULL) {
+    cli_error("%s: out of memory", cmd);
+    return EXIT_SOFTWARE;
+  }
+  for (i = 0; i < n; i++) {
+    long long id;
+    if (cli_parse_int(args[i], 1, INT64_MAX, &id) != 0) {
+      free(ids);
+      return cli_usage_error(cmd, "job id '%s' is not a whole number >= 1", args[i]);
+    }
+    ids[i] = id;
+  }
+  *ids_out = ids;
   return 0;
 }

@@ -110,6 +110,11 @@ void cli_format_rate(int64_t max_starts, int64_t period_us, char *out, size_t si
 /* Parse a whole number in [min, max] into *out.  Returns 0 or -1. */
 int cli_parse_int(const char *s, long long min, long long max, long long *out);
 
+/* Parse the n job ids args[0..n) (whole numbers >= 1) into a new array
+** *ids_out, which the caller frees.  Returns 0, or prints one line naming
+** cmd and returns EXIT_USAGE (a bad id) or EXIT_SOFTWARE. */
+int cli_parse_ids(const char *cmd, char **args, int n, int64_t **ids_out);
+
 /* Check a queue name before any database work: 1 to SQLQ_QUEUE_NAME_MAX
 ** bytes.  Returns 0, or prints one line and returns EXIT_USAGE. */
 int cli_check_queue(const char *cmd, const char *queue);
@@ -289,6 +294,7 @@ int cmd_work_stdio(const cli_global *g, int argc, char **argv); /* work_stdio.c 
 int cmd_stats(const cli_global *g, int argc, char **argv);
 int cmd_jobs(const cli_global *g, int argc, char **argv);
 int cmd_retry(const cli_global *g, int argc, char **argv);
+int cmd_cancel(const cli_global *g, int argc, char **argv);
 int cmd_pause(const cli_global *g, int argc, char **argv);
 int cmd_resume(const cli_global *g, int argc, char **argv);
 int cmd_purge(const cli_global *g, int argc, char **argv);

@@ -416,26 +416,6 @@ int cmd_jobs(const cli_global *g, int argc, char **argv) {
 ** retry
 */
 
-/* Parse the job ids of argv[from..argc) into a new array. */
-static int parse_ids(int argc, char **argv, int from, int64_t **ids_out) {
-  int64_t *ids = malloc((size_t)(argc - from) * sizeof *ids);
-  int i;
-  if (ids == NULL) {
-    cli_error("retry: out of memory");
-    return EXIT_SOFTWARE;
-  }
-  for (i = from; i < argc; i++) {
-    long long id;
-    if (cli_parse_int(argv[i], 1, INT64_MAX, &id) != 0) {
-      free(ids);
-      return cli_usage_error("retry", "job id '%s' is not a whole number >= 1", argv[i]);
-    }
-    ids[i - from] = id;
-  }
-  *ids_out = ids;
-  return 0;
-}
-
 int cmd_retry(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
     {"dead", no_argument, NULL, 'd'},
@@ -464,7 +444,7 @@ int cmd_retry(const cli_global *g, int argc, char **argv) {
   if (dead == (n_ids > 0)) {
     return cli_usage_error("retry", "give either job ids or --dead");
   }
-  if (n_ids > 0 && (code = parse_ids(argc, argv, optind + 1, &ids)) != 0) {
+  if (n_ids > 0 && (code = cli_parse_ids("retry", argv + optind + 1, n_ids, &ids)) != 0) {
     return code;
   }
   if ((db = cli_open(g, &code)) != NULL) {

@@ -18,7 +18,9 @@
 **
 ** A lease is lost when an extension finds the job no longer held with the
 ** claim's token (the lease ran out and the job was claimed or reaped
-** again, or it was purged), or when no extension succeeded before the
+** again, it was cancelled, or it was purged), when the watch
+** (work_watch.c) finds the same as soon as a cancel of the queue wakes it,
+** or when no extension succeeded before the
 ** lease ran out (the database could not be reached: the worker cannot know
 ** whether it still holds the job).  The command then gets SIGTERM at once
 ** and SIGKILL, to its whole tree, --kill-after seconds later: a timer of
@@ -63,7 +65,8 @@ static const char usage[] =
   "again after the backoff base, without counting the attempt.  Anything else\n"
   "(or a signal): the attempt failed; the job runs again after an exponential\n"
   "backoff, or is dead after its last attempt.  A lost lease (the job was\n"
-  "taken back, or no extension reached the database before the lease ran\n"
+  "taken back or cancelled with `sqlq cancel`, which the worker hears of at\n"
+  "once, or no extension reached the database before the lease ran\n"
   "out): CMD gets SIGTERM, then SIGKILL after --kill-after, and its result\n"
   "is recorded as a failed attempt only if the job is still held.  A command\n"
   "that runs past --timeout gets SIGTERM, then SIGKILL after --kill-after,\n"
@@ -170,10 +173,12 @@ typedef struct worker {
   job_vars vars;
   slot *slots;
   int running;
-  int code;       /* non-zero: stop on an error and exit with this */
-  int expect_job; /* the last sqlq_wait() said a job was due */
-  int away;       /* the database is unreachable (said once) */
-  double idle;    /* current pause after a claim found nothing */
+  int code;           /* non-zero: stop on an error and exit with this */
+  int expect_job;     /* the last sqlq_wait() said a job was due */
+  int away;           /* the database is unreachable (said once) */
+  double idle;        /* current pause after a claim found nothing */
+  work_watch *watch;  /* tells of the jobs cancelled while they run */
+  sqlq_job_ref *refs; /* room for --concurrency jobs, for the watch */
 } worker;
 
 /* What one claim did. */
@@ -352,8 +357,8 @@ static void finish_lost(worker *w, const slot *s, int status) {
               "as failed",
               s->id, ended);
   } else if (rc == SQLQ_STALE) {
-    cli_error("work: job %" PRId64 ": %s after its lease was lost; the job was taken back, "
-              "so no result is recorded",
+    cli_error("work: job %" PRId64 ": %s after its lease was lost; the job was cancelled or "
+              "taken back, so no result is recorded",
               s->id, ended);
   } else {
     report_finish(w, s, rc, "fail");
@@ -447,7 +452,7 @@ static void touch(worker *w, slot *s) {
   if (rc == SQLQ_OK) {
     s->lease_end = t + w->o.lease;
   } else if (rc == SQLQ_STALE) {
-    lease_lost(w, s, "the job is no longer held with its token: it was taken back");
+    lease_lost(w, s, "the job is no longer held with its token: it was cancelled, or taken back");
   } else if (!database_away(w, rc, "touch")) {
     cli_fail(w->db, rc, "touch");
   }
@@ -470,6 +475,29 @@ static void touch_due(worker *w) {
       lease_lost(w, s, "it ran out before an extension reached the database");
     }
   }
+}
+
+/* Stop the commands of the jobs the watch found no longer held (cancelled,
+** or taken back), then give the watch the jobs held now. */
+static void watch_sync(worker *w) {
+  size_t n = work_watch_take(w->watch, w->refs, (size_t)w->o.concurrency), k;
+  int i;
+  for (k = 0; k < n; k++) {
+    for (i = 0; i < w->o.concurrency; i++) {
+      slot *s = &w->slots[i];
+      if (s->pid != 0 && !s->lost && s->id == w->refs[k].id && s->token == w->refs[k].token) {
+        lease_lost(w, s, "the job was cancelled, or taken back");
+      }
+    }
+  }
+  for (i = 0, n = 0; i < w->o.concurrency; i++) {
+    const slot *s = &w->slots[i];
+    if (s->pid != 0 && !s->lost) {
+      w->refs[n].id = s->id;
+      w->refs[n++].token = s->token;
+    }
+  }
+  work_watch_set(w->watch, w->refs, n);
 }
 
 /* SIGKILL the stopped commands that outlived their SIGTERM by
@@ -611,6 +639,7 @@ static int work_loop(worker *w) {
     enum claim_outcome outcome;
     work_signals_drain();
     reap(w);
+    watch_sync(w);
     touch_due(w);
     timeout_due(w);
     kill_due(w);
@@ -751,15 +780,17 @@ static int run_commands(const cli_global *g, const work_options *o) {
   memset(&w, 0, sizeof w);
   w.o = *o;
   w.slots = calloc((size_t)o->concurrency, sizeof *w.slots);
+  w.refs = calloc((size_t)o->concurrency, sizeof *w.refs);
   w.env = cli_command_env(g, o->pass_url, job_var_names, &w.env_job);
-  if (w.slots == NULL || w.env == NULL) {
+  if (w.slots == NULL || w.refs == NULL || w.env == NULL) {
     cli_error("work: out of memory");
     free(w.slots);
+    free(w.refs);
     free(w.env);
     return EXIT_SOFTWARE;
   }
   w.db = cli_open(g, &code);
-  if (w.db != NULL) {
+  if (w.db != NULL && (w.watch = work_watch_start(g, o->queue, &code)) != NULL) {
     if (work_signals_install(w.db) != 0) {
       cli_error("work: cannot set up signals: %s", strerror(errno));
       code = EXIT_SOFTWARE;
@@ -768,8 +799,10 @@ static int run_commands(const cli_global *g, const work_options *o) {
     }
     work_signals_uninstall();
   }
+  work_watch_stop(w.watch);
   sqlq_close(w.db);
   free(w.slots);
+  free(w.refs);
   free(w.env);
   return code;
 }

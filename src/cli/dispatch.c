@@ -28,6 +28,7 @@ static const cli_command commands[] = {
   {"stats", cmd_stats, "count the jobs of each queue by state"},
   {"jobs", cmd_jobs, "list the jobs of a queue"},
   {"retry", cmd_retry, "make dead or scheduled jobs ready again"},
+  {"cancel", cmd_cancel, "stop jobs: ready or running jobs become dead, cancelled"},
   {"pause", cmd_pause, "stop handing out the jobs of a queue"},
   {"resume", cmd_resume, "hand out the jobs of a paused queue again"},
   {"purge", cmd_purge, "delete every job of a queue"},

@@ -160,3 +160,10 @@ size_t stdio_hello_line(char *out, size_t size, const char *queue_json, int hand
                    STDIO_PROTOCOL, sqlq_version(), queue_json, handler, window, lease, timeout);
   return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
+
+size_t stdio_cancel_line(char *out, int64_t id, int64_t token) {
+  int n =
+    snprintf(out, STDIO_CANCEL_LINE_SIZE,
+             "{\"type\":\"cancel\",\"id\":%" PRId64 ",\"token\":\"%" PRId64 "\"}\n", id, token);
+  return n > 0 ? (size_t)n : 0;
+}

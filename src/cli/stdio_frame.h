@@ -60,4 +60,12 @@ size_t stdio_job_line(char *out, const sqlq_job *job, const char *queue_json);
 size_t stdio_hello_line(char *out, size_t size, const char *queue_json, int handler, int window,
                         double lease, double timeout);
 
+/* The room stdio_cancel_line() needs. */
+#define STDIO_CANCEL_LINE_SIZE 96
+
+/* Write the line (newline included, NUL-terminated) that tells a handler
+** that the job id, whose claim's token is token, was cancelled into out
+** (STDIO_CANCEL_LINE_SIZE bytes).  Returns its length. */
+size_t stdio_cancel_line(char *out, int64_t id, int64_t token);
+
 #endif /* SQLQ_CLI_STDIO_FRAME_H */

@@ -28,12 +28,9 @@ static atomic_int signal_wake_fd = -1;
 static atomic_int signal_users;
 static int wake_pipe[2] = {-1, -1};
 
-static void on_signal(int sig) {
-  int saved = errno, fd;
+void work_signals_poke(void) {
+  int fd;
   ssize_t ignored;
-  if (sig != SIGCHLD) {
-    stop_requested = 1;
-  }
   atomic_fetch_add(&signal_users, 1);
   sqlq_interrupt(atomic_load(&signal_db));
   if ((fd = atomic_load(&signal_wake_fd)) >= 0) {
@@ -41,6 +38,14 @@ static void on_signal(int sig) {
     (void)ignored;
   }
   atomic_fetch_sub(&signal_users, 1);
+}
+
+static void on_signal(int sig) {
+  int saved = errno;
+  if (sig != SIGCHLD) {
+    stop_requested = 1;
+  }
+  work_signals_poke();
   errno = saved;
 }
 

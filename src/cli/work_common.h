@@ -60,4 +60,28 @@ void work_describe_status(int status, char *out, size_t size);
 ** Returns the status of sqlq_stats(). */
 int work_queue_empty(sqlq_db *db, const char *queue, int *empty);
 
+/* Wake the loop as a signal does (the self-pipe and sqlq_interrupt() of
+** the handle given to work_signals_install()), from any thread. */
+void work_signals_poke(void);
+
+/* The watch (work_watch.c): a thread on a connection of its own (opened on
+** g's URL) that waits in sqlq_wait_lost() on the jobs of queue the loop
+** holds, and puts aside those no longer held (cancelled, or taken back),
+** waking the loop with work_signals_poke().  NULL on failure, with one line
+** said and *exit_code set.  queue must outlive the watch. */
+typedef struct work_watch work_watch;
+work_watch *work_watch_start(const cli_global *g, const char *queue, int *exit_code);
+
+/* The jobs refs[0..n) are those to watch from now on (copied); in the same
+** order each time for the same jobs, so that an unchanged set costs
+** nothing. */
+void work_watch_set(work_watch *w, const sqlq_job_ref *refs, size_t n);
+
+/* Move up to max of the jobs found no longer held into out; returns how
+** many. */
+size_t work_watch_take(work_watch *w, sqlq_job_ref *out, size_t max);
+
+/* Stop the thread and free w (NULL is fine). */
+void work_watch_stop(work_watch *w);
+
 #endif /* SQLQ_CLI_WORK_COMMON_H */

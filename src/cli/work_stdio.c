@@ -86,7 +86,8 @@ typedef struct flight {
   double next_touch; /* when the worker extends the lease next */
   double lease_end;  /* the lease lasts at least until then */
   double timeout_at; /* --timeout: unanswered by then, it failed; INFINITY: never */
-  int lost;          /* an extension found the job taken back */
+  int lost;          /* an extension or the watch found the job taken back */
+  int told;          /* the watch found it lost: the handler was told (cancel) */
 } flight;
 
 enum hstate {
@@ -124,16 +125,18 @@ typedef struct stdio_worker {
   struct pollfd *pollfds; /* room for 2 + 2 * o->concurrency (poll_io) */
   sqlq_job_ref *acks;     /* answered, not yet acked */
   size_t nacks;
-  double acks_until; /* the first lease of those jobs to end; INFINITY: none */
-  int acks_kept;     /* they failed, database away, and are tried again */
-  int code;          /* non-zero: stop, and exit with this */
-  int due;           /* a job may be due: claim */
-  int woken;         /* due was set by a wake-up */
-  double idle;       /* the current pause after a wake-up found nothing */
-  double recheck_at; /* when due is set again by time; 0: never */
-  int away;          /* the database is unreachable (said once) */
-  double stop_at;    /* stopping: when the grace ends; 0: not stopping */
-  int closing;       /* stopping: the handlers' stdin is closed */
+  double acks_until;  /* the first lease of those jobs to end; INFINITY: none */
+  int acks_kept;      /* they failed, database away, and are tried again */
+  int code;           /* non-zero: stop, and exit with this */
+  int due;            /* a job may be due: claim */
+  int woken;          /* due was set by a wake-up */
+  double idle;        /* the current pause after a wake-up found nothing */
+  double recheck_at;  /* when due is set again by time; 0: never */
+  int away;           /* the database is unreachable (said once) */
+  double stop_at;     /* stopping: when the grace ends; 0: not stopping */
+  int closing;        /* stopping: the handlers' stdin is closed */
+  work_watch *watch;  /* tells of the jobs cancelled while in flight */
+  sqlq_job_ref *refs; /* room for every job in flight, for the watch */
   /* The waiter thread and what it shares with the loop, under mu. */
   sqlq_db *wdb;
   pthread_t thread;
@@ -525,7 +528,9 @@ static void on_answer(stdio_worker *w, handler *h, int i, const stdio_answer *a)
     return;
   }
   h->backoff = RESTART_FIRST;
-  if (f->lost) {
+  if (f->told) {
+    /* The answer to a cancel: nothing to record. */
+  } else if (f->lost) {
     cli_error("work: job %" PRId64 ": its lease was lost, so its answer is ignored", f->id);
   } else if (a->kind == STDIO_ACK) {
     w->acks[w->nacks].id = f->id;
@@ -734,6 +739,7 @@ static int send_job(stdio_worker *w, handler *h, const sqlq_job *job, double cla
   f->lease_end = claimed_at + w->o->lease;
   f->timeout_at = w->o->timeout > 0 ? claimed_at + w->o->timeout : INFINITY;
   f->lost = 0;
+  f->told = 0;
   return 0;
 }
 
@@ -877,6 +883,49 @@ static void poll_io(stdio_worker *w, double timeout) {
   }
 }
 
+/* Tell handler h that the watch found its job f no longer held:
+** a cancel line; the handler's answer is then ignored. */
+static void tell_cancel(handler *h, flight *f) {
+  char line[STDIO_CANCEL_LINE_SIZE];
+  size_t len = stdio_cancel_line(line, f->id, f->token);
+  cli_error("work: job %" PRId64 ": no longer held (cancelled, or taken back); handler %d is told",
+            f->id, h->num);
+  f->lost = 1;
+  f->told = 1;
+  if (h->to_fd >= 0 && queue_out(h, line, len) != 0) {
+    cli_error("work: out of memory");
+  }
+}
+
+/* Tell the handlers of the jobs the watch found no longer held (cancelled,
+** or taken back), then give the watch the jobs held now. */
+static void watch_sync(stdio_worker *w) {
+  size_t max = (size_t)w->o->concurrency * (size_t)w->o->window;
+  size_t n = work_watch_take(w->watch, w->refs, max), k;
+  int i, j;
+  for (k = 0; k < n; k++) {
+    for (i = 0; i < w->o->concurrency; i++) {
+      handler *h = &w->h[i];
+      for (j = 0; j < h->njobs; j++) {
+        flight *f = &h->jobs[j];
+        if (!f->told && f->id == w->refs[k].id && f->token == w->refs[k].token) {
+          tell_cancel(h, f);
+        }
+      }
+    }
+  }
+  for (i = 0, n = 0; i < w->o->concurrency; i++) {
+    const handler *h = &w->h[i];
+    for (j = 0; j < h->njobs; j++) {
+      if (!h->jobs[j].lost) {
+        w->refs[n].id = h->jobs[j].id;
+        w->refs[n++].token = h->jobs[j].token;
+      }
+    }
+  }
+  work_watch_set(w->watch, w->refs, n);
+}
+
 /* Whether a draining worker is done: nothing in flight, and the queue has
 ** no ready, scheduled or running job. */
 static int drained(stdio_worker *w) {
@@ -897,6 +946,7 @@ static int work_loop(stdio_worker *w) {
     work_signals_drain();
     take_wait(w);
     reap(w);
+    watch_sync(w);
     if (work_stop_requested() || w->code != 0) {
       begin_stop(w, work_stop_requested() ? w->o->grace : 0);
     }
@@ -937,8 +987,9 @@ static int setup(stdio_worker *w, const cli_global *g) {
   w->close_fds = calloc((size_t)(2 * n + 2), sizeof *w->close_fds);
   w->pollfds = calloc((size_t)(2 * n + 2), sizeof *w->pollfds);
   w->acks = calloc((size_t)n * (size_t)w->o->window, sizeof *w->acks);
+  w->refs = calloc((size_t)n * (size_t)w->o->window, sizeof *w->refs);
   if (w->queue_json == NULL || w->env == NULL || w->h == NULL || w->close_fds == NULL ||
-      w->pollfds == NULL || w->acks == NULL) {
+      w->pollfds == NULL || w->acks == NULL || w->refs == NULL) {
     return -1;
   }
   for (i = 0; i < n; i++) {
@@ -968,6 +1019,7 @@ static void teardown(stdio_worker *w) {
   free(w->close_fds);
   free(w->pollfds);
   free(w->acks);
+  free(w->refs);
   free(w->env);
   free(w->queue_json);
 }
@@ -998,7 +1050,8 @@ int work_stdio_run(const cli_global *g, const work_options *o) {
   pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
   if (setup(&w, g) != 0) {
     cli_error("work: out of memory");
-  } else if ((w.db = cli_open(g, &code)) != NULL && (code = start_waiter(&w, g)) == 0) {
+  } else if ((w.db = cli_open(g, &code)) != NULL && (code = start_waiter(&w, g)) == 0 &&
+             (w.watch = work_watch_start(g, o->queue, &code)) != NULL) {
     if (work_signals_install(w.wdb) != 0) {
       cli_error("work: cannot set up signals: %s", strerror(errno));
       code = EXIT_SOFTWARE;
@@ -1009,9 +1062,10 @@ int work_stdio_run(const cli_global *g, const work_options *o) {
       }
       code = work_loop(&w);
     }
-    stop_waiter(&w);
     work_signals_uninstall();
   }
+  work_watch_stop(w.watch);
+  stop_waiter(&w);
   sqlq_close(w.wdb);
   sqlq_close(w.db);
   teardown(&w);

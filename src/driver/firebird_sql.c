@@ -35,6 +35,7 @@
 ** semicolons; a table made in a transaction cannot be written in it, so
 ** every migration is DDL only.
 */
+#include "cancel_sql.h"
 #include "deps_sql.h"
 #include "firebird_int.h"
 #include "schedules_sql.h"
@@ -438,6 +439,8 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_ACK_ARRAY_FREE] = ACK_ARRAY("", DEPS_SQL_FREE),
   [SQLQ__SQL_ACK_HISTORY_ARRAY_FREE] = ACK_ARRAY(COPY_HELD(DEPS_SQL_FREE), DEPS_SQL_FREE),
   DEPS_SQL_ENTRIES(NOW, QUEUE_PARAM("$1"), DEPS_SQL_PIPES),
+  /* Cancellation (schema version 9). */
+  CANCEL_SQL_ENTRIES(NOW),
 
   /* Rings (schema version 2).  ADVANCE takes the next numbers with an
   ** UPDATE that keeps the ring's row locked until the transaction ends, so
@@ -982,8 +985,10 @@ static const char migration_8[] =
          " started_at BIGINT NOT NULL,"
          " CONSTRAINT sqlq_rate_starts_pk PRIMARY KEY (queue, slot))" FB_SEP
          "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot)";
+/* Version 9: cancellation: when a dead job was cancelled (docs/schema.md). */
+static const char migration_9[] = "ALTER TABLE sqlq_jobs ADD cancelled_at BIGINT";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,
-  migration_5, migration_6, migration_7, migration_8,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
+  migration_6, migration_7, migration_8, migration_9,
 };

@@ -35,6 +35,7 @@
 ** sqlq_wake(queue, n) interrupts up to n of those waits with KILL QUERY ID,
 ** which writes nothing and so replicates nothing.
 */
+#include "cancel_sql.h"
 #include "deps_sql.h"
 #include "mysql_int.h"
 #include "schedules_sql.h"
@@ -226,6 +227,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_HISTORY_COPY_FREE] = HISTORY_COPY DEPS_SQL_FREE,
   [SQLQ__SQL_ACK_ARRAY_FREE] = ACK_ARRAY(DEPS_SQL_FREE),
   DEPS_SQL_ENTRIES(NOW_US, "$1", DEPS_SQL_CONCAT),
+  /* Cancellation (schema version 9). */
+  CANCEL_SQL_ENTRIES(NOW_US),
 
   /* The driver's own statements. */
   [MY_SQL_EXPIRED_EXIST] =
@@ -641,8 +644,11 @@ static const char migration_8[] =
   " PRIMARY KEY (queue, slot),"
   " KEY sqlq_rate_starts_age (queue, started_at, slot)"
   ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin";
+/* Version 9: cancellation: when a dead job was cancelled (docs/schema.md). */
+static const char migration_9[] =
+  "ALTER TABLE sqlq_jobs ADD COLUMN IF NOT EXISTS cancelled_at BIGINT;";
 
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,
-  migration_5, migration_6, migration_7, migration_8,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
+  migration_6, migration_7, migration_8, migration_9,
 };

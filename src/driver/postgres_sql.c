@@ -17,6 +17,7 @@
 ** announced twice.  Two more triggers announce that a FIFO group may run
 ** its next job (its head was deleted, or went dead).
 */
+#include "cancel_sql.h"
 #include "deps_sql.h"
 #include "postgres_int.h"
 
@@ -245,6 +246,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_ACK_ARRAY_FREE] = ACK_ARRAY_DELETE DEPS_SQL_FREE " RETURNING id",
   [SQLQ__SQL_ACK_HISTORY_ARRAY_FREE] = ACK_HISTORY_ARRAY(DEPS_SQL_FREE),
   DEPS_SQL_ENTRIES("sqlq_now()", "$1::text", DEPS_SQL_PIPES),
+  /* Cancellation (schema version 9). */
+  CANCEL_SQL_ENTRIES("sqlq_now()"),
 
   /* Rings.  The UPDATE of the ring's row takes its next numbers and keeps
   ** the row locked until the transaction ends, so concurrent pushes take
@@ -600,8 +603,10 @@ static const char migration_8[] =
   " started_at bigint NOT NULL,"
   " PRIMARY KEY (queue, slot));"
   "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot);";
+/* Version 9: cancellation: when a dead job was cancelled (docs/schema.md). */
+static const char migration_9[] = "ALTER TABLE sqlq_jobs ADD COLUMN cancelled_at bigint;";
 
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,
-  migration_5, migration_6, migration_7, migration_8,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
+  migration_6, migration_7, migration_8, migration_9,
 };

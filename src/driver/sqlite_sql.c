@@ -15,6 +15,7 @@
 ** take the range run_at <= now on sqlq_jobs_due and sort every due job,
 ** which costs time in proportion to the queue's length.
 */
+#include "cancel_sql.h"
 #include "deps_sql.h"
 #include "schedules_sql.h"
 #include "sqlite_int.h"
@@ -274,6 +275,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL, RATE_DUE),
   [SQLQ__SQL_LIMIT_LOCK_RATES] = "SELECT max_running, rate_max, rate_period FROM sqlq_queues"
                                  " WHERE queue = $1 AND (" LIMITED_RATES ")",
+  /* Cancellation (schema version 9). */
+  CANCEL_SQL_ENTRIES("sqlq_now()"),
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -397,8 +400,10 @@ static const char migration_8[] =
   " started_at INTEGER NOT NULL,"
   " PRIMARY KEY (queue, slot)) WITHOUT ROWID;"
   "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot);";
+/* Version 9: cancellation: when a dead job was cancelled (docs/schema.md). */
+static const char migration_9[] = "ALTER TABLE sqlq_jobs ADD COLUMN cancelled_at INTEGER;";
 
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,
-  migration_5, migration_6, migration_7, migration_8,
+  migration_1, migration_2, migration_3, migration_4, migration_5,
+  migration_6, migration_7, migration_8, migration_9,
 };

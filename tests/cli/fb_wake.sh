@@ -44,12 +44,13 @@ SQL
 }
 
 # wait_registered PID LOG: a worker registers its event on an attachment of
-# its own, just before its first look at the queue: wait for that second
-# attachment of process PID (LOG: its output, shown on failure), then give
-# the look a moment to end in sleep.
+# its own, just before its first look at the queue: wait for that third
+# attachment of process PID (the first two are the worker's and its watch
+# of cancels', both made before its first look; LOG: its output, shown on
+# failure), then give the look a moment to end in sleep.
 wait_registered() {
   local tries=0
-  until [ "$(attachments "$1")" = 2 ]; do
+  until [ "$(attachments "$1")" = 3 ]; do
     tries=$((tries + 1))
     [ "$tries" -lt 100 ] || { fail "the worker never registered its event: $(cat "$2")"; return; }
     sleep 0.1
@@ -59,8 +60,8 @@ wait_registered() {
 
 run "init" 0 sq init
 
-# --no-cron: the scheduling thread's attachment would be a third one, before
-# or after the event's (wait_registered counts two).
+# --no-cron: the scheduling thread's attachment would be a fourth one, before
+# or after the event's (wait_registered counts three).
 "$SQLQ" --url "$url" work --no-cron "$q" -- sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/done" \
   >"$tmp/worker.log" 2>&1 &
 worker=$!

@@ -1,5 +1,5 @@
 # tests/cli/pg_upgrade.sh -- a PostgreSQL database of schema version 1 is
-# upgraded by `sqlq init` to version 8 (rings and pools, subscriptions, schedules, retention,
+# upgraded by `sqlq init` to version 9 (cancellation, rings and pools, subscriptions, schedules, retention,
 # concurrency limits, dependencies, rate limits)
 # with its jobs intact; a newer schema is refused.  Runs on a database of
 # its own (pg_database.bash); needs psql.
@@ -11,7 +11,8 @@ sql() {
 }
 downgrade() {
   sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
-       DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits;
+       DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits,
+         DROP COLUMN cancelled_at;
        DROP INDEX sqlq_jobs_history_age;
        ALTER TABLE sqlq_queues DROP COLUMN keep_for, DROP COLUMN keep_count, DROP COLUMN max_running;
        DROP TABLE sqlq_schedules; DROP TABLE sqlq_subscriptions;
@@ -19,7 +20,7 @@ downgrade() {
        DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
        ALTER TABLE sqlq_jobs RESET (autovacuum_vacuum_scale_factor,
          autovacuum_vacuum_threshold, autovacuum_vacuum_cost_delay);
-       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8);"
+       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9);"
 }
 
 . "$(dirname "$0")/upgrade.bash"

@@ -4,11 +4,12 @@
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
 #   downgrade     a function that turns a database of the current version
-#                 into version 1 by undoing what migrations 2 to 8 do
+#                 into version 1 by undoing what migrations 2 to 9 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
 # A job of version 1 survives the upgrade; rings, pools, subscriptions,
-# schedules, retention, concurrency and rate limits and dependencies work after it,
+# schedules, retention, concurrency and rate limits, dependencies and
+# cancellation work after it,
 # and a worker keeping history works before it (without pruning), its
 # claims without the limits' column.
 
@@ -25,7 +26,7 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 8" "schema version 8"
+expect_out "init makes version 9" "schema version 9"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -52,14 +53,17 @@ expect_err_has "rate limits: the error says what to do" "run \`sqlq init\`"
 run "dependencies need the upgrade" 69 sq push --after 1 "$q" x
 expect_error_line "dependencies need the upgrade"
 expect_err_has "dependencies: the error says what to do" "run \`sqlq init\`"
+run "cancellation needs the upgrade" 69 sq cancel 1
+expect_error_line "cancellation needs the upgrade"
+expect_err_has "cancel: the error says what to do" "run \`sqlq init\`"
 sq push "$q-h" "kept in history" >/dev/null
 run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$hurl" work --drain "$q-h" -- true
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 8" "schema version 8"
+expect_out "the upgrade reaches version 9" "schema version 9"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 8"
+expect_out "again changes nothing" "schema version 9"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -94,17 +98,21 @@ run "the first runs" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q" -- true
 run "then the one after it is ready" 0 sq jobs --json "$q-d"
 expect_out_has "ready" '"state":"ready"'
 sq purge "$q-d" >/dev/null
+cid=$(sq push "$q-c" "to cancel")
+run "a cancel after the upgrade" 0 sq cancel "$cid"
+expect_out "cancels the job" "1 jobs cancelled"
+sq purge "$q-c" >/dev/null
 sq push "$q" "from version 6" >/dev/null
 sq retention --keep-count 0 "$q-h" >/dev/null
 sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
-set_version 9
+set_version 10
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 9"
-unset_version 9
+expect_err_has "the error names the versions" "version 10"
+unset_version 10
 run "init after the newer one is gone" 0 sq init
 
 finish

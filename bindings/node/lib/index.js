@@ -151,6 +151,13 @@ class Database {
   retry(queue, ids) {
     return this._n.retry(queue, ids);
   }
+
+  // Cancel the jobs ids (libsqlq 1.1): each ready or running one becomes
+  // dead, marked cancelled; resolves to how many.  The worker running one
+  // finds out at its next call for it (ack, fail, touch reject with Stale).
+  cancel(ids) {
+    return this._n.cancel(ids);
+  }
   purge(queue) {
     return this._n.purge(queue);
   }

@@ -259,6 +259,7 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value Stats(const Napi::CallbackInfo &info);
   Napi::Value List(const Napi::CallbackInfo &info);
   Napi::Value Retry(const Napi::CallbackInfo &info);
+  Napi::Value Cancel(const Napi::CallbackInfo &info);
   Napi::Value Purge(const Napi::CallbackInfo &info);
   Napi::Value Begin(const Napi::CallbackInfo &info);
   Napi::Value Commit(const Napi::CallbackInfo &info);
@@ -673,20 +674,34 @@ Napi::Value Db::List(const Napi::CallbackInfo &info) {
 
 Napi::Value Count(Napi::Env env, size_t n) { return Napi::Number::New(env, static_cast<double>(n)); }
 
+// The job ids of the array v, or of none when v is not one (missing: the
+// caller's default) and missing is true.
+std::shared_ptr<std::vector<int64_t>> Ids(Napi::Value v, bool missing) {
+  auto ids = std::make_shared<std::vector<int64_t>>();
+  if (missing) return ids;
+  if (!v.IsArray()) Bad(v.Env(), "ids", "an array of job ids");
+  Napi::Array a = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); i++) ids->push_back(Int(a.Get(i), "id", INT64_MIN, INT64_MAX));
+  return ids;
+}
+
 Napi::Value Db::Retry(const Napi::CallbackInfo &info) {
   std::string queue = Text(info[0], "queue");
   bool all = info[1].IsUndefined() || info[1].IsNull();
-  auto ids = std::make_shared<std::vector<int64_t>>();
-  if (!all) {
-    if (!info[1].IsArray()) Bad(info.Env(), "ids", "an array of job ids");
-    Napi::Array a = info[1].As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); i++) ids->push_back(Int(a.Get(i), "id", INT64_MIN, INT64_MAX));
-  }
+  auto ids = Ids(info[1], all);
   auto n = std::make_shared<size_t>(0);
   return Run(info,
              [=](sqlq_db *h) {
                return sqlq_retry(h, queue.c_str(), all ? nullptr : ids->data(), ids->size(), n.get());
              },
+             [n](Napi::Env env, int) { return Count(env, *n); });
+}
+
+// cancel(ids) (libsqlq 1.1): how many were cancelled.
+Napi::Value Db::Cancel(const Napi::CallbackInfo &info) {
+  auto ids = Ids(info[0], false);
+  auto n = std::make_shared<size_t>(0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_cancel(h, ids->data(), ids->size(), n.get()); },
              [n](Napi::Env env, int) { return Count(env, *n); });
 }
 
@@ -1077,6 +1092,7 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("stats", &Db::Stats),
        InstanceMethod("list", &Db::List),
        InstanceMethod("retry", &Db::Retry),
+       InstanceMethod("cancel", &Db::Cancel),
        InstanceMethod("purge", &Db::Purge),
        InstanceMethod("begin", &Db::Begin),
        InstanceMethod("commit", &Db::Commit),

@@ -162,3 +162,23 @@ test("enqueueBatch with after: a fan-out and its fan-in", async () => {
     assert.deepEqual(await db.list(q), []);
   });
 });
+
+test("cancel: ready and running jobs become dead, cancelled; the holder's ack is stale", async () => {
+  await withQueue(async (db, q) => {
+    const [done, running, ready] = await db.enqueueBatch(q, ["done", "running", "ready"]);
+    const [first] = await db.claim(q, 1);
+    assert.equal(first.id, done);
+    await db.ack(first);
+    const [job] = await db.claim(q, 1);
+    assert.equal(job.id, running);
+    assert.equal(await db.cancel([ready, done, running, running, 1e12]), 2);
+    await assert.rejects(db.ack(job), sqlq.StaleError);
+    const dead = (await db.list(q)).map((j) => [j.id, j.state, j.lastError]).sort((a, b) => a[0] - b[0]);
+    assert.deepEqual(dead, [[running, sqlq.state.DEAD, "cancelled"], [ready, sqlq.state.DEAD, "cancelled"]]);
+    assert.equal(await db.cancel([running, ready]), 0);
+    assert.equal(await db.cancel([]), 0);
+    assert.deepEqual(await db.claim(q, 10), []);
+    assert.throws(() => db.cancel(["1"]), TypeError);
+    assert.throws(() => db.cancel(5), TypeError);
+  });
+});

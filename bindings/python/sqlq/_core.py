@@ -661,6 +661,17 @@ class Database:
             self._check(lib.sqlq_retry(h, q, arr, len(values), byref(count)))
         return count.value
 
+    def cancel(self, ids):
+        """Cancel the jobs ids (libsqlq 1.1): each ready or running one becomes dead,
+        marked cancelled, in one transaction; returns how many.  Jobs done, dead or
+        unknown are left alone.  The worker running a cancelled job finds out at its
+        next call for it (ack, fail, touch... raise Stale), or at once with `sqlq work`."""
+        values = [_id(i, "job id") for i in ids]
+        arr = (c_int64 * max(len(values), 1))(*values)
+        count = c_size_t()
+        self._call_1_1("sqlq_cancel", arr, len(values), byref(count))
+        return count.value
+
     def purge(self, queue):
         """Delete every job of queue, in every state; returns how many."""
         count = c_size_t()

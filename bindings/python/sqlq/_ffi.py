@@ -189,6 +189,7 @@ PROTOTYPES_1_1 = {
                                    _p(c_int64)]),
     "sqlq_rate_set": (c_int, [_db, c_char_p, c_int64, c_int64]),
     "sqlq_rate_get": (c_int, [_db, c_char_p, _p(c_int64), _p(c_int64)]),
+    "sqlq_cancel": (c_int, [_db, _p(c_int64), c_size_t, _p(c_size_t)]),
 }
 
 INSTALL_HINT = ("install libsqlq 1.x (build the sqlq tree with "

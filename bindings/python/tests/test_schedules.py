@@ -168,3 +168,21 @@ def test_fan_out_fan_in(db, queue):
     with pytest.raises(TypeError):
         db.enqueue_batch(queue, [b"x"], after=["1"])
     assert db.list(queue) == []
+
+
+def test_cancel(db, queue):
+    done, running, ready = db.enqueue_batch(queue, [b"done", b"running", b"ready"])
+    (job,) = db.claim(queue, 1)
+    assert job.id == done
+    job.ack()
+    (job,) = db.claim(queue, 1)
+    assert job.id == running
+    assert db.cancel([ready, done, running, running, 10**12]) == 2
+    with pytest.raises(sqlq.Stale):
+        job.ack()
+    assert sorted((j.id, j.state, j.last_error) for j in db.list(queue)) == \
+        [(running, "dead", "cancelled"), (ready, "dead", "cancelled")]
+    assert db.cancel([running, ready]) == 0 and db.cancel([]) == 0
+    assert db.claim(queue, 10) == []
+    with pytest.raises(TypeError):
+        db.cancel(["1"])
