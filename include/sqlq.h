@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 7
+#define SQLQ_SCHEMA_VERSION 8
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -232,8 +232,9 @@ typedef struct sqlq_job_spec {
   ** scheduled or running) in the same queue, enqueueing another returns
   ** the first job's id and stores nothing. */
   const char *dedupe_key;
-  /* Optional.  Jobs of one queue that share a group key run one at a time,
-  ** in the order they were enqueued. */
+  /* Optional.  Jobs of one queue that share a group key run one at a time
+  ** (or as many as sqlq_group_limit_set() lets), starting in the order
+  ** they were enqueued. */
   const char *group_key;
 } sqlq_job_spec;
 
@@ -459,6 +460,22 @@ int sqlq_concurrency_set(sqlq_db *db, const char *queue, int64_t max_running);
 /* The concurrency limit of queue into *max_running_out: 0 when it has
 ** none, also for a queue that the database does not know. */
 int sqlq_concurrency_get(sqlq_db *db, const char *queue, int64_t *max_running_out);
+
+/*
+** Let at most per_group jobs of one group key of queue run at once, across
+** every worker of every host (libsqlq 1.1; 1, the default, makes each group
+** FIFO: one job at a time; below 1 or above SQLQ_MAX_RUNNING_MAX is
+** SQLQ_MISUSE).  A group's jobs still start in id order: a job may start
+** while fewer than per_group of the earlier jobs of its group are ready or
+** running.  Jobs without a group key are not affected.  The claim enforces
+** it; the setting is the queue's, in sqlq_queues.  A database below schema
+** version 8 answers SQLQ_SCHEMA.  See docs/schema.md, "Per-group limits".
+*/
+int sqlq_group_limit_set(sqlq_db *db, const char *queue, int64_t per_group);
+
+/* The per-group limit of queue into *per_group_out: 1 unless set, also for
+** a queue that the database does not know (libsqlq 1.1). */
+int sqlq_group_limit_get(sqlq_db *db, const char *queue, int64_t *per_group_out);
 
 /* Counts for one queue. */
 typedef struct sqlq_queue_stats {

@@ -136,13 +136,16 @@ static int claim_tx(sqlq_db *db, void *arg) {
   if (c->counted && (rc = free_slots(db, c, &max)) != SQLQ_OK) return rc;
   c->token = sqlq__new_token();
   /* CLAIM_UNLIMITED takes no $5. */
-  int limits = db->limits_schema;
+  static const int claim_sql[] = {
+    [SQLQ__FLOW_NONE] = SQLQ__SQL_CLAIM_UNLIMITED,
+    [SQLQ__FLOW_QUEUE] = SQLQ__SQL_CLAIM_V6,
+    [SQLQ__FLOW_GROUPS] = SQLQ__SQL_CLAIM,
+  };
+  int limits = db->limits_schema != SQLQ__FLOW_NONE;
   sqlq__arg args[] = {SQLQ__TEXT(c->queue), SQLQ__INT(c->token), SQLQ__INT(c->lease_us),
                       SQLQ__INT(max), SQLQ__INT(c->counted)};
-  sqlq__query q = {.sql = limits ? SQLQ__SQL_CLAIM : SQLQ__SQL_CLAIM_UNLIMITED,
-                   .row = add_job,
-                   .arg = c,
-                   .start = d->claim};
+  sqlq__query q = {
+    .sql = claim_sql[db->limits_schema], .row = add_job, .arg = c, .start = d->claim};
   rc = max == 0 ? SQLQ_OK : sqlq__query_run(db, &q, args, limits ? 5 : 4);
   if (rc != SQLQ_OK) return rc;
   if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
@@ -173,7 +176,8 @@ static int claim_in_tx(sqlq_db *db, struct claim *c) {
   ** lease.) */
   unsigned kind = SQLQ__TX_WRITE | SQLQ__TX_LAZY;
   unsigned single = db->driver->sql[SQLQ__SQL_REAP] ? 0 : SQLQ__TX_SINGLE;
-  int rc = db->limits_schema ? SQLQ_OK : sqlq__in_tx(db, SQLQ__TX_READ, limits_schema_tx, NULL);
+  int rc =
+    sqlq__limits_known(db) ? SQLQ_OK : sqlq__in_tx(db, SQLQ__TX_READ, limits_schema_tx, NULL);
   if (rc != SQLQ_OK) return rc;
   c->counted = strcmp(db->limited_queue, c->queue) == 0;
   rc = sqlq__in_tx(db, kind | (c->counted ? SQLQ__TX_WAITS : single), claim_tx, c);

@@ -1,6 +1,7 @@
 /*
-** limit.c -- concurrency limits: the setting of a queue (sqlq_queues'
-** max_running column).  The claim enforces it (claim.c).
+** limit.c -- concurrency limits and per-group limits: settings of a queue
+** (sqlq_queues' max_running and group_running columns).  The claim
+** enforces them (claim.c, and GROUP_ROOM in each dialect's SQL).
 */
 #include "sqlq_int.h"
 
@@ -8,73 +9,119 @@
 ** before it reads the schema version again. */
 #define UNLIMITED_RECHECK_NS 1000000000LL
 
+int sqlq__limits_known(const sqlq_db *db) {
+  return db->limits_schema == SQLQ__FLOW_GROUPS ||
+         (db->limits_checked_ns &&
+          sqlq__monotonic_ns() - db->limits_checked_ns < UNLIMITED_RECHECK_NS);
+}
+
 int sqlq__limits_schema(sqlq_db *db) {
+  if (sqlq__limits_known(db)) return SQLQ_OK;
   int64_t now = sqlq__monotonic_ns();
-  if (db->limits_schema ||
-      (db->limits_checked_ns && now - db->limits_checked_ns < UNLIMITED_RECHECK_NS))
-    return SQLQ_OK;
   int64_t version = 0;
   sqlq__query q = {.sql = SQLQ__SQL_SCHEMA_VERSION, .row = sqlq__read_int64, .arg = &version};
   int rc = sqlq__query_run(db, &q, NULL, 0);
   if (rc == SQLQ_OK) {
-    db->limits_schema = version >= SQLQ__LIMITS_VERSION;
+    db->limits_schema = version >= SQLQ__GROUPS_VERSION   ? SQLQ__FLOW_GROUPS
+                        : version >= SQLQ__LIMITS_VERSION ? SQLQ__FLOW_QUEUE
+                                                          : SQLQ__FLOW_NONE;
     db->limits_checked_ns = now;
   }
   return rc;
 }
 
-struct limit {
-  const char *queue;
-  int64_t max_running;
+/* A kind of setting of a queue: the statements that set and get it, the
+** flow level (SQLQ__FLOW_*) and schema version that brought it, its least
+** value and its default, and what messages call it, its value and its
+** least value. */
+struct limit_kind {
+  int set_sql, get_sql, level, version;
+  int64_t least_value, default_value;
+  const char *what, *name, *least;
 };
 
-/* SQLQ_OK when the database has concurrency limits, read afresh; else
+/* The kinds, one a row. */
+enum { CONCURRENCY, PER_GROUP };
+static const struct limit_kind kinds[] = {
+  [CONCURRENCY] = {SQLQ__SQL_LIMIT_SET, SQLQ__SQL_LIMIT_GET, SQLQ__FLOW_QUEUE, SQLQ__LIMITS_VERSION,
+                   0, 0, "concurrency limits", "max_running", "0 (no limit)"},
+  [PER_GROUP] = {SQLQ__SQL_GROUP_LIMIT_SET, SQLQ__SQL_GROUP_LIMIT_GET, SQLQ__FLOW_GROUPS,
+                 SQLQ__GROUPS_VERSION, 1, 1, "per-group limits", "per_group", "1"},
+};
+
+/* A setting of a queue and its value. */
+struct limit {
+  const char *queue;
+  int64_t value;
+  const struct limit_kind *kind;
+};
+
+/* SQLQ_OK when the database has l's kind of limit, read afresh; else
 ** SQLQ_SCHEMA, recorded. */
-static int need_limits(sqlq_db *db) {
+static int need_limits(sqlq_db *db, const struct limit *l) {
   db->limits_checked_ns = 0;
   int rc = sqlq__limits_schema(db);
-  if (rc == SQLQ_OK && !db->limits_schema)
-    rc = sqlq__error(db, SQLQ_SCHEMA,
-                     "the database has no concurrency limits (schema version %d): run `sqlq init`",
-                     SQLQ__LIMITS_VERSION);
+  if (rc == SQLQ_OK && db->limits_schema < l->kind->level)
+    rc = sqlq__error(db, SQLQ_SCHEMA, "the database has no %s (schema version %d): run `sqlq init`",
+                     l->kind->what, l->kind->version);
   return rc;
 }
 
 static int set_tx(sqlq_db *db, void *arg) {
   struct limit *l = arg;
-  sqlq__query q = {.sql = SQLQ__SQL_LIMIT_SET};
-  int rc = need_limits(db);
-  if (rc == SQLQ_OK) rc = sqlq__run(db, &q, SQLQ__TEXT(l->queue), SQLQ__INT(l->max_running));
+  sqlq__query q = {.sql = l->kind->set_sql};
+  int rc = need_limits(db, l);
+  if (rc == SQLQ_OK) rc = sqlq__run(db, &q, SQLQ__TEXT(l->queue), SQLQ__INT(l->value));
   /* A limit raised or removed lets the queue's waiting workers claim. */
   if (rc == SQLQ_OK) sqlq__owe_wake(db, l->queue, SQLQ__WAKE_ALL);
   return rc;
 }
 
-SQLQ__API int sqlq_concurrency_set(sqlq_db *db, const char *queue, int64_t max_running) {
+/* Set queue's setting of kind to value, after checking that it is from
+** the kind's least value to SQLQ_MAX_RUNNING_MAX. */
+static int limit_set(sqlq_db *db, const struct limit_kind *kind, const char *queue, int64_t value) {
   int rc = sqlq__enter(db);
   if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
-  if (max_running < 0 || max_running > SQLQ_MAX_RUNNING_MAX)
-    return sqlq__error(db, SQLQ_MISUSE, "max_running must be 0 (no limit) to %d, not %lld",
-                       SQLQ_MAX_RUNNING_MAX, (long long)max_running);
-  struct limit l = {queue, max_running};
+  if (value < kind->least_value || value > SQLQ_MAX_RUNNING_MAX)
+    return sqlq__error(db, SQLQ_MISUSE, "%s must be %s to %d, not %lld", kind->name, kind->least,
+                       SQLQ_MAX_RUNNING_MAX, (long long)value);
+  struct limit l = {queue, value, kind};
   return sqlq__in_tx(db, SQLQ__TX_WRITE, set_tx, &l);
 }
 
 static int get_tx(sqlq_db *db, void *arg) {
   struct limit *l = arg;
-  sqlq__query q = {.sql = SQLQ__SQL_LIMIT_GET, .row = sqlq__read_int64, .arg = &l->max_running};
-  int rc = need_limits(db);
+  sqlq__query q = {.sql = l->kind->get_sql, .row = sqlq__read_int64, .arg = &l->value};
+  int rc = need_limits(db, l);
   return rc == SQLQ_OK ? sqlq__run(db, &q, SQLQ__TEXT(l->queue)) : rc;
 }
 
-SQLQ__API int sqlq_concurrency_get(sqlq_db *db, const char *queue, int64_t *max_running_out) {
-  if (max_running_out) *max_running_out = 0;
+/* Read queue's setting of kind into *out: the kind's default when the
+** queue is unknown. */
+static int limit_get(sqlq_db *db, const struct limit_kind *kind, const char *queue, int64_t *out) {
+  if (out) *out = kind->default_value;
   int rc = sqlq__enter(db);
   if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
-  struct limit l = {queue, 0};
+  struct limit l = {queue, kind->default_value, kind};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, get_tx, &l);
-  if (rc == SQLQ_OK && max_running_out) *max_running_out = l.max_running;
+  if (rc == SQLQ_OK && out) *out = l.value;
   return rc;
+}
+
+SQLQ__API int sqlq_concurrency_set(sqlq_db *db, const char *queue, int64_t max_running) {
+  return limit_set(db, &kinds[CONCURRENCY], queue, max_running);
+}
+
+SQLQ__API int sqlq_concurrency_get(sqlq_db *db, const char *queue, int64_t *max_running_out) {
+  return limit_get(db, &kinds[CONCURRENCY], queue, max_running_out);
+}
+
+SQLQ__API int sqlq_group_limit_set(sqlq_db *db, const char *queue, int64_t per_group) {
+  return limit_set(db, &kinds[PER_GROUP], queue, per_group);
+}
+
+SQLQ__API int sqlq_group_limit_get(sqlq_db *db, const char *queue, int64_t *per_group_out) {
+  return limit_get(db, &kinds[PER_GROUP], queue, per_group_out);
 }

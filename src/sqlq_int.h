@@ -280,6 +280,16 @@ enum sqlq__sql_id {
   SQLQ__SQL_CLAIM_UNLIMITED,    /* as CLAIM, without $5 */
   SQLQ__SQL_PAUSED_UNLIMITED,   /* as PAUSED; limited is 0 */
   SQLQ__SQL_NEXT_DUE_UNLIMITED, /* as NEXT_DUE */
+  /* Per-group limits (schema version 8): CLAIM and NEXT_DUE start at most
+  ** the queue's group_running (NULL: 1) jobs of a group at once; their
+  ** twins below are the statements of a database of schema version 6 or
+  ** 7, which has concurrency limits but no per-group ones. */
+  SQLQ__SQL_GROUP_LIMIT_SET, /* $1 queue $2 group_running (1: the default,
+                                stored as NULL) */
+  SQLQ__SQL_GROUP_LIMIT_GET, /* $1 queue -> group_running (1 when unset);
+                                no row when the queue is unknown */
+  SQLQ__SQL_CLAIM_V6,        /* as CLAIM, one job of a group at once */
+  SQLQ__SQL_NEXT_DUE_V6,     /* as NEXT_DUE, likewise */
   /* Dependencies (schema version 7).  A job that waits for others is
   ** ready with run_at = SQLQ__WAITING_AT + its delay in microseconds, and
   ** waits = how many of them have not succeeded; a job others wait for has
@@ -640,23 +650,32 @@ struct sqlq_db {
   ** and an ack wakes one of its waiters (see claim.c).  A hint only: the
   ** claim's SQL decides. */
   char limited_queue[SQLQ_QUEUE_NAME_MAX + 1];
-  /* Whether the database has concurrency limits (schema version 6 or
-  ** later): the claim and the wait choose their statements by it (the
-  ** *_UNLIMITED ones without), and when it was last found without
-  ** (CLOCK_MONOTONIC; 0: not looked yet).  See sqlq__limits_schema. */
+  /* Which flow limits the database has: SQLQ__FLOW_NONE (schema version
+  ** 5 or below), SQLQ__FLOW_QUEUE (concurrency limits, version 6 or 7) or
+  ** SQLQ__FLOW_GROUPS (and per-group limits, version 8 or later): the
+  ** claim and the wait choose their statements by it (the *_UNLIMITED
+  ** ones, the *_V6 ones, the plain ones), and when it was last found
+  ** short of SQLQ__FLOW_GROUPS (CLOCK_MONOTONIC; 0: not looked yet).  See
+  ** sqlq__limits_schema. */
   int limits_schema;
   int64_t limits_checked_ns;
 };
 
-/* The schema version that brought concurrency limits. */
+/* The schema versions that brought concurrency limits and per-group
+** limits. */
 #define SQLQ__LIMITS_VERSION 6
+#define SQLQ__GROUPS_VERSION 8
 
-/* Set db->limits_schema: once the database is found to have concurrency
+enum { SQLQ__FLOW_NONE, SQLQ__FLOW_QUEUE, SQLQ__FLOW_GROUPS };
+
+/* Set db->limits_schema: once the database is found to have per-group
 ** limits, for good; until then, by reading its schema version again at
 ** most once a second, so that a database upgraded by `sqlq init` under a
 ** running worker has its limits enforced within a second.  Runs inside a
 ** transaction.  Returns SQLQ_OK or the read's error. */
 int sqlq__limits_schema(sqlq_db *db);
+/* Whether db->limits_schema is known well enough not to be read again. */
+int sqlq__limits_known(const sqlq_db *db);
 
 /* Record an error on db: its status and formatted text.  Returns status. */
 int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)

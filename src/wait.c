@@ -101,10 +101,13 @@ static int due_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
 /* When the queue next needs a worker, from the database's point of view. */
 static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
   *due_in_us = -1;
+  static const int next_due_sql[] = {
+    [SQLQ__FLOW_NONE] = SQLQ__SQL_NEXT_DUE_UNLIMITED,
+    [SQLQ__FLOW_QUEUE] = SQLQ__SQL_NEXT_DUE_V6,
+    [SQLQ__FLOW_GROUPS] = SQLQ__SQL_NEXT_DUE,
+  };
   int rc = sqlq__limits_schema(db);
-  sqlq__query q = {.sql = db->limits_schema ? SQLQ__SQL_NEXT_DUE : SQLQ__SQL_NEXT_DUE_UNLIMITED,
-                   .row = due_row,
-                   .arg = due_in_us};
+  sqlq__query q = {.sql = next_due_sql[db->limits_schema], .row = due_row, .arg = due_in_us};
   return rc == SQLQ_OK ? sqlq__run(db, &q, SQLQ__TEXT((const char *)arg)) : rc;
 }
 

@@ -1,6 +1,7 @@
 /*
 ** cmd_limit.c -- `sqlq limit`: show or set the flow limits of a queue (its
-** concurrency limit: at most N of its jobs running at once).
+** concurrency limit: at most N of its jobs running at once; its per-group
+** limit: at most N of the jobs of one group key running at once).
 */
 #include <getopt.h>
 #include <inttypes.h>
@@ -10,56 +11,85 @@
 #include "cli.h"
 
 static const char limit_usage[] =
-  "usage: sqlq [--url URL] limit [--concurrency N] [--json] QUEUE\n"
+  "usage: sqlq [--url URL] limit [--concurrency N] [--per-group N] [--json] QUEUE\n"
   "\n"
   "Show or set the limits of QUEUE.  With a concurrency limit N, at most N of\n"
   "its jobs run at once, across every worker of every host: a claim takes at\n"
   "most the free slots, N less the jobs running with a lease that has not\n"
   "expired (a job whose lease expires frees its slot).  Jobs already running\n"
   "when the limit is lowered finish; workers claim again once fewer than N\n"
-  "run.  Without --concurrency, print the setting; with it, change it and\n"
-  "print the result.\n"
+  "run.  With a per-group limit N, at most N jobs of one group key run at\n"
+  "once, starting in the order they were enqueued (1, the default: one at a\n"
+  "time).  Without --concurrency or --per-group, print the settings; with\n"
+  "them, change them and print the result.\n"
   "\n"
   "  -c, --concurrency N   at most N jobs running (1 to 1000000); 0: no limit\n"
-  "  -j, --json            print {\"queue\":Q,\"concurrency\":N}, null where\n"
-  "                        there is no limit\n"
+  "  -g, --per-group N     at most N jobs of one group running (1 to 1000000)\n"
+  "  -j, --json            print {\"queue\":Q,\"concurrency\":N,\"per_group\":N},\n"
+  "                        concurrency null where there is no limit\n"
   "  -h, --help            print this help\n";
 
-static int print_limit(const char *queue, int64_t concurrency, int json) {
-  static const char *const header[] = {"queue", "concurrency"};
-  char name[CLI_NAME_SIZE], count[24];
-  const char *row[2];
+/* The limits of a queue, as read back. */
+typedef struct limits {
+  int64_t concurrency, per_group;
+} limits;
+
+static int print_limit(const char *queue, const limits *l, int json) {
+  static const char *const header[] = {"queue", "concurrency", "per_group"};
+  char name[CLI_NAME_SIZE], count[24], per_group[24];
+  const char *row[3];
   cli_table t;
   if (json) {
     json_t *o = json_object();
     json_object_set_new(o, "queue", cli_json_text(queue));
-    json_object_set_new(o, "concurrency", concurrency ? json_integer(concurrency) : json_null());
+    json_object_set_new(o, "concurrency",
+                        l->concurrency ? json_integer(l->concurrency) : json_null());
+    json_object_set_new(o, "per_group", json_integer(l->per_group));
     return cli_print_json(o);
   }
-  snprintf(count, sizeof count, concurrency ? "%" PRId64 : "-", concurrency);
+  snprintf(count, sizeof count, l->concurrency ? "%" PRId64 : "-", l->concurrency);
+  snprintf(per_group, sizeof per_group, "%" PRId64, l->per_group);
   row[0] = cli_name(queue, name);
   row[1] = count;
-  return cli_table_finish(&t, cli_table_init(&t, 2, header) == 0 && cli_table_add(&t, row) == 0,
+  row[2] = per_group;
+  return cli_table_finish(&t, cli_table_init(&t, 3, header) == 0 && cli_table_add(&t, row) == 0,
                           "limit");
+}
+
+/* Set the limits asked for (each -1: left as it is), then read both. */
+static int apply(sqlq_db *db, const char *queue, long long concurrency, long long per_group,
+                 limits *out) {
+  int rc = concurrency >= 0 ? sqlq_concurrency_set(db, queue, concurrency) : SQLQ_OK;
+  if (rc == SQLQ_OK && per_group >= 0) rc = sqlq_group_limit_set(db, queue, per_group);
+  if (rc == SQLQ_OK) rc = sqlq_concurrency_get(db, queue, &out->concurrency);
+  if (rc == SQLQ_OK) rc = sqlq_group_limit_get(db, queue, &out->per_group);
+  return rc;
 }
 
 int cmd_limit(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
     {"concurrency", required_argument, NULL, 'c'},
+    {"per-group", required_argument, NULL, 'g'},
     {"json", no_argument, NULL, 'j'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  long long new_concurrency = -1;
-  int64_t concurrency = 0;
+  long long new_concurrency = -1, new_per_group = -1;
+  limits l = {0, 1};
   int c, json = 0, code, rc;
   sqlq_db *db;
 
-  while ((c = cli_getopt("limit", argc, argv, ":c:jh", options)) != -1) {
+  while ((c = cli_getopt("limit", argc, argv, ":c:g:jh", options)) != -1) {
     switch (c) {
     case 'c':
       if (cli_parse_int(optarg, 0, SQLQ_MAX_RUNNING_MAX, &new_concurrency) != 0) {
         return cli_usage_error("limit", "concurrency '%.40s' is not a whole number 0 to %d", optarg,
+                               SQLQ_MAX_RUNNING_MAX);
+      }
+      break;
+    case 'g':
+      if (cli_parse_int(optarg, 1, SQLQ_MAX_RUNNING_MAX, &new_per_group) != 0) {
+        return cli_usage_error("limit", "per-group '%.40s' is not a whole number 1 to %d", optarg,
                                SQLQ_MAX_RUNNING_MAX);
       }
       break;
@@ -79,15 +109,8 @@ int cmd_limit(const cli_global *g, int argc, char **argv) {
   if ((code = cli_check_queue("limit", argv[optind])) != 0 || (db = cli_open(g, &code)) == NULL) {
     return code;
   }
-  if (new_concurrency >= 0) {
-    rc = sqlq_concurrency_set(db, argv[optind], new_concurrency);
-  } else {
-    rc = SQLQ_OK;
-  }
-  if (rc == SQLQ_OK) {
-    rc = sqlq_concurrency_get(db, argv[optind], &concurrency);
-  }
-  code = rc == SQLQ_OK ? print_limit(argv[optind], concurrency, json) : cli_fail(db, rc, "limit");
+  rc = apply(db, argv[optind], new_concurrency, new_per_group, &l);
+  code = rc == SQLQ_OK ? print_limit(argv[optind], &l, json) : cli_fail(db, rc, "limit");
   sqlq_close(db);
   return code;
 }

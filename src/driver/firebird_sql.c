@@ -57,10 +57,17 @@
 ** index is made (on an empty table) and by SET STATISTICS, so the optimizer
 ** would look the group up in a whole queue's leases, and sort every due
 ** job of the queue for each claim instead of walking the claim index. */
-#define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
-  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
-  " AND g.state IN ('ready','running') AND g.id < j.id PLAN (G INDEX (SQLQ_JOBS_GROUP))))"
+#define GROUP_EARLIER(then) \
+  "SELECT 1 FROM sqlq_jobs g WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id PLAN (G INDEX (SQLQ_JOBS_GROUP))" then
+#define GROUP_HEAD "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER("") "))"
+
+/* With per-group limits (schema version 8), a job of a group may run
+** while fewer than the group limit n of its queue (1 unless set) of the
+** earlier jobs of its group are unfinished, counted by a search that stops
+** at the n-th. */
+#define GROUP_N(q) "(SELECT COALESCE(MAX(group_running), 1) FROM sqlq_queues WHERE queue = " q ")"
+#define GROUP_ROOM(n) "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER(" ROWS " n " TO " n) "))"
 
 /* The key of the unique index on dedupe keys: NULL when the job is
 ** finished or has none.  Queue names hold no control character, so the
@@ -194,7 +201,7 @@
 /* The claim (see CLAIM below): counted declares the block's parameters
 ** after lim, and stop is the test of the queue's row that makes the claim
 ** take nothing. */
-#define CLAIM(counted, stop) \
+#define CLAIM(counted, stop, head) \
   "EXECUTE BLOCK (q " TEXT( \
     128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4" counted ")" \
          " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER," \
@@ -222,8 +229,7 @@
                            "    WHERE id = :cand AND state = 'running' AND lease_until <= :now;" \
                            "   " CONFLICTS "  END" \
                            "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'" \
-                           "   AND j.run_at <= :now AND " GROUP_HEAD \
-                           "   PLAN (J ORDER SQLQ_JOBS_CLAIM)" \
+                           "   AND j.run_at <= :now AND " head "   PLAN (J ORDER SQLQ_JOBS_CLAIM)" \
                            "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO" \
                            "  IF (skip > 0) THEN skip = skip - 1; ELSE" \
                            "  BEGIN" \
@@ -250,11 +256,11 @@
                            " END"
 
 /* NEXT_DUE, whose due jobs are those that pass the test waits too. */
-#define NEXT_DUE(waits) \
+#define NEXT_DUE(head, waits) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = " QUEUE_PARAM( \
     "$1") ")," \
           " (SELECT FIRST 1 j.run_at FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM( \
-            "$1") "  AND j.state = 'ready' AND " GROUP_HEAD waits " PLAN (J ORDER SQLQ_JOBS_DUE)" \
+            "$1") "  AND j.state = 'ready' AND " head waits " PLAN (J ORDER SQLQ_JOBS_DUE)" \
                   "  ORDER BY j.queue, j.state, j.run_at) - " NOW "," \
                   " (SELECT min(lease_until) FROM sqlq_jobs" \
                   "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW \
@@ -334,7 +340,8 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_PAUSED] =
     "SELECT paused, IIF(max_running IS NULL, 0, 1) FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_CLAIM] =
-    CLAIM(", counted INTEGER = $5", "(paused <> 0 OR (max_running IS NOT NULL AND :counted = 0))"),
+    CLAIM(", counted INTEGER = $5", "(paused <> 0 OR (max_running IS NOT NULL AND :counted = 0))",
+          GROUP_ROOM(GROUP_N(":q"))),
 
   [SQLQ__SQL_ACK] = ACK(""),
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -351,7 +358,7 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] =
     "UPDATE sqlq_jobs SET lease_until = " NOW " + $3 WHERE " HELD " RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(GROUP_ROOM(GROUP_N(QUEUE_PARAM("$1"))), " AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] =
     "UPDATE OR INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2) MATCHING (queue)",
   [SQLQ__SQL_STATS] =
@@ -640,9 +647,17 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "SELECT max_running FROM sqlq_queues WHERE queue = :q AND max_running IS NOT NULL"
     " WITH LOCK INTO :cap;",
     LIMITED, "SUSPEND;"),
-  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM("", "paused <> 0"),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM("", "paused <> 0", GROUP_HEAD),
+  [SQLQ__SQL_CLAIM_V6] =
+    CLAIM(", counted INTEGER = $5", "(paused <> 0 OR (max_running IS NOT NULL AND :counted = 0))",
+          GROUP_HEAD),
+  [SQLQ__SQL_NEXT_DUE_V6] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
+  [SQLQ__SQL_GROUP_LIMIT_SET] = "UPDATE OR INSERT INTO sqlq_queues (queue, group_running)"
+                                " VALUES ($1, NULLIF(CAST($2 AS BIGINT), 1)) MATCHING (queue)",
+  [SQLQ__SQL_GROUP_LIMIT_GET] =
+    "SELECT COALESCE(group_running, 1) FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
                               " AND state = 'running' AND lease_until > " NOW,
 };
@@ -903,6 +918,10 @@ static const char migration_7[] =
   " CONSTRAINT sqlq_deps_pk PRIMARY KEY (job_id, after_id))" FB_SEP
   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id)";
 
+/* Version 8: per-group limits, a column of the queue's row (NULL: 1). */
+static const char migration_8[] = "ALTER TABLE sqlq_queues ADD group_running BIGINT";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

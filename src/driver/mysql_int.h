@@ -139,6 +139,7 @@ typedef struct mysql_db {
 extern const char *const sqlq__mysql_sql[MY_SQL_COUNT];
 extern const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION];
 extern const char sqlq__mysql_wait_sql[];
+extern const char sqlq__mysql_wait_v6_sql[];        /* schema version 6 or 7 */
 extern const char sqlq__mysql_wait_unlimited_sql[]; /* below schema version 6 */
 extern const char sqlq__mysql_ring_wait_sql[];
 

@@ -45,10 +45,20 @@
 ** earlier jobs up by queue alone, reading every job of the queue for each
 ** job of a group, so that a queue of 20,000 table events (each its own
 ** group) drained at 1,000 jobs/s instead of 10,000. */
-#define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g FORCE INDEX (sqlq_jobs_group)" \
-  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
-  " AND g.state IN ('ready','running') AND g.id < j.id))"
+#define GROUP_HEAD_OF(j) \
+  "(" j \
+  ".group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g FORCE INDEX (sqlq_jobs_group)" \
+  " WHERE g.queue = " j ".queue AND g.group_key = " j ".group_key" \
+  " AND g.state IN ('ready','running') AND g.id < " j ".id))"
+#define GROUP_HEAD GROUP_HEAD_OF("j")
+
+/* With per-group limits (schema version 8), a job of a group may run
+** while fewer than the group limit of its queue (1 unless set) of the
+** earlier jobs of its group are unfinished: the head of its group may, and
+** the function sqlq_group_room (migration 8) counts for the others, with a
+** search that stops at the n-th (LIMIT takes no expression outside a
+** stored program). */
+#define GROUP_ROOM "(" GROUP_HEAD " OR sqlq_group_room(j.queue, j.group_key, j.id))"
 
 /* The claim's test of the queue's row (parameter $5: counted): neither
 ** paused nor limited while the claim did not count its running jobs. */
@@ -70,20 +80,21 @@
   "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1 AND q.paused)"
 
 /* The claim's pick (see CLAIM below), with not_paused as its test of the
-** queue's row. */
-#define CLAIM(not_paused) \
+** queue's row and head as its test of a job's group. */
+#define CLAIM(not_paused, head) \
   "SELECT j.id, j.priority, j.run_at, j.attempts + 1, j.max_attempts, j.created_at," \
   " " NOW_US " + $3, j.group_key, j.dedupe_key, j.payload," \
   " EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")" \
   " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)" \
-  " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " GROUP_HEAD \
+  " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " head \
   " AND " not_paused " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
-#define NEXT_DUE(waits) \
+/* NEXT_DUE, whose due jobs are those that pass the tests head and waits
+** too. */
+#define NEXT_DUE(head, waits) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
   " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
-  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - " NOW_US "," \
+  "  AND " head waits " ORDER BY j.run_at LIMIT 1) - " NOW_US "," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1 AND state = 'running') - " NOW_US
 
@@ -105,11 +116,12 @@
   " j.token = NULL, j.lease_until = NULL"
 
 /* The seconds until queue @sqlq_wait_queue next needs a worker (a due job
-** or an expired lease), NULL when never; for the wait statement. */
-#define WAIT_DUE(waits) \
+** that passes the tests head and waits, or an expired lease), NULL when
+** never; for the wait statement. */
+#define WAIT_DUE(head, waits) \
   "(SELECT IF(EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = @sqlq_wait_queue AND paused), NULL," \
   " (LEAST(COALESCE((SELECT min(j.run_at) FROM sqlq_jobs j WHERE j.queue = @sqlq_wait_queue" \
-  "   AND j.state = 'ready' AND " GROUP_HEAD waits "), 9e18)," \
+  "   AND j.state = 'ready' AND " head waits "), 9e18)," \
   "  COALESCE((SELECT min(lease_until) FROM sqlq_jobs WHERE queue = @sqlq_wait_queue" \
   "   AND state = 'running'), 9e18)) - " NOW_US ") / 1e6))"
 
@@ -142,7 +154,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   ** Columns: those of the core's CLAIM as the claim's UPDATE leaves them
   ** (the attempt counted, the new lease), then whether the queue has
   ** expired leases (read without locking). */
-  [SQLQ__SQL_CLAIM] = CLAIM(NOT_PAUSED),
+  [SQLQ__SQL_CLAIM] = CLAIM(NOT_PAUSED, GROUP_ROOM),
 
   [SQLQ__SQL_ACK] = ACK,
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -159,7 +171,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " run_at = " NOW_US " + $3, token = NULL, lease_until = NULL WHERE " HELD,
   [SQLQ__SQL_TOUCH] = "UPDATE sqlq_jobs SET lease_until = " NOW_US " + $3 WHERE " HELD,
 
-  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL("$1")),
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(GROUP_ROOM, " AND NOT " FULL("$1")),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2 <> 0)"
                           " ON DUPLICATE KEY UPDATE paused = VALUES(paused)",
   [SQLQ__SQL_STATS] = "SELECT queue, CAST(sum(ready) AS SIGNED), CAST(sum(scheduled) AS SIGNED),"
@@ -345,9 +357,16 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_LIMIT_LOCK] =
     "SELECT max_running FROM sqlq_queues WHERE queue = $1 AND max_running IS NOT NULL FOR UPDATE",
-  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(NOT_PAUSED_UNLIMITED),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(NOT_PAUSED_UNLIMITED, GROUP_HEAD),
   [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
+  [SQLQ__SQL_CLAIM_V6] = CLAIM(NOT_PAUSED, GROUP_HEAD),
+  [SQLQ__SQL_NEXT_DUE_V6] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL("$1")),
+  [SQLQ__SQL_GROUP_LIMIT_SET] =
+    "INSERT INTO sqlq_queues (queue, group_running) VALUES ($1, NULLIF($2, 1))"
+    " ON DUPLICATE KEY UPDATE group_running = VALUES(group_running)",
+  [SQLQ__SQL_GROUP_LIMIT_GET] =
+    "SELECT COALESCE(group_running, 1) FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_LIMIT_RUNNING] =
     "SELECT count(*) FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
     " WHERE queue = $1 AND state = 'running' AND lease_until > " NOW_US " LOCK IN SHARE MODE",
@@ -360,8 +379,11 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
 #define WAIT_BODY(due) \
   "IF(d <= 0, 1, 2 + GET_LOCK(@sqlq_wait_block, LEAST(COALESCE(d, %s), %s)))" \
   " FROM (SELECT " due " AS d) AS due"
-const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE(" AND NOT " FULL("@sqlq_wait_queue")));
-const char sqlq__mysql_wait_unlimited_sql[] = WAIT_BODY(WAIT_DUE(""));
+const char sqlq__mysql_wait_sql[] =
+  WAIT_BODY(WAIT_DUE(GROUP_ROOM, " AND NOT " FULL("@sqlq_wait_queue")));
+const char sqlq__mysql_wait_v6_sql[] =
+  WAIT_BODY(WAIT_DUE(GROUP_HEAD, " AND NOT " FULL("@sqlq_wait_queue")));
+const char sqlq__mysql_wait_unlimited_sql[] = WAIT_BODY(WAIT_DUE(GROUP_HEAD, ""));
 
 /* The same for a ring's followers: due now when the ring's counter is not
 ** the mark MY_SQL_WAIT_MARK took (the ring is named after the channel's
@@ -576,6 +598,28 @@ static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN IF NOT EXIST
                                   " KEY sqlq_deps_after (after_id, job_id)"
                                   ") ENGINE=InnoDB";
 
+/* Version 8: per-group limits, a column of the queue's row (NULL: 1), and
+** the function that counts, for a job of group g of queue q with id
+** before, whether fewer than the queue's limit of the group's earlier jobs
+** are unfinished (see GROUP_ROOM).  Its reads are consistent reads, as a
+** subquery of the claim's locking read makes. */
+static const char migration_8[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS group_running BIGINT;"
+  "DROP FUNCTION IF EXISTS sqlq_group_room;"
+  "CREATE FUNCTION sqlq_group_room(q VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,"
+  " g VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, before_id BIGINT)"
+  " RETURNS INT NOT DETERMINISTIC READS SQL DATA"
+  " BEGIN"
+  "  DECLARE n BIGINT DEFAULT 1;"
+  "  DECLARE k BIGINT DEFAULT 0;"
+  "  SELECT COALESCE(MAX(group_running), 1) INTO n FROM sqlq_queues WHERE queue = q;"
+  "  SELECT COUNT(*) INTO k FROM (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_group)"
+  "   WHERE queue = q AND group_key = g AND state IN ('ready','running') AND id < before_id"
+  "   LIMIT n) AS earlier;"
+  "  RETURN k < n;"
+  " END";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

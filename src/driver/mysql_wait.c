@@ -180,17 +180,22 @@ static int sleep_on_fd(int wake_fd, int64_t deadline_ns, int64_t max_ns) {
   return deadline_ns >= 0 && sqlq__monotonic_ns() >= deadline_ns ? SQLQ_TIMEOUT : SQLQ_OK;
 }
 
+/* The wait statement of each flow level (SQLQ__FLOW_*). */
+static const char *const wait_sql[] = {
+  [SQLQ__FLOW_NONE] = sqlq__mysql_wait_unlimited_sql,
+  [SQLQ__FLOW_QUEUE] = sqlq__mysql_wait_v6_sql,
+  [SQLQ__FLOW_GROUPS] = sqlq__mysql_wait_sql,
+};
+
 /* Run the wait statement once, sleeping at most limit_s on the server.
 ** Sets *woken when a job is due or the sleep was cut short. */
 static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
   mysql_db *m = MY(db);
-  char limit[32], body[1024], sql[1100];
+  char limit[32], body[2048], sql[2148];
   snprintf(limit, sizeof limit, "%.3f", limit_s);
   snprintf(body, sizeof body,
-           is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql
-           : db->limits_schema    ? sqlq__mysql_wait_sql
-                                  : sqlq__mysql_wait_unlimited_sql,
-           limit, limit);
+           is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : wait_sql[db->limits_schema], limit,
+           limit);
   int len = snprintf(sql, sizeof sql, "SELECT /*sqlq-wait:%s*/ %s", m->wait_tag, body);
   if (mysql_send_query(m->conn, sql, (unsigned long)len) != 0)
     return sqlq__my_error(db, m->conn, NULL, "wait");

@@ -20,10 +20,19 @@
 #include "deps_sql.h"
 #include "postgres_int.h"
 
-#define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
-  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
-  " AND g.state IN ('ready','running') AND g.id < j.id))"
+/* A job of a group may run only when fewer than the group limit of its
+** queue (1 unless set: a FIFO group) of the earlier jobs of its group are
+** unfinished, counted by a search that stops at the n-th (GROUP_ROOM;
+** the limit is an InitPlan, read once per statement).  GROUP_HEAD is the
+** test of a database without per-group limits (schema version 7 or
+** below). */
+#define GROUP_EARLIER(then) \
+  "SELECT 1 FROM sqlq_jobs g WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id" then
+#define GROUP_HEAD "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER("") "))"
+#define GROUP_N "(SELECT coalesce(max(group_running), 1) FROM sqlq_queues WHERE queue = $1::text)"
+#define GROUP_ROOM \
+  "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER(" LIMIT 1 OFFSET " GROUP_N " - 1") "))"
 
 /* A FROM item that marks the transaction as the library's (see above). */
 #define LIBRARY_TX "(SELECT set_config('sqlq.library', 'on', true)) AS library_tx"
@@ -94,8 +103,8 @@
   " AND (id, token) IN (SELECT * FROM unnest($1::int8[], $2::int8[]))"
 
 /* The claim (see CLAIM below), with paused as its test of the queue's
-** row. */
-#define CLAIM(paused) \
+** row and head as its test of a job's group. */
+#define CLAIM(paused, head) \
   "WITH buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
   "  last_error = 'lease expired during attempt ' || attempts," \
   "  token = NULL, lease_until = NULL" \
@@ -104,7 +113,7 @@
   "   FOR UPDATE SKIP LOCKED)))," \
   " ready AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
   "  WHERE j.queue = $1::text AND j.state = 'ready' AND j.run_at <= sqlq_now()" \
-  "  AND " GROUP_HEAD " AND NOT " paused \
+  "  AND " head " AND NOT " paused \
   "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
   " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
   "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()" \
@@ -120,11 +129,12 @@
   " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
   " j.lease_until, j.group_key, j.dedupe_key, j.payload"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
-#define NEXT_DUE(waits) \
+/* NEXT_DUE, whose due jobs are those that pass the tests head and waits
+** too. */
+#define NEXT_DUE(head, waits) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text)," \
   " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
-  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
+  "  AND " head waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1::text AND state = 'running') - sqlq_now()"
 #define ACK "DELETE FROM sqlq_jobs WHERE " HELD
@@ -170,7 +180,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   ** update are found by `id = ANY(ARRAY(...))`, never by a join: with the
   ** statistics of a table VACUUM saw empty, the planner joined by reading
   ** the whole table once per picked job. */
-  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
+  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED, GROUP_ROOM),
 
   [SQLQ__SQL_ACK] = ACK,
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -186,7 +196,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] =
     "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3::int8 WHERE " HELD " RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(GROUP_ROOM, " AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1::text, $2::int <> 0)"
                           " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
   [SQLQ__SQL_STATS] =
@@ -315,9 +325,17 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1::text",
   [SQLQ__SQL_LIMIT_LOCK] = "SELECT max_running FROM sqlq_queues"
                            " WHERE queue = $1::text AND max_running IS NOT NULL FOR NO KEY UPDATE",
-  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED, GROUP_HEAD),
   [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, false FROM sqlq_queues WHERE queue = $1::text",
-  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
+  [SQLQ__SQL_CLAIM_V6] = CLAIM(PAUSED, GROUP_HEAD),
+  [SQLQ__SQL_NEXT_DUE_V6] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
+  [SQLQ__SQL_GROUP_LIMIT_SET] =
+    "INSERT INTO sqlq_queues (queue, group_running)"
+    " VALUES ($1::text, nullif($2::int8, 1))"
+    " ON CONFLICT (queue) DO UPDATE SET group_running = excluded.group_running",
+  [SQLQ__SQL_GROUP_LIMIT_GET] =
+    "SELECT coalesce(group_running, 1) FROM sqlq_queues WHERE queue = $1::text",
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1::text"
                               " AND state = 'running' AND lease_until > sqlq_now()",
 
@@ -548,6 +566,10 @@ static const char migration_7[] =
   " PRIMARY KEY (job_id, after_id));"
   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
+/* Version 8: per-group limits, a column of the queue's row (NULL: 1). */
+static const char migration_8[] = "ALTER TABLE sqlq_queues ADD COLUMN group_running bigint;";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

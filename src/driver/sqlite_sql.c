@@ -19,12 +19,18 @@
 #include "schedules_sql.h"
 #include "sqlite_int.h"
 
-/* A job of a FIFO group may run only when no earlier job of its group is
-** unfinished. */
-#define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
-  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
-  " AND g.state IN ('ready','running') AND g.id < j.id))"
+/* A job of a group may run only when fewer than the group limit of its
+** queue (1 unless set: a FIFO group) of the earlier jobs of its group are
+** unfinished, counted by a search that stops at the n-th.  GROUP_HEAD
+** is the test of a database without per-group limits (schema version 7
+** or below). */
+#define GROUP_EARLIER(then) \
+  "SELECT 1 FROM sqlq_jobs g WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id" then
+#define GROUP_HEAD "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER("") "))"
+#define GROUP_N "(SELECT coalesce(max(group_running), 1) FROM sqlq_queues WHERE queue = $1)"
+#define GROUP_ROOM \
+  "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER(" LIMIT 1 OFFSET " GROUP_N " - 1") "))"
 
 /* The queue $1 has a concurrency limit and as many jobs running (with
 ** their leases current) as it allows: its ready jobs wait. */
@@ -42,21 +48,23 @@
   " AND (paused OR (max_running IS NOT NULL AND $5 = 0)))"
 #define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
 
-/* The claim, with paused as its test of the queue's row. */
-#define CLAIM(paused) \
+/* The claim, with paused as its test of the queue's row and head as its
+** test of a job's group. */
+#define CLAIM(paused, head) \
   "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1," \
   " token = $2, lease_until = sqlq_now() + $3" \
   " WHERE id IN (SELECT j.id FROM sqlq_jobs j INDEXED BY sqlq_jobs_claim" \
   "  WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= sqlq_now()" \
-  "  AND " GROUP_HEAD " AND NOT " paused "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)" \
+  "  AND " head " AND NOT " paused "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)" \
   " RETURNING id, priority, run_at, attempts, max_attempts, created_at," \
   " lease_until, group_key, dedupe_key, payload"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too. */
-#define NEXT_DUE(waits) \
+/* NEXT_DUE, whose due jobs are those that pass the tests head and waits
+** too. */
+#define NEXT_DUE(head, waits) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
   " (SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
-  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
+  "  AND " head waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1 AND state = 'running') - sqlq_now()"
 
@@ -89,7 +97,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                      " token = NULL, lease_until = NULL"
                      " WHERE queue = $1 AND state = 'running' AND lease_until <= sqlq_now()",
   [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
+  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED, GROUP_ROOM),
 
   [SQLQ__SQL_ACK] = ACK,
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -106,7 +114,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] = "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3"
                       " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(GROUP_ROOM, " AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2)"
                           " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
   [SQLQ__SQL_STATS] =
@@ -224,11 +232,18 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_LIMIT_SET] = "INSERT INTO sqlq_queues (queue, max_running) VALUES ($1, nullif($2, 0))"
                           " ON CONFLICT (queue) DO UPDATE SET max_running = excluded.max_running",
   [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_GROUP_LIMIT_SET] =
+    "INSERT INTO sqlq_queues (queue, group_running) VALUES ($1, nullif($2, 1))"
+    " ON CONFLICT (queue) DO UPDATE SET group_running = excluded.group_running",
+  [SQLQ__SQL_GROUP_LIMIT_GET] =
+    "SELECT coalesce(group_running, 1) FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_LIMIT_LOCK] =
     "SELECT max_running FROM sqlq_queues WHERE queue = $1 AND max_running IS NOT NULL",
-  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED, GROUP_HEAD),
   [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
+  [SQLQ__SQL_CLAIM_V6] = CLAIM(PAUSED, GROUP_HEAD),
+  [SQLQ__SQL_NEXT_DUE_V6] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
                               " AND state = 'running' AND lease_until > sqlq_now()",
   /* Dependencies (schema version 7). */
@@ -347,6 +362,10 @@ static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN awaited INTE
                                   " PRIMARY KEY (job_id, after_id)) WITHOUT ROWID;"
                                   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
+/* Version 8: per-group limits, a column of the queue's row (NULL: 1). */
+static const char migration_8[] = "ALTER TABLE sqlq_queues ADD COLUMN group_running INTEGER;";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5, migration_6, migration_7,
+  migration_1, migration_2, migration_3, migration_4,
+  migration_5, migration_6, migration_7, migration_8,
 };

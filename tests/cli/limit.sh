@@ -1,6 +1,6 @@
-# tests/cli/limit.sh -- sqlq limit: the concurrency limit of a queue reads
-# back, in a table and in JSON; bad values (of sqlq limit and of sqlq bench
-# --limit) get one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
+# tests/cli/limit.sh -- sqlq limit: the concurrency and per-group limits of
+# a queue read back, in a table and in JSON; bad values (of sqlq limit and
+# of sqlq bench --limit) get one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
 # 2 never run more than 2 commands at once (the commands count themselves
 # under flock) and drain the queue.
 . "$(dirname "$0")/lib.sh"
@@ -8,13 +8,17 @@
 sq init >/dev/null
 
 run "no limit yet" 0 sq limit q
-expect_out "no limit yet" "$(printf 'queue  concurrency\nq      -')"
+expect_out "no limit yet" "$(printf 'queue  concurrency  per_group\nq      -            1')"
 run "no limit yet, json" 0 sq limit --json q
-expect_out "no limit yet, json" '{"queue":"q","concurrency":null}'
+expect_out "no limit yet, json" '{"queue":"q","concurrency":null,"per_group":1}'
 run "set" 0 sq limit --concurrency 2 q
-expect_out "set" "$(printf 'queue  concurrency\nq      2')"
+expect_out "set" "$(printf 'queue  concurrency  per_group\nq      2            1')"
 run "reads back" 0 sq limit -j q
-expect_out "reads back" '{"queue":"q","concurrency":2}'
+expect_out "reads back" '{"queue":"q","concurrency":2,"per_group":1}'
+run "per group" 0 sq limit --per-group 3 --json q
+expect_out "per group" '{"queue":"q","concurrency":2,"per_group":3}'
+run "per group, short" 0 sq limit -g 5 -c 2 q
+expect_out "per group, short" "$(printf 'queue  concurrency  per_group\nq      2            5')"
 
 stored() { sq limit --json q; }
 baseline=$(stored)
@@ -24,6 +28,13 @@ refused "fraction" 64 sq limit -c 1.5 q
 refused "empty" 64 sq limit -c '' q
 refused "overflow" 64 sq limit -c 99999999999999999999 q
 refused "past the most" 64 sq limit -c 1000001 q
+refused "per group: zero" 64 sq limit --per-group 0 q
+refused "per group: negative" 64 sq limit --per-group -3 q
+refused "per group: not a number" 64 sq limit -g many q
+refused "per group: fraction" 64 sq limit -g 2.5 q
+refused "per group: empty" 64 sq limit -g '' q
+refused "per group: overflow" 64 sq limit -g 99999999999999999999 q
+refused "per group: past the most" 64 sq limit -g 1000001 q
 refused "no queue" 64 sq limit -c 1
 refused "two queues" 64 sq limit q r
 refused "bad queue name" 64 sq limit -c 1 ''
