@@ -477,6 +477,28 @@ int sqlq_group_limit_set(sqlq_db *db, const char *queue, int64_t per_group);
 ** a queue that the database does not know (libsqlq 1.1). */
 int sqlq_group_limit_get(sqlq_db *db, const char *queue, int64_t *per_group_out);
 
+/*
+** Make queue fair (fair 1) or not (0; anything else is SQLQ_MISUSE)
+** (libsqlq 1.1).  A fair queue's claims take its jobs round-robin across
+** tenants instead of in the order (priority, run_at, id): a tenant is the
+** jobs of one group key, and the jobs without a group key are one more.
+** Each job a claim takes is the best job by (priority DESC, run_at, id)
+** of the tenant served longest ago (never: first; ties by group key, the
+** jobs without one first) among those with a job that may start, so one
+** tenant's many jobs do not starve another's few, and priority applies
+** within a tenant.  A claim returns its jobs in the order it took them.
+** Per-group limits still apply: a fair queue's tenants usually get a
+** large one (sqlq_group_limit_set()).  Its claims take turns on the
+** queue's row, as a limited queue's do.  Setting it off forgets the
+** tenants' turns.  A database below schema version 8 answers SQLQ_SCHEMA.
+** See docs/schema.md, "Fair claiming".
+*/
+int sqlq_fair_set(sqlq_db *db, const char *queue, int fair);
+
+/* Whether queue is fair, into *fair_out: 0 unless set, also for a queue
+** that the database does not know (libsqlq 1.1). */
+int sqlq_fair_get(sqlq_db *db, const char *queue, int *fair_out);
+
 /* Counts for one queue. */
 typedef struct sqlq_queue_stats {
   char queue[SQLQ_QUEUE_NAME_MAX + 1];

@@ -133,6 +133,12 @@ static int claim_tx(sqlq_db *db, void *arg) {
   if (d->sql[SQLQ__SQL_REAP] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
+  /* A fair queue's claim locks its row first (and counts as limited). */
+  sqlq__fair fair = {0};
+  if (c->counted && db->limits_schema == SQLQ__FLOW_GROUPS &&
+      (rc = sqlq__fair_lock(db, c->queue, &fair)) != SQLQ_OK)
+    return rc;
+  c->limited = fair.fair;
   if (c->counted && (rc = free_slots(db, c, &max)) != SQLQ_OK) return rc;
   c->token = sqlq__new_token();
   /* CLAIM_UNLIMITED takes no $5. */
@@ -146,15 +152,27 @@ static int claim_tx(sqlq_db *db, void *arg) {
                       SQLQ__INT(max), SQLQ__INT(c->counted)};
   sqlq__query q = {
     .sql = claim_sql[db->limits_schema], .row = add_job, .arg = c, .start = d->claim};
-  rc = max == 0 ? SQLQ_OK : sqlq__query_run(db, &q, args, limits ? 5 : 4);
+  sqlq__fair_take take = {c->token, c->lease_us, add_job, c};
+  int taken = 0;
+  if (max == 0)
+    rc = SQLQ_OK;
+  else if (fair.fair)
+    rc = sqlq__fair_claim(db, c->queue, &fair, max, &take, &taken);
+  else
+    rc = sqlq__query_run(db, &q, args, limits ? 5 : 4);
   if (rc != SQLQ_OK) return rc;
-  if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
+  /* A fair claim's jobs come in the order of turns; the others in the
+  ** queue's order. */
+  if (c->n > 1 && !fair.fair) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
   /* A paused queue gives no jobs; say why.  A limited one gave none
   ** without counting: the caller claims again, counting. */
   struct queue_flags flags = {0};
-  sqlq__query pq = {.sql = limits ? SQLQ__SQL_PAUSED : SQLQ__SQL_PAUSED_UNLIMITED,
-                    .row = read_flags,
-                    .arg = &flags};
+  static const int paused_sql[] = {
+    [SQLQ__FLOW_NONE] = SQLQ__SQL_PAUSED_UNLIMITED,
+    [SQLQ__FLOW_QUEUE] = SQLQ__SQL_PAUSED_V6,
+    [SQLQ__FLOW_GROUPS] = SQLQ__SQL_PAUSED,
+  };
+  sqlq__query pq = {.sql = paused_sql[db->limits_schema], .row = read_flags, .arg = &flags};
   if (c->n == 0 && (rc = sqlq__run(db, &pq, SQLQ__TEXT(c->queue))) != SQLQ_OK) return rc;
   if (flags.paused) return sqlq__error(db, SQLQ_PAUSED, "queue '%s' is paused", c->queue);
   c->limited |= flags.limited;

@@ -1,7 +1,8 @@
 /*
-** limit.c -- concurrency limits and per-group limits: settings of a queue
-** (sqlq_queues' max_running and group_running columns).  The claim
-** enforces them (claim.c, and GROUP_ROOM in each dialect's SQL).
+** limit.c -- concurrency limits, per-group limits and fair claiming:
+** settings of a queue (sqlq_queues' max_running, group_running and fair
+** columns).  The claim enforces them (claim.c, GROUP_ROOM in each
+** dialect's SQL, fair.c).
 */
 #include "sqlq_int.h"
 
@@ -30,23 +31,28 @@ int sqlq__limits_schema(sqlq_db *db) {
   return rc;
 }
 
-/* A kind of setting of a queue: the statements that set and get it, the
-** flow level (SQLQ__FLOW_*) and schema version that brought it, its least
-** value and its default, and what messages call it, its value and its
-** least value. */
+/* A kind of setting of a queue: the statements that set and get it, and
+** the one run after it is set to 0 (0: none), the flow level
+** (SQLQ__FLOW_*) and schema version that brought it, its least and
+** greatest value and its default, and what messages call it, its value
+** and its least value. */
 struct limit_kind {
-  int set_sql, get_sql, level, version;
-  int64_t least_value, default_value;
+  int set_sql, get_sql, off_sql, level, version;
+  int64_t least_value, most_value, default_value;
   const char *what, *name, *least;
 };
 
-/* The kinds, one a row. */
-enum { CONCURRENCY, PER_GROUP };
+/* The kinds, one a row.  A fair queue set off forgets its tenants' turns. */
+enum { CONCURRENCY, PER_GROUP, FAIR };
 static const struct limit_kind kinds[] = {
-  [CONCURRENCY] = {SQLQ__SQL_LIMIT_SET, SQLQ__SQL_LIMIT_GET, SQLQ__FLOW_QUEUE, SQLQ__LIMITS_VERSION,
-                   0, 0, "concurrency limits", "max_running", "0 (no limit)"},
-  [PER_GROUP] = {SQLQ__SQL_GROUP_LIMIT_SET, SQLQ__SQL_GROUP_LIMIT_GET, SQLQ__FLOW_GROUPS,
-                 SQLQ__GROUPS_VERSION, 1, 1, "per-group limits", "per_group", "1"},
+  [CONCURRENCY] = {SQLQ__SQL_LIMIT_SET, SQLQ__SQL_LIMIT_GET, 0, SQLQ__FLOW_QUEUE,
+                   SQLQ__LIMITS_VERSION, 0, SQLQ_MAX_RUNNING_MAX, 0, "concurrency limits",
+                   "max_running", "0 (no limit)"},
+  [PER_GROUP] = {SQLQ__SQL_GROUP_LIMIT_SET, SQLQ__SQL_GROUP_LIMIT_GET, 0, SQLQ__FLOW_GROUPS,
+                 SQLQ__GROUPS_VERSION, 1, SQLQ_MAX_RUNNING_MAX, 1, "per-group limits", "per_group",
+                 "1"},
+  [FAIR] = {SQLQ__SQL_FAIR_SET, SQLQ__SQL_FAIR_GET, SQLQ__SQL_FAIR_FORGET, SQLQ__FLOW_GROUPS,
+            SQLQ__GROUPS_VERSION, 0, 1, 0, "fair queues", "fair", "0"},
 };
 
 /* A setting of a queue and its value. */
@@ -72,20 +78,22 @@ static int set_tx(sqlq_db *db, void *arg) {
   sqlq__query q = {.sql = l->kind->set_sql};
   int rc = need_limits(db, l);
   if (rc == SQLQ_OK) rc = sqlq__run(db, &q, SQLQ__TEXT(l->queue), SQLQ__INT(l->value));
+  if (rc == SQLQ_OK && l->value == 0 && l->kind->off_sql)
+    rc = sqlq__run_for_queue(db, l->kind->off_sql, l->queue, NULL, NULL);
   /* A limit raised or removed lets the queue's waiting workers claim. */
   if (rc == SQLQ_OK) sqlq__owe_wake(db, l->queue, SQLQ__WAKE_ALL);
   return rc;
 }
 
 /* Set queue's setting of kind to value, after checking that it is from
-** the kind's least value to SQLQ_MAX_RUNNING_MAX. */
+** the kind's least value to its greatest. */
 static int limit_set(sqlq_db *db, const struct limit_kind *kind, const char *queue, int64_t value) {
   int rc = sqlq__enter(db);
   if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
-  if (value < kind->least_value || value > SQLQ_MAX_RUNNING_MAX)
-    return sqlq__error(db, SQLQ_MISUSE, "%s must be %s to %d, not %lld", kind->name, kind->least,
-                       SQLQ_MAX_RUNNING_MAX, (long long)value);
+  if (value < kind->least_value || value > kind->most_value)
+    return sqlq__error(db, SQLQ_MISUSE, "%s must be %s to %lld, not %lld", kind->name, kind->least,
+                       (long long)kind->most_value, (long long)value);
   struct limit l = {queue, value, kind};
   return sqlq__in_tx(db, SQLQ__TX_WRITE, set_tx, &l);
 }
@@ -124,4 +132,15 @@ SQLQ__API int sqlq_group_limit_set(sqlq_db *db, const char *queue, int64_t per_g
 
 SQLQ__API int sqlq_group_limit_get(sqlq_db *db, const char *queue, int64_t *per_group_out) {
   return limit_get(db, &kinds[PER_GROUP], queue, per_group_out);
+}
+
+SQLQ__API int sqlq_fair_set(sqlq_db *db, const char *queue, int fair) {
+  return limit_set(db, &kinds[FAIR], queue, fair);
+}
+
+SQLQ__API int sqlq_fair_get(sqlq_db *db, const char *queue, int *fair_out) {
+  int64_t fair = 0;
+  int rc = limit_get(db, &kinds[FAIR], queue, &fair);
+  if (fair_out) *fair_out = (int)fair;
+  return rc;
 }

@@ -288,8 +288,47 @@ enum sqlq__sql_id {
                                 stored as NULL) */
   SQLQ__SQL_GROUP_LIMIT_GET, /* $1 queue -> group_running (1 when unset);
                                 no row when the queue is unknown */
-  SQLQ__SQL_CLAIM_V6,        /* as CLAIM, one job of a group at once */
-  SQLQ__SQL_NEXT_DUE_V6,     /* as NEXT_DUE, likewise */
+  SQLQ__SQL_CLAIM_V6,        /* as CLAIM, one job of a group at once, and
+                                no fair queues */
+  SQLQ__SQL_NEXT_DUE_V6,     /* as NEXT_DUE, one job of a group at once */
+  SQLQ__SQL_PAUSED_V6,       /* as PAUSED; limited is 1 only for a
+                                concurrency limit */
+  /* Fair queues (schema version 8; see docs/schema.md, "Fair claiming").
+  ** A tenant is (grouped, key): (1, group_key) for the jobs of a group,
+  ** (0, '') for the jobs without one.  A fair queue counts as limited in
+  ** PAUSED and CLAIM: its claims take FAIR_LOCK's lock and run the
+  ** statements below. */
+  SQLQ__SQL_FAIR_SET,        /* $1 queue $2 fair (0/1): off also forgets
+                                the queue's tenants */
+  SQLQ__SQL_FAIR_FORGET,     /* $1 queue: deletes its sqlq_groups rows */
+  SQLQ__SQL_FAIR_GET,        /* $1 queue -> fair (0/1); no row when the
+                                queue is unknown */
+  SQLQ__SQL_FAIR_LOCK,       /* $1 queue -> served (the queue's last
+                                sequence number, 0: none), group_running
+                                (1 unless set), holding the queue's row
+                                until the transaction ends (in a
+                                SQLQ__TX_WAITS transaction); no row, and no
+                                lock, when the queue is not fair or is
+                                paused (CLAIM then says so) */
+  SQLQ__SQL_FAIR_REAP,       /* as REAP, for a dialect whose CLAIM reaps
+                                (NULL when REAP is there) */
+  SQLQ__SQL_FAIR_TENANTS,    /* $1 queue -> grouped, key, served (0: never)
+                                of every tenant with a ready job due,
+                                ordered by served, grouped, key */
+  SQLQ__SQL_FAIR_PICK_GROUP, /* $1 queue $2 key $3 group_running -> id of
+                                the first by (priority DESC, run_at, id)
+                                of the due ready jobs among the group's
+                                first group_running unfinished jobs by id;
+                                no row: none */
+  SQLQ__SQL_FAIR_PICK_FREE,  /* $1 queue -> id of the first due ready job
+                                without a group key, in claim order */
+  SQLQ__SQL_FAIR_TAKE,       /* $1 id $2 token $3 lease_us: claims the job
+                                when it is ready -> CLAIM's columns */
+  SQLQ__SQL_FAIR_TAKE_ROW,   /* optional, as RELEASE_ROW for FAIR_TAKE */
+  SQLQ__SQL_FAIR_SERVE,      /* $1 queue $2 grouped $3 key $4 served: the
+                                tenant's sequence number */
+  SQLQ__SQL_FAIR_SERVED,     /* $1 queue $2 served: the queue's last
+                                sequence number */
   /* Dependencies (schema version 7).  A job that waits for others is
   ** ready with run_at = SQLQ__WAITING_AT + its delay in microseconds, and
   ** waits = how many of them have not succeeded; a job others wait for has
@@ -676,6 +715,31 @@ enum { SQLQ__FLOW_NONE, SQLQ__FLOW_QUEUE, SQLQ__FLOW_GROUPS };
 int sqlq__limits_schema(sqlq_db *db);
 /* Whether db->limits_schema is known well enough not to be read again. */
 int sqlq__limits_known(const sqlq_db *db);
+
+/* A fair queue's claim (fair.c): what FAIR_LOCK read. */
+typedef struct sqlq__fair {
+  int fair;              /* the queue is fair (FAIR_LOCK gave its row) */
+  int64_t served;        /* the queue's last sequence number */
+  int64_t group_running; /* its per-group limit */
+} sqlq__fair;
+
+/* How a fair claim takes a job: its token and lease, and the reader of
+** each job's row (CLAIM's columns), with its argument. */
+typedef struct sqlq__fair_take {
+  int64_t token, lease_us;
+  int (*row)(sqlq_db *db, sqlq__stmt *st, void *arg);
+  void *arg;
+} sqlq__fair_take;
+
+/* Run FAIR_LOCK for queue into *f: f->fair 0 when the queue is not fair
+** (and nothing was locked).  Inside the claim's transaction. */
+int sqlq__fair_lock(sqlq_db *db, const char *queue, sqlq__fair *f);
+
+/* Claim up to max jobs of the fair queue f (locked by sqlq__fair_lock) in
+** turns across its tenants, handing each job's row to t->row; *n_out
+** receives how many.  See docs/schema.md, "Fair claiming". */
+int sqlq__fair_claim(sqlq_db *db, const char *queue, sqlq__fair *f, int max,
+                     const sqlq__fair_take *t, int *n_out);
 
 /* Record an error on db: its status and formatted text.  Returns status. */
 int sqlq__error(sqlq_db *db, int status, const char *fmt, ...)

@@ -47,6 +47,8 @@ typedef struct bench_config {
   long long samples;   /* K: jobs of the latency phase */
   long long work_us;   /* U: --drain's work per claimed job, slept */
   long long limit;     /* L: the queue's concurrency limit meanwhile (0: none) */
+  long long tenants;   /* T: the throughput phase's jobs spread over T group
+                          keys of a fair queue (0: no keys, not fair) */
   int processes;       /* workers are forked processes, not threads */
   int keep_backlog;    /* reuse a backlog of M left by a run before, and
                              leave it queued at the end (needs K = 0) */

@@ -36,6 +36,7 @@
 ** every migration is DDL only.
 */
 #include "deps_sql.h"
+#include "fair_sql.h"
 #include "firebird_int.h"
 #include "schedules_sql.h"
 
@@ -266,6 +267,13 @@
                   "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW \
                                                        " FROM RDB$DATABASE"
 
+/* The queue :q is fair and not paused. */
+#define FAIR_THERE \
+  "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND fair IS NOT NULL AND paused = 0)"
+
+/* The first n rows (FAIR_SQL_*). */
+#define FB_ROWS(n) " ROWS " n
+
 /* The queue :q has a concurrency limit. */
 #define LIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND max_running IS NOT NULL)"
 
@@ -337,11 +345,12 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_QUEUE_REGISTER] =
     "MERGE INTO sqlq_queues q USING RDB$DATABASE ON q.queue = " QUEUE_PARAM(
       "$1") " WHEN NOT MATCHED THEN INSERT (queue) VALUES (" QUEUE_PARAM("$1") ")",
-  [SQLQ__SQL_PAUSED] =
-    "SELECT paused, IIF(max_running IS NULL, 0, 1) FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_CLAIM] =
-    CLAIM(", counted INTEGER = $5", "(paused <> 0 OR (max_running IS NOT NULL AND :counted = 0))",
-          GROUP_ROOM(GROUP_N(":q"))),
+  [SQLQ__SQL_PAUSED] = "SELECT paused, IIF(max_running IS NULL AND fair IS NULL, 0, 1)"
+                       " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_CLAIM] = CLAIM(", counted INTEGER = $5",
+                            "(paused <> 0 OR ((max_running IS NOT NULL OR fair IS NOT NULL)"
+                            " AND :counted = 0))",
+                            GROUP_ROOM(GROUP_N(":q"))),
 
   [SQLQ__SQL_ACK] = ACK(""),
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -652,6 +661,29 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     CLAIM(", counted INTEGER = $5", "(paused <> 0 OR (max_running IS NOT NULL AND :counted = 0))",
           GROUP_HEAD),
   [SQLQ__SQL_NEXT_DUE_V6] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
+  [SQLQ__SQL_PAUSED_V6] =
+    "SELECT paused, IIF(max_running IS NULL, 0, 1) FROM sqlq_queues WHERE queue = $1",
+  /* Fair queues.  FAIR_LOCK takes the queue's row as LIMIT_LOCK does. */
+  [SQLQ__SQL_FAIR_SET] = "UPDATE OR INSERT INTO sqlq_queues (queue, fair)"
+                         " VALUES ($1, NULLIF(CAST($2 AS INTEGER), 0)) MATCHING (queue)",
+  [SQLQ__SQL_FAIR_FORGET] = FAIR_SQL_FORGET,
+  [SQLQ__SQL_FAIR_GET] = "SELECT IIF(fair IS NULL, 0, 1) FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_FAIR_LOCK] =
+    "EXECUTE BLOCK (q " TEXT(128) " = $1) RETURNS (served BIGINT, per_group BIGINT) AS" TURN(
+      "SELECT COALESCE(fair_served, 0), COALESCE(group_running, 1) FROM sqlq_queues"
+      " WHERE queue = :q AND fair IS NOT NULL AND paused = 0 WITH LOCK INTO :served, :per_group;",
+      FAIR_THERE, "SUSPEND;"),
+  [SQLQ__SQL_FAIR_REAP] = "UPDATE sqlq_jobs SET state = IIF(attempts >= max_attempts, " STATE(
+    "dead") ", " STATE("ready") "), last_error = 'lease expired during attempt ' || attempts,"
+                                " token = NULL, lease_until = NULL"
+                                " WHERE queue = $1 AND state = 'running' AND lease_until <= " NOW,
+  [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS(NOW, "CAST('' AS " TEXT(255) ")", ""),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP(NOW, FB_ROWS, FB_ROWS("1")),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE(NOW, FB_ROWS("1")),
+  [SQLQ__SQL_FAIR_TAKE] = FAIR_SQL_TAKE(NOW) " RETURNING " FAIR_SQL_COLUMNS,
+  [SQLQ__SQL_FAIR_SERVE] = "UPDATE OR INSERT INTO sqlq_groups (queue, grouped, group_key, served)"
+                           " VALUES ($1, $2, $3, $4) MATCHING (queue, grouped, group_key)",
+  [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
   [SQLQ__SQL_GROUP_LIMIT_SET] = "UPDATE OR INSERT INTO sqlq_queues (queue, group_running)"
                                 " VALUES ($1, NULLIF(CAST($2 AS BIGINT), 1)) MATCHING (queue)",
   [SQLQ__SQL_GROUP_LIMIT_GET] =
@@ -918,8 +950,18 @@ static const char migration_7[] =
   " CONSTRAINT sqlq_deps_pk PRIMARY KEY (job_id, after_id))" FB_SEP
   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id)";
 
-/* Version 8: per-group limits, a column of the queue's row (NULL: 1). */
-static const char migration_8[] = "ALTER TABLE sqlq_queues ADD group_running BIGINT";
+/* Version 8: per-group limits, a column of the queue's row (NULL: 1);
+** fair queues, two more, and their tenants' turns. */
+static const char migration_8[] =
+  "ALTER TABLE sqlq_queues ADD group_running BIGINT, ADD fair INTEGER,"
+  " ADD fair_served BIGINT" FB_SEP "CREATE TABLE sqlq_groups ("
+  " queue     " TEXT(
+    128) " NOT NULL,"
+         " grouped   INTEGER NOT NULL,"
+         " group_key " TEXT(
+           255) " NOT NULL,"
+                " served    BIGINT  NOT NULL,"
+                " CONSTRAINT sqlq_groups_pk PRIMARY KEY (queue, grouped, group_key))";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,

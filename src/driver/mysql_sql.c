@@ -36,6 +36,7 @@
 ** which writes nothing and so replicates nothing.
 */
 #include "deps_sql.h"
+#include "fair_sql.h"
 #include "mysql_int.h"
 #include "schedules_sql.h"
 
@@ -62,9 +63,13 @@
 
 /* The claim's test of the queue's row (parameter $5: counted): neither
 ** paused nor limited while the claim did not count its running jobs. */
-#define NOT_PAUSED \
+#define NOT_PAUSED_V6 \
   "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1" \
   " AND (q.paused OR (q.max_running IS NOT NULL AND $5 = 0)))"
+/* ... and from schema version 8, where a fair queue counts as limited. */
+#define NOT_PAUSED \
+  "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1" \
+  " AND (q.paused OR ((q.max_running IS NOT NULL OR q.fair IS NOT NULL) AND $5 = 0)))"
 
 /* The queue named by the expression q has a concurrency limit and as many
 ** jobs running (with their leases current) as it allows: its ready jobs
@@ -147,7 +152,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " VALUES ($1, $2, " NOW_US " + $3, $4, $5, $6, $7, " NOW_US ") RETURNING id",
   [SQLQ__SQL_DEDUPE_LOOKUP] = "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
   [SQLQ__SQL_QUEUE_REGISTER] = "INSERT IGNORE INTO sqlq_queues (queue) VALUES ($1)",
-  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL OR fair IS NOT NULL"
+                       " FROM sqlq_queues WHERE queue = $1",
   /* The claim's pick: the first $4 due jobs no other claimer holds.  The
   ** locking reads name their index: a scan of another would lock rows
   ** other claimers need (see mysql_claim.c).
@@ -360,7 +366,34 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(NOT_PAUSED_UNLIMITED, GROUP_HEAD),
   [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
-  [SQLQ__SQL_CLAIM_V6] = CLAIM(NOT_PAUSED, GROUP_HEAD),
+  [SQLQ__SQL_CLAIM_V6] = CLAIM(NOT_PAUSED_V6, GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_V6] =
+    "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  /* Fair queues.  FAIR_LOCK holds the queue's row as LIMIT_LOCK does, and
+  ** the claim's reads are of the newest commits (READ COMMITTED, see
+  ** mysql_claim.c), whose writes name their rows (FAIR_TAKE by id). */
+  [SQLQ__SQL_FAIR_SET] = "INSERT INTO sqlq_queues (queue, fair) VALUES ($1, NULLIF($2, 0))"
+                         " ON DUPLICATE KEY UPDATE fair = VALUES(fair)",
+  [SQLQ__SQL_FAIR_FORGET] = FAIR_SQL_FORGET,
+  [SQLQ__SQL_FAIR_GET] = "SELECT fair IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_FAIR_LOCK] = "SELECT COALESCE(fair_served, 0), COALESCE(group_running, 1)"
+                          " FROM sqlq_queues WHERE queue = $1 AND fair IS NOT NULL AND NOT paused"
+                          " FOR UPDATE",
+  [SQLQ__SQL_FAIR_REAP] = "UPDATE sqlq_jobs FORCE INDEX (sqlq_jobs_lease) SET"
+                          " state = IF(attempts >= max_attempts, 'dead', 'ready'),"
+                          " last_error = CONCAT('lease expired during attempt ', attempts),"
+                          " token = NULL, lease_until = NULL WHERE " EXPIRED,
+  [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS(NOW_US, "''", ""),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP(NOW_US, FAIR_SQL_LIMIT, FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE(NOW_US, FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_TAKE] = "UPDATE sqlq_jobs FORCE INDEX (PRIMARY) SET state = 'running',"
+                          " attempts = attempts + 1, token = $2, lease_until = " NOW_US " + $3"
+                          " WHERE id = $1 AND state = 'ready'",
+  [SQLQ__SQL_FAIR_TAKE_ROW] = "SELECT " FAIR_SQL_COLUMNS " FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIR_SERVE] =
+    "INSERT INTO sqlq_groups (queue, grouped, group_key, served) VALUES ($1, $2, $3, $4)"
+    " ON DUPLICATE KEY UPDATE served = VALUES(served)",
+  [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
   [SQLQ__SQL_NEXT_DUE_V6] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL("$1")),
   [SQLQ__SQL_GROUP_LIMIT_SET] =
     "INSERT INTO sqlq_queues (queue, group_running) VALUES ($1, NULLIF($2, 1))"
@@ -598,13 +631,22 @@ static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN IF NOT EXIST
                                   " KEY sqlq_deps_after (after_id, job_id)"
                                   ") ENGINE=InnoDB";
 
-/* Version 8: per-group limits, a column of the queue's row (NULL: 1), and
-** the function that counts, for a job of group g of queue q with id
+/* Version 8: per-group limits, a column of the queue's row (NULL: 1);
+** fair queues, two more, and their tenants' turns; and the function that
+** counts, for a job of group g of queue q with id
 ** before, whether fewer than the queue's limit of the group's earlier jobs
 ** are unfinished (see GROUP_ROOM).  Its reads are consistent reads, as a
 ** subquery of the claim's locking read makes. */
 static const char migration_8[] =
-  "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS group_running BIGINT;"
+  "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS group_running BIGINT,"
+  " ADD COLUMN IF NOT EXISTS fair INT, ADD COLUMN IF NOT EXISTS fair_served BIGINT;"
+  "CREATE TABLE IF NOT EXISTS sqlq_groups ("
+  " queue     VARCHAR(128) NOT NULL,"
+  " grouped   INT          NOT NULL,"
+  " group_key VARCHAR(255) NOT NULL,"
+  " served    BIGINT       NOT NULL,"
+  " PRIMARY KEY (queue, grouped, group_key)"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
   "DROP FUNCTION IF EXISTS sqlq_group_room;"
   "CREATE FUNCTION sqlq_group_room(q VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,"
   " g VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, before_id BIGINT)"

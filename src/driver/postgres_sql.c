@@ -18,6 +18,7 @@
 ** its next job (its head was deleted, or went dead).
 */
 #include "deps_sql.h"
+#include "fair_sql.h"
 #include "postgres_int.h"
 
 /* A job of a group may run only when fewer than the group limit of its
@@ -65,9 +66,13 @@
 
 /* The claim's test of the queue's row (parameter $5: counted): paused,
 ** or limited while the claim did not count its running jobs. */
-#define PAUSED \
+#define PAUSED_V6 \
   "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text" \
   " AND (paused OR (max_running IS NOT NULL AND $5::int = 0)))"
+/* ... and from schema version 8, where a fair queue counts as limited. */
+#define PAUSED \
+  "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text" \
+  " AND (paused OR ((max_running IS NOT NULL OR fair IS NOT NULL) AND $5::int = 0)))"
 /* The same test on a database without concurrency limits (schema version
 ** 5 or below). */
 #define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text AND paused)"
@@ -170,8 +175,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
 
   /* No QUEUE_REGISTER: the ENQUEUE statements register their queue. */
   /* No REAP: the claim does it (below). */
-  [SQLQ__SQL_PAUSED] =
-    "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL OR fair IS NOT NULL"
+                       " FROM sqlq_queues WHERE queue = $1::text",
   /* One statement: lock the first due jobs no other claimer holds, then
   ** mark them running.  A job locked by a concurrent claim is skipped, so
   ** two workers never get the same job.  A job whose lease expired is
@@ -328,7 +333,38 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED, GROUP_HEAD),
   [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, false FROM sqlq_queues WHERE queue = $1::text",
   [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
-  [SQLQ__SQL_CLAIM_V6] = CLAIM(PAUSED, GROUP_HEAD),
+  [SQLQ__SQL_CLAIM_V6] = CLAIM(PAUSED_V6, GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_V6] =
+    "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1::text",
+  /* Fair queues.  FAIR_LOCK holds the queue's row as LIMIT_LOCK does; the
+  ** statements after it read with snapshots taken after it was granted. */
+  [SQLQ__SQL_FAIR_SET] = "INSERT INTO sqlq_queues (queue, fair)"
+                         " VALUES ($1::text, nullif($2::int, 0))"
+                         " ON CONFLICT (queue) DO UPDATE SET fair = excluded.fair",
+  [SQLQ__SQL_FAIR_FORGET] = "DELETE FROM sqlq_groups WHERE queue = $1::text",
+  [SQLQ__SQL_FAIR_GET] = "SELECT (fair IS NOT NULL)::int FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_FAIR_LOCK] =
+    "SELECT coalesce(fair_served, 0), coalesce(group_running, 1) FROM sqlq_queues"
+    " WHERE queue = $1::text AND fair IS NOT NULL AND NOT paused FOR NO KEY UPDATE",
+  [SQLQ__SQL_FAIR_REAP] =
+    "UPDATE sqlq_jobs SET"
+    " state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,"
+    " last_error = 'lease expired during attempt ' || attempts,"
+    " token = NULL, lease_until = NULL"
+    " WHERE queue = $1::text AND state = 'running' AND lease_until <= sqlq_now()",
+  [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS("sqlq_now()", "''", " COLLATE \"C\""),
+  [SQLQ__SQL_FAIR_PICK_GROUP] =
+    FAIR_SQL_PICK_GROUP("sqlq_now()", FAIR_SQL_LIMIT, FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE("sqlq_now()", FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_TAKE] = "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
+                          " token = $2::int8, lease_until = sqlq_now() + $3::int8"
+                          " WHERE id = $1::int8 AND (state = 'ready') IS TRUE"
+                          " RETURNING " FAIR_SQL_COLUMNS,
+  [SQLQ__SQL_FAIR_SERVE] =
+    "INSERT INTO sqlq_groups (queue, grouped, group_key, served)"
+    " VALUES ($1::text, $2::int, $3::text, $4::int8)"
+    " ON CONFLICT (queue, grouped, group_key) DO UPDATE SET served = excluded.served",
+  [SQLQ__SQL_FAIR_SERVED] = "UPDATE sqlq_queues SET fair_served = $2::int8 WHERE queue = $1::text",
   [SQLQ__SQL_NEXT_DUE_V6] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
   [SQLQ__SQL_GROUP_LIMIT_SET] =
     "INSERT INTO sqlq_queues (queue, group_running)"
@@ -566,8 +602,17 @@ static const char migration_7[] =
   " PRIMARY KEY (job_id, after_id));"
   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
-/* Version 8: per-group limits, a column of the queue's row (NULL: 1). */
-static const char migration_8[] = "ALTER TABLE sqlq_queues ADD COLUMN group_running bigint;";
+/* Version 8: per-group limits, a column of the queue's row (NULL: 1);
+** fair queues, two more, and their tenants' turns. */
+static const char migration_8[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN group_running bigint, ADD COLUMN fair integer,"
+  " ADD COLUMN fair_served bigint;"
+  "CREATE TABLE sqlq_groups ("
+  " queue     text    NOT NULL,"
+  " grouped   integer NOT NULL,"
+  " group_key text    NOT NULL,"
+  " served    bigint  NOT NULL,"
+  " PRIMARY KEY (queue, grouped, group_key));";
 
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,

@@ -16,6 +16,7 @@
 ** which costs time in proportion to the queue's length.
 */
 #include "deps_sql.h"
+#include "fair_sql.h"
 #include "schedules_sql.h"
 #include "sqlite_int.h"
 
@@ -43,9 +44,13 @@
 ** or limited while the claim did not count its running jobs; and the same
 ** test on a database without concurrency limits (schema version 5 or
 ** below). */
-#define PAUSED \
+#define PAUSED_V6 \
   "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1" \
   " AND (paused OR (max_running IS NOT NULL AND $5 = 0)))"
+/* ... and from schema version 8, where a fair queue counts as limited. */
+#define PAUSED \
+  "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1" \
+  " AND (paused OR ((max_running IS NOT NULL OR fair IS NOT NULL) AND $5 = 0)))"
 #define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
 
 /* The claim, with paused as its test of the queue's row and head as its
@@ -96,7 +101,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                      " last_error = 'lease expired during attempt ' || attempts,"
                      " token = NULL, lease_until = NULL"
                      " WHERE queue = $1 AND state = 'running' AND lease_until <= sqlq_now()",
-  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_PAUSED] = "SELECT paused, max_running IS NOT NULL OR fair IS NOT NULL"
+                       " FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_CLAIM] = CLAIM(PAUSED, GROUP_ROOM),
 
   [SQLQ__SQL_ACK] = ACK,
@@ -242,7 +248,26 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED, GROUP_HEAD),
   [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
-  [SQLQ__SQL_CLAIM_V6] = CLAIM(PAUSED, GROUP_HEAD),
+  [SQLQ__SQL_CLAIM_V6] = CLAIM(PAUSED_V6, GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_V6] =
+    "SELECT paused, max_running IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  /* Fair queues.  A claim that writes holds the database's one write lock:
+  ** FAIR_LOCK needs no lock of its own, and the claim's REAP reaps. */
+  [SQLQ__SQL_FAIR_SET] = "INSERT INTO sqlq_queues (queue, fair) VALUES ($1, nullif($2, 0))"
+                         " ON CONFLICT (queue) DO UPDATE SET fair = excluded.fair",
+  [SQLQ__SQL_FAIR_FORGET] = FAIR_SQL_FORGET,
+  [SQLQ__SQL_FAIR_GET] = "SELECT fair IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_FAIR_LOCK] = "SELECT coalesce(fair_served, 0), coalesce(group_running, 1)"
+                          " FROM sqlq_queues WHERE queue = $1 AND fair IS NOT NULL AND NOT paused",
+  [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS("sqlq_now()", "''", ""),
+  [SQLQ__SQL_FAIR_PICK_GROUP] =
+    FAIR_SQL_PICK_GROUP("sqlq_now()", FAIR_SQL_LIMIT, FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE("sqlq_now()", FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_TAKE] = FAIR_SQL_TAKE("sqlq_now()") " RETURNING " FAIR_SQL_COLUMNS,
+  [SQLQ__SQL_FAIR_SERVE] =
+    "INSERT INTO sqlq_groups (queue, grouped, group_key, served) VALUES ($1, $2, $3, $4)"
+    " ON CONFLICT (queue, grouped, group_key) DO UPDATE SET served = excluded.served",
+  [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
   [SQLQ__SQL_NEXT_DUE_V6] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
                               " AND state = 'running' AND lease_until > sqlq_now()",
@@ -362,8 +387,17 @@ static const char migration_7[] = "ALTER TABLE sqlq_jobs ADD COLUMN awaited INTE
                                   " PRIMARY KEY (job_id, after_id)) WITHOUT ROWID;"
                                   "CREATE INDEX sqlq_deps_after ON sqlq_deps (after_id, job_id);";
 
-/* Version 8: per-group limits, a column of the queue's row (NULL: 1). */
-static const char migration_8[] = "ALTER TABLE sqlq_queues ADD COLUMN group_running INTEGER;";
+/* Version 8: per-group limits, a column of the queue's row (NULL: 1);
+** fair queues, two more, and their tenants' turns. */
+static const char migration_8[] = "ALTER TABLE sqlq_queues ADD COLUMN group_running INTEGER;"
+                                  "ALTER TABLE sqlq_queues ADD COLUMN fair INTEGER;"
+                                  "ALTER TABLE sqlq_queues ADD COLUMN fair_served INTEGER;"
+                                  "CREATE TABLE sqlq_groups ("
+                                  " queue     TEXT    NOT NULL,"
+                                  " grouped   INTEGER NOT NULL,"
+                                  " group_key TEXT    NOT NULL,"
+                                  " served    INTEGER NOT NULL,"
+                                  " PRIMARY KEY (queue, grouped, group_key)) WITHOUT ROWID;";
 
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,

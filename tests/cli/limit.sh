@@ -1,5 +1,5 @@
-# tests/cli/limit.sh -- sqlq limit: the concurrency and per-group limits of
-# a queue read back, in a table and in JSON; bad values (of sqlq limit and
+# tests/cli/limit.sh -- sqlq limit: the concurrency and per-group limits and
+# the fairness of a queue read back, in a table and in JSON; bad values (of sqlq limit and
 # of sqlq bench --limit) get one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
 # 2 never run more than 2 commands at once (the commands count themselves
 # under flock) and drain the queue.
@@ -8,17 +8,21 @@
 sq init >/dev/null
 
 run "no limit yet" 0 sq limit q
-expect_out "no limit yet" "$(printf 'queue  concurrency  per_group\nq      -            1')"
+expect_out "no limit yet" "$(printf 'queue  concurrency  per_group  fair\nq      -            1          no')"
 run "no limit yet, json" 0 sq limit --json q
-expect_out "no limit yet, json" '{"queue":"q","concurrency":null,"per_group":1}'
+expect_out "no limit yet, json" '{"queue":"q","concurrency":null,"per_group":1,"fair":false}'
 run "set" 0 sq limit --concurrency 2 q
-expect_out "set" "$(printf 'queue  concurrency  per_group\nq      2            1')"
+expect_out "set" "$(printf 'queue  concurrency  per_group  fair\nq      2            1          no')"
 run "reads back" 0 sq limit -j q
-expect_out "reads back" '{"queue":"q","concurrency":2,"per_group":1}'
+expect_out "reads back" '{"queue":"q","concurrency":2,"per_group":1,"fair":false}'
 run "per group" 0 sq limit --per-group 3 --json q
-expect_out "per group" '{"queue":"q","concurrency":2,"per_group":3}'
-run "per group, short" 0 sq limit -g 5 -c 2 q
-expect_out "per group, short" "$(printf 'queue  concurrency  per_group\nq      2            5')"
+expect_out "per group" '{"queue":"q","concurrency":2,"per_group":3,"fair":false}'
+run "fair" 0 sq limit --fair -g 5 -c 2 q
+expect_out "fair" "$(printf 'queue  concurrency  per_group  fair\nq      2            5          yes')"
+run "not fair" 0 sq limit --no-fair --json q
+expect_out "not fair" '{"queue":"q","concurrency":2,"per_group":5,"fair":false}'
+run "fair, short" 0 sq limit -f -j q
+expect_out "fair, short" '{"queue":"q","concurrency":2,"per_group":5,"fair":true}'
 
 stored() { sq limit --json q; }
 baseline=$(stored)
@@ -35,6 +39,9 @@ refused "per group: fraction" 64 sq limit -g 2.5 q
 refused "per group: empty" 64 sq limit -g '' q
 refused "per group: overflow" 64 sq limit -g 99999999999999999999 q
 refused "per group: past the most" 64 sq limit -g 1000001 q
+refused "fair and not" 64 sq limit --fair --no-fair q
+refused "fair with a value" 64 sq limit --fair=yes q
+refused "fair, short, with a value" 64 sq limit -F0 q
 refused "no queue" 64 sq limit -c 1
 refused "two queues" 64 sq limit q r
 refused "bad queue name" 64 sq limit -c 1 ''

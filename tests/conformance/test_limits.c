@@ -401,6 +401,24 @@ static void group_limit_never_exceeded_across_processes(void **state) {
   munmap(r, sizeof *r);
 }
 
+static void set_fair_group_limit(const fixture *f) {
+  assert_ok(f->db, sqlq_group_limit_set(f->db, f->queue, LIMIT));
+  assert_ok(f->db, sqlq_fair_set(f->db, f->queue, 1));
+}
+
+/* The same race on a fair queue (schema version 8, "Fair claiming"): its
+** claims keep the per-group limit too. */
+static void fair_group_limit_never_exceeded_across_processes(void **state) {
+  fixture *f = *state;
+  static const char *const groups[] = {"a", "b"};
+  race *r = run_race(f, groups, 2, set_fair_group_limit);
+  print_message("fair, per-group limit %d: at most %d of a, %d of b ran at once\n", LIMIT,
+                atomic_load(&r->most[GROUP_A]), atomic_load(&r->most[GROUP_B]));
+  assert_true(atomic_load(&r->most[GROUP_A]) <= LIMIT);
+  assert_true(atomic_load(&r->most[GROUP_B]) <= LIMIT);
+  munmap(r, sizeof *r);
+}
+
 /* The same race without the setting: one job of a group at a time. */
 static void fifo_groups_across_processes(void **state) {
   fixture *f = *state;
@@ -422,9 +440,12 @@ int run_limit_tests(void) {
     FX_TEST(limit_never_exceeded_across_processes),
   };
   const struct CMUnitTest group_tests[] = {
-    FX_TEST(group_setting_reads_back),      FX_TEST(group_limit_starts_n_in_id_order),
-    FX_TEST(wait_sleeps_while_groups_full), FX_TEST(group_limit_never_exceeded_across_processes),
+    FX_TEST(group_setting_reads_back),
+    FX_TEST(group_limit_starts_n_in_id_order),
+    FX_TEST(wait_sleeps_while_groups_full),
+    FX_TEST(group_limit_never_exceeded_across_processes),
     FX_TEST(fifo_groups_across_processes),
+    FX_TEST(fair_group_limit_never_exceeded_across_processes),
   };
   int failed = fx_run_group_from("limits", LIMITS_SCHEMA, tests, sizeof tests / sizeof tests[0]);
   return failed + fx_run_group_from("group_limits", GROUPS_SCHEMA, group_tests,
