@@ -74,8 +74,8 @@ static int pick(sqlq_db *db, const char *queue, const sqlq__fair *f, const struc
 ** whether it was there to take. */
 static int take(sqlq_db *db, const char *queue, sqlq__fair *f, const struct tenant *x, int64_t id,
                 const sqlq__fair_take *t, int *taken) {
-  sqlq__query q = {.sql = SQLQ__SQL_FAIR_TAKE, .row = t->row, .arg = t->arg,
-                   .then = SQLQ__SQL_FAIR_TAKE_ROW};
+  sqlq__query q = {
+    .sql = SQLQ__SQL_FAIR_TAKE, .row = t->row, .arg = t->arg, .then = SQLQ__SQL_FAIR_TAKE_ROW};
   int rc = sqlq__run(db, &q, SQLQ__INT(id), SQLQ__INT(t->token), SQLQ__INT(t->lease_us));
   *taken = rc == SQLQ_OK && q.rows > 0;
   if (!*taken) return rc;

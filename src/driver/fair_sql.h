@@ -25,10 +25,9 @@
 ** of sqlq_jobs_group and a sort of them. */
 #define FAIR_SQL_PICK_GROUP(now, first_n, first_1) \
   "SELECT w.id FROM (SELECT id, state, run_at, priority FROM sqlq_jobs" \
-  "  WHERE queue = $1 AND group_key = $2 AND state IN ('ready','running')" \
-  "  ORDER BY id" first_n("$3") ") w" \
-  " WHERE w.state = 'ready' AND w.run_at <= " now \
-  " ORDER BY w.priority DESC, w.run_at, w.id" first_1
+  "  WHERE queue = $1 AND group_key = $2 AND state IN ('ready','running') ORDER BY id" first_n( \
+    "$3") ") w WHERE w.state = 'ready' AND w.run_at <= " now \
+          " ORDER BY w.priority DESC, w.run_at, w.id" first_1
 
 /* $1 queue -> the id of the best due ready job without a group key. */
 #define FAIR_SQL_PICK_FREE(now, first_1) \

@@ -4,11 +4,12 @@
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
 #   downgrade     a function that turns a database of the current version
-#                 into version 1 by undoing what migrations 2 to 6 do
+#                 into version 1 by undoing what migrations 2 to 8 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
 # A job of version 1 survives the upgrade; rings, pools, subscriptions,
-# schedules, retention, concurrency limits and dependencies work after it,
+# schedules, retention, concurrency limits, dependencies, per-group limits
+# and fair queues work after it,
 # and a worker keeping history works before it (without pruning), its
 # claims without the limits' column.
 
@@ -25,7 +26,7 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 7" "schema version 7"
+expect_out "init makes version 8" "schema version 8"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -46,6 +47,10 @@ expect_err_has "retention: the error says what to do" "run \`sqlq init\`"
 run "limits need the upgrade" 69 sq limit --concurrency 1 "$q"
 expect_error_line "limits need the upgrade"
 expect_err_has "limits: the error says what to do" "run \`sqlq init\`"
+run "per-group limits need the upgrade" 69 sq limit --per-group 2 "$q"
+expect_error_line "per-group limits need the upgrade"
+run "fair queues need the upgrade" 69 sq limit --fair "$q"
+expect_error_line "fair queues need the upgrade"
 run "dependencies need the upgrade" 69 sq push --after 1 "$q" x
 expect_error_line "dependencies need the upgrade"
 expect_err_has "dependencies: the error says what to do" "run \`sqlq init\`"
@@ -54,9 +59,9 @@ run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$h
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 7" "schema version 7"
+expect_out "the upgrade reaches version 8" "schema version 8"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 7"
+expect_out "again changes nothing" "schema version 8"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -75,7 +80,7 @@ expect_out "the item" "item"
 run "retention after the upgrade" 0 sq retention --keep-count 1 --json "$q-h"
 expect_out "is set" "{\"queue\":\"$q-h\",\"keep_seconds\":null,\"keep_count\":1}"
 run "a limit after the upgrade" 0 sq limit --concurrency 1 --json "$q-h"
-expect_out "is set" "{\"queue\":\"$q-h\",\"concurrency\":1}"
+expect_out "is set" "{\"queue\":\"$q-h\",\"concurrency\":1,\"per_group\":1,\"fair\":false}"
 sq push "$q-h" "under the limit" >/dev/null
 run "a worker claims under it" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-h" -- true
 sq limit --concurrency 0 "$q-h" >/dev/null
@@ -94,11 +99,11 @@ sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
-set_version 8
+set_version 9
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 8"
-unset_version 8
+expect_err_has "the error names the versions" "version 9"
+unset_version 9
 run "init after the newer one is gone" 0 sq init
 
 finish

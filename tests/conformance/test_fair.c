@@ -28,8 +28,8 @@ static void push_jobs(const fixture *f, const char *group, char mark, int priori
   sqlq_job_spec *specs = calloc(n, sizeof *specs);
   assert_non_null(specs);
   for (size_t i = 0; i < n; i++)
-    specs[i] = (sqlq_job_spec){.payload = &mark, .payload_len = 1, .priority = priority,
-                               .group_key = group};
+    specs[i] =
+      (sqlq_job_spec){.payload = &mark, .payload_len = 1, .priority = priority, .group_key = group};
   assert_ok(f->db, sqlq_enqueue_batch(f->db, f->queue, specs, n, NULL));
   free(specs);
 }
@@ -219,9 +219,12 @@ static void fair_claim_takes_back_expired_leases(void **state) {
 
 int run_fair_tests(void) {
   const struct CMUnitTest tests[] = {
-    FX_TEST(fair_setting_reads_back),       FX_TEST(turns_in_the_documented_order),
-    FX_TEST(small_tenant_not_starved),      FX_TEST(unfair_queue_keeps_its_order),
-    FX_TEST(same_claims_same_jobs),         FX_TEST(fair_queue_paused_and_limited),
+    FX_TEST(fair_setting_reads_back),
+    FX_TEST(turns_in_the_documented_order),
+    FX_TEST(small_tenant_not_starved),
+    FX_TEST(unfair_queue_keeps_its_order),
+    FX_TEST(same_claims_same_jobs),
+    FX_TEST(fair_queue_paused_and_limited),
     FX_TEST(fair_claim_takes_back_expired_leases),
   };
   return fx_run_group_from("fair", FAIR_SCHEMA, tests, sizeof tests / sizeof tests[0]);
