@@ -184,6 +184,10 @@ PROTOTYPES_1_1 = {
     "sqlq_history_prune": (c_int, [_db, c_char_p, c_size_t, _p(c_size_t)]),
     "sqlq_concurrency_set": (c_int, [_db, c_char_p, c_int64]),
     "sqlq_concurrency_get": (c_int, [_db, c_char_p, _p(c_int64)]),
+    "sqlq_group_limit_set": (c_int, [_db, c_char_p, c_int64]),
+    "sqlq_group_limit_get": (c_int, [_db, c_char_p, _p(c_int64)]),
+    "sqlq_fair_set": (c_int, [_db, c_char_p, c_int]),
+    "sqlq_fair_get": (c_int, [_db, c_char_p, _p(c_int)]),
     "sqlq_enqueue_after": (c_int, [_db, c_char_p, _p(JobSpec), c_size_t, _p(c_int64), c_size_t,
                                    _p(c_int64)]),
 }
