@@ -315,13 +315,14 @@ enum sqlq__sql_id {
   SQLQ__SQL_FAIR_TENANTS,    /* $1 queue -> grouped, key, served (0: never)
                                 of every tenant with a ready job due,
                                 ordered by served, grouped, key */
-  SQLQ__SQL_FAIR_PICK_GROUP, /* $1 queue $2 key $3 group_running -> id of
-                                the first by (priority DESC, run_at, id)
-                                of the due ready jobs among the group's
-                                first group_running unfinished jobs by id;
-                                no row: none */
-  SQLQ__SQL_FAIR_PICK_FREE,  /* $1 queue -> id of the first due ready job
-                                without a group key, in claim order */
+  SQLQ__SQL_FAIR_PICK_GROUP, /* $1 queue $2 key $3 group_running $4 n
+                                -> ids of the first n by (priority DESC,
+                                run_at, id) of the due ready jobs among
+                                the group's first group_running unfinished
+                                jobs by id */
+  SQLQ__SQL_FAIR_PICK_FREE,  /* $1 queue $2 n -> ids of the first n due
+                                ready jobs without a group key, in claim
+                                order */
   SQLQ__SQL_FAIR_TAKE,       /* $1 id $2 token $3 lease_us: claims the job
                                 when it is ready -> CLAIM's columns */
   SQLQ__SQL_FAIR_TAKE_ROW,   /* optional, as RELEASE_ROW for FAIR_TAKE */

@@ -2,8 +2,8 @@
 ** fair_sql.h -- the SQL text of fair claiming (schema version 8) that
 ** several dialects share: now is the dialect's clock, empty its empty
 ** key (of the type of group_key), collate what makes its ORDER BY of keys
-** compare bytes, first_n(n) and first_1 its clauses that keep the first
-** n rows, and the first.  See docs/schema.md, "Fair claiming".
+** compare bytes, first_n(n) its clause that keeps the first n rows.  See
+** docs/schema.md, "Fair claiming".
 */
 #ifndef SQLQ_FAIR_SQL_H
 #define SQLQ_FAIR_SQL_H
@@ -19,20 +19,22 @@
   " LEFT JOIN sqlq_groups s ON s.queue = $1 AND s.grouped = t.grouped AND s.group_key = t.gkey" \
   " ORDER BY turn, t.grouped, t.gkey" collate
 
-/* $1 queue $2 key $3 group_running -> the id of the group's best due
-** ready job among its first group_running unfinished jobs by id (those
-** that per-group limits let start): a read of at most group_running rows
-** of sqlq_jobs_group and a sort of them. */
-#define FAIR_SQL_PICK_GROUP(now, first_n, first_1) \
+/* $1 queue $2 key $3 group_running $4 n -> the ids of the group's first
+** n due ready jobs by (priority DESC, run_at, id) among its first
+** group_running unfinished jobs by id (those that per-group limits let
+** start): a read of at most group_running rows of sqlq_jobs_group and a
+** sort of them. */
+#define FAIR_SQL_PICK_GROUP(now, first_n) \
   "SELECT w.id FROM (SELECT id, state, run_at, priority FROM sqlq_jobs" \
   "  WHERE queue = $1 AND group_key = $2 AND state IN ('ready','running') ORDER BY id" first_n( \
     "$3") ") w WHERE w.state = 'ready' AND w.run_at <= " now \
-          " ORDER BY w.priority DESC, w.run_at, w.id" first_1
+          " ORDER BY w.priority DESC, w.run_at, w.id" first_n("$4")
 
-/* $1 queue -> the id of the best due ready job without a group key. */
-#define FAIR_SQL_PICK_FREE(now, first_1) \
+/* $1 queue $2 n -> the ids of the first n due ready jobs without a group
+** key. */
+#define FAIR_SQL_PICK_FREE(now, first_n) \
   "SELECT id FROM sqlq_jobs WHERE queue = $1 AND group_key IS NULL AND state = 'ready'" \
-  " AND run_at <= " now " ORDER BY priority DESC, run_at, id" first_1
+  " AND run_at <= " now " ORDER BY priority DESC, run_at, id" first_n("$2")
 
 /* $1 id $2 token $3 lease_us: the claim of one job, without its RETURNING
 ** clause. */

@@ -678,8 +678,8 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
                                 " token = NULL, lease_until = NULL"
                                 " WHERE queue = $1 AND state = 'running' AND lease_until <= " NOW,
   [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS(NOW, "CAST('' AS " TEXT(255) ")", ""),
-  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP(NOW, FB_ROWS, FB_ROWS("1")),
-  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE(NOW, FB_ROWS("1")),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP(NOW, FB_ROWS),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE(NOW, FB_ROWS),
   [SQLQ__SQL_FAIR_TAKE] = FAIR_SQL_TAKE(NOW) " RETURNING " FAIR_SQL_COLUMNS,
   [SQLQ__SQL_FAIR_SERVE] = "UPDATE OR INSERT INTO sqlq_groups (queue, grouped, group_key, served)"
                            " VALUES ($1, $2, $3, $4) MATCHING (queue, grouped, group_key)",

@@ -384,8 +384,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
                           " last_error = CONCAT('lease expired during attempt ', attempts),"
                           " token = NULL, lease_until = NULL WHERE " EXPIRED,
   [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS(NOW_US, "''", ""),
-  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP(NOW_US, FAIR_SQL_LIMIT, FAIR_SQL_LIMIT("1")),
-  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE(NOW_US, FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP(NOW_US, FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE(NOW_US, FAIR_SQL_LIMIT),
   [SQLQ__SQL_FAIR_TAKE] = "UPDATE sqlq_jobs FORCE INDEX (PRIMARY) SET state = 'running',"
                           " attempts = attempts + 1, token = $2, lease_until = " NOW_US " + $3"
                           " WHERE id = $1 AND state = 'ready'",

@@ -353,9 +353,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " token = NULL, lease_until = NULL"
     " WHERE queue = $1::text AND state = 'running' AND lease_until <= sqlq_now()",
   [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS("sqlq_now()", "''", " COLLATE \"C\""),
-  [SQLQ__SQL_FAIR_PICK_GROUP] =
-    FAIR_SQL_PICK_GROUP("sqlq_now()", FAIR_SQL_LIMIT, FAIR_SQL_LIMIT("1")),
-  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE("sqlq_now()", FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP("sqlq_now()", FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE("sqlq_now()", FAIR_SQL_LIMIT),
   [SQLQ__SQL_FAIR_TAKE] = "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
                           " token = $2::int8, lease_until = sqlq_now() + $3::int8"
                           " WHERE id = $1::int8 AND (state = 'ready') IS TRUE"

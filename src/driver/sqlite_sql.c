@@ -260,9 +260,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_FAIR_LOCK] = "SELECT coalesce(fair_served, 0), coalesce(group_running, 1)"
                           " FROM sqlq_queues WHERE queue = $1 AND fair IS NOT NULL AND NOT paused",
   [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS("sqlq_now()", "''", ""),
-  [SQLQ__SQL_FAIR_PICK_GROUP] =
-    FAIR_SQL_PICK_GROUP("sqlq_now()", FAIR_SQL_LIMIT, FAIR_SQL_LIMIT("1")),
-  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE("sqlq_now()", FAIR_SQL_LIMIT("1")),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP("sqlq_now()", FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE("sqlq_now()", FAIR_SQL_LIMIT),
   [SQLQ__SQL_FAIR_TAKE] = FAIR_SQL_TAKE("sqlq_now()") " RETURNING " FAIR_SQL_COLUMNS,
   [SQLQ__SQL_FAIR_SERVE] =
     "INSERT INTO sqlq_groups (queue, grouped, group_key, served) VALUES ($1, $2, $3, $4)"

@@ -128,6 +128,26 @@ static void turns_in_the_documented_order(void **state) {
   sqlq_close(other);
 }
 
+/* A tenant that runs dry in a claim drops out of its turns; the others
+** go on, past the jobs their first pick read. */
+static void tenant_runs_dry_mid_claim(void **state) {
+  fixture *f = *state;
+  make_fair(f);
+  push_jobs(f, "b", '1', 0, 3);
+  push_jobs(f, "b", '2', 0, 7);
+  push_jobs(f, "a", '1', 0, 1);
+  char got[32];
+  seen s[8];
+  size_t n = claim_seen(f->db, f, 7, s);
+  for (size_t i = 0; i < n; i++) {
+    got[2 * i] = s[i].tenant;
+    got[2 * i + 1] = s[i].mark;
+  }
+  got[2 * n] = '\0';
+  assert_string_equal(got, "a1b1b1b1b2b2b2");
+  assert_int_equal(claim_seen(f->db, f, 7, s), 4);
+}
+
 /* The issue's test: tenant A's 10,000 jobs, then tenant B's 10: every job
 ** of B starts before half of A's have, claimed CLAIM_MAX at a time. */
 static void small_tenant_not_starved(void **state) {
@@ -226,6 +246,7 @@ int run_fair_tests(void) {
     FX_TEST(same_claims_same_jobs),
     FX_TEST(fair_queue_paused_and_limited),
     FX_TEST(fair_claim_takes_back_expired_leases),
+    FX_TEST(tenant_runs_dry_mid_claim),
   };
   return fx_run_group_from("fair", FAIR_SCHEMA, tests, sizeof tests / sizeof tests[0]);
 }
