@@ -49,6 +49,9 @@ refused "unknown flag" 64 sq limit --rate 1 q
 refused "bench: negative limit" 64 sq bench --limit -1
 refused "bench: limit not a number" 64 sq bench --limit many
 refused "bench: limit overflow" 64 sq bench --limit 99999999999999999999
+refused "bench: negative tenants" 64 sq bench --tenants -1
+refused "bench: tenants not a number" 64 sq bench --tenants many
+refused "bench: too many tenants" 64 sq bench --tenants 100001
 
 # The race: 40 jobs, two workers of 4 commands each, a limit of 2.  Each
 # command counts itself in and out of $tmp/running under flock and keeps
