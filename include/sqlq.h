@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 9
+#define SQLQ_SCHEMA_VERSION 10
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -232,8 +232,9 @@ typedef struct sqlq_job_spec {
   ** scheduled or running) in the same queue, enqueueing another returns
   ** the first job's id and stores nothing. */
   const char *dedupe_key;
-  /* Optional.  Jobs of one queue that share a group key run one at a time,
-  ** in the order they were enqueued. */
+  /* Optional.  Jobs of one queue that share a group key run one at a time
+  ** (or as many as sqlq_group_limit_set() lets), starting in the order
+  ** they were enqueued. */
   const char *group_key;
 } sqlq_job_spec;
 
@@ -532,6 +533,43 @@ int sqlq_rate_set(sqlq_db *db, const char *queue, int64_t max_starts, int64_t pe
 ** may be NULL): 0 and 0 when it has none, also for a queue that the
 ** database does not know. */
 int sqlq_rate_get(sqlq_db *db, const char *queue, int64_t *max_starts_out, int64_t *period_us_out);
+/*
+** Let at most per_group jobs of one group key of queue run at once, across
+** every worker of every host (libsqlq 1.1; 1, the default, makes each group
+** FIFO: one job at a time; below 1 or above SQLQ_MAX_RUNNING_MAX is
+** SQLQ_MISUSE).  A group's jobs still start in id order: a job may start
+** while fewer than per_group of the earlier jobs of its group are ready or
+** running.  Jobs without a group key are not affected.  The claim enforces
+** it; the setting is the queue's, in sqlq_queues.  A database below schema
+** version 10 answers SQLQ_SCHEMA.  See docs/schema.md, "Per-group limits".
+*/
+int sqlq_group_limit_set(sqlq_db *db, const char *queue, int64_t per_group);
+
+/* The per-group limit of queue into *per_group_out: 1 unless set, also for
+** a queue that the database does not know (libsqlq 1.1). */
+int sqlq_group_limit_get(sqlq_db *db, const char *queue, int64_t *per_group_out);
+
+/*
+** Make queue fair (fair 1) or not (0; anything else is SQLQ_MISUSE)
+** (libsqlq 1.1).  A fair queue's claims take its jobs round-robin across
+** tenants instead of in the order (priority, run_at, id): a tenant is the
+** jobs of one group key, and the jobs without a group key are one more.
+** Each job a claim takes is the best job by (priority DESC, run_at, id)
+** of the tenant served longest ago (never: first; ties by group key, the
+** jobs without one first) among those with a job that may start, so one
+** tenant's many jobs do not starve another's few, and priority applies
+** within a tenant.  A claim returns its jobs in the order it took them.
+** Per-group, concurrency and rate limits still apply: a fair queue's
+** tenants usually get a large per-group limit (sqlq_group_limit_set()).  Its claims take turns on the
+** queue's row, as a limited queue's do.  Setting it off forgets the
+** tenants' turns.  A database below schema version 10 answers SQLQ_SCHEMA.
+** See docs/schema.md, "Fair claiming".
+*/
+int sqlq_fair_set(sqlq_db *db, const char *queue, int fair);
+
+/* Whether queue is fair, into *fair_out: 0 unless set, also for a queue
+** that the database does not know (libsqlq 1.1). */
+int sqlq_fair_get(sqlq_db *db, const char *queue, int *fair_out);
 
 /* Counts for one queue. */
 typedef struct sqlq_queue_stats {

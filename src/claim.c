@@ -135,7 +135,7 @@ static int read_limits(sqlq_db *db, sqlq__stmt *st, void *arg) {
 ** them overtakes another (docs/schema.md, "Concurrency limits", "Rate
 ** limits"). */
 static int free_slots(sqlq_db *db, struct claim *c, int *max) {
-  struct limits l = {.rates = db->limits_schema == SQLQ__LIMITS_RATES, .cap = -1};
+  struct limits l = {.rates = db->limits_schema >= SQLQ__LIMITS_RATES, .cap = -1};
   int64_t running = 0;
   sqlq__query lock = {.sql = l.rates ? SQLQ__SQL_LIMIT_LOCK_RATES : SQLQ__SQL_LIMIT_LOCK,
                       .row = read_limits,
@@ -166,28 +166,43 @@ static int claim_tx(sqlq_db *db, void *arg) {
   if (d->sql[SQLQ__SQL_REAP] &&
       (rc = sqlq__run_for_queue(db, SQLQ__SQL_REAP, c->queue, NULL, NULL)) != SQLQ_OK)
     return rc;
+  /* A fair queue's claim locks its row first (and counts as limited). */
+  sqlq__fair fair = {0};
+  if (c->counted && db->limits_schema == SQLQ__LIMITS_GROUPS &&
+      (rc = sqlq__fair_lock(db, c->queue, &fair)) != SQLQ_OK)
+    return rc;
+  c->limited = fair.fair;
   if (c->counted && (rc = free_slots(db, c, &max)) != SQLQ_OK) return rc;
   c->token = sqlq__new_token();
   /* CLAIM_UNLIMITED takes no $5. */
   int limits = db->limits_schema != SQLQ__LIMITS_NONE;
   sqlq__arg args[] = {SQLQ__TEXT(c->queue), SQLQ__INT(c->token), SQLQ__INT(c->lease_us),
                       SQLQ__INT(max), SQLQ__INT(c->counted)};
-  sqlq__query q = {
-    .sql = sqlq__limits_sql(db, SQLQ__SQL_CLAIM_UNLIMITED, SQLQ__SQL_CLAIM, SQLQ__SQL_CLAIM_RATES),
-    .row = add_job,
-    .arg = c,
-    .start = d->claim};
-  rc = max == 0 ? SQLQ_OK : sqlq__query_run(db, &q, args, limits ? 5 : 4);
+  sqlq__query q = {.sql = sqlq__limits_sql(db, SQLQ__SQL_CLAIM_UNLIMITED, SQLQ__SQL_CLAIM,
+                                           SQLQ__SQL_CLAIM_RATES, SQLQ__SQL_CLAIM_GROUPS),
+                   .row = add_job,
+                   .arg = c,
+                   .start = d->claim};
+  sqlq__fair_take take = {c->token, c->lease_us, add_job, c};
+  int taken = 0;
+  if (max == 0)
+    rc = SQLQ_OK;
+  else if (fair.fair)
+    rc = sqlq__fair_claim(db, c->queue, &fair, max, &take, &taken);
+  else
+    rc = sqlq__query_run(db, &q, args, limits ? 5 : 4);
   /* Its jobs started in the oldest of the free slots. */
   if (rc == SQLQ_OK && c->rated && c->n > 0)
     rc = sqlq__rate_stamp(db, c->queue, &c->free.v[c->n - 1]);
   if (rc != SQLQ_OK) return rc;
-  if (c->n > 1) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
+  /* A fair claim's jobs come in the order of turns; the others in the
+  ** queue's order. */
+  if (c->n > 1 && !fair.fair) qsort(c->jobs, (size_t)c->n, sizeof *c->jobs, job_order);
   /* A paused queue gives no jobs; say why.  A limited one gave none
   ** without counting: the caller claims again, counting. */
   struct queue_flags flags = {0};
   sqlq__query pq = {.sql = sqlq__limits_sql(db, SQLQ__SQL_PAUSED_UNLIMITED, SQLQ__SQL_PAUSED,
-                                            SQLQ__SQL_PAUSED_RATES),
+                                            SQLQ__SQL_PAUSED_RATES, SQLQ__SQL_PAUSED_GROUPS),
                     .row = read_flags,
                     .arg = &flags};
   if (c->n == 0 && (rc = sqlq__run(db, &pq, SQLQ__TEXT(c->queue))) != SQLQ_OK) return rc;

@@ -1,7 +1,9 @@
 /*
-** limit.c -- concurrency and rate limits: the settings of a queue
-** (sqlq_queues' max_running, rate_max and rate_period columns, and a rate's
-** slots in sqlq_rate_starts).  The claim enforces them (claim.c).
+** limit.c -- concurrency, rate and per-group limits and fair claiming:
+** settings of a queue (sqlq_queues' max_running, rate_max, rate_period,
+** group_running and fair columns, and a rate's slots in
+** sqlq_rate_starts).  The claim enforces them (claim.c, GROUP_ROOM in each
+** dialect's SQL, fair.c).
 */
 #include "sqlq_int.h"
 
@@ -10,7 +12,7 @@
 #define UNLIMITED_RECHECK_NS 1000000000LL
 
 int sqlq__limits_known(const sqlq_db *db) {
-  return db->limits_schema == SQLQ__LIMITS_RATES ||
+  return db->limits_schema == SQLQ__LIMITS_GROUPS ||
          (db->limits_checked_ns &&
           sqlq__monotonic_ns() - db->limits_checked_ns < UNLIMITED_RECHECK_NS);
 }
@@ -22,7 +24,8 @@ int sqlq__limits_schema(sqlq_db *db) {
   sqlq__query q = {.sql = SQLQ__SQL_SCHEMA_VERSION, .row = sqlq__read_int64, .arg = &version};
   int rc = sqlq__query_run(db, &q, NULL, 0);
   if (rc == SQLQ_OK) {
-    db->limits_schema = version >= SQLQ__RATES_VERSION    ? SQLQ__LIMITS_RATES
+    db->limits_schema = version >= SQLQ__GROUPS_VERSION   ? SQLQ__LIMITS_GROUPS
+                        : version >= SQLQ__RATES_VERSION  ? SQLQ__LIMITS_RATES
                         : version >= SQLQ__LIMITS_VERSION ? SQLQ__LIMITS_CONCURRENCY
                                                           : SQLQ__LIMITS_NONE;
     db->limits_checked_ns = now;
@@ -30,71 +33,131 @@ int sqlq__limits_schema(sqlq_db *db) {
   return rc;
 }
 
-int sqlq__limits_sql(const sqlq_db *db, int unlimited, int concurrency, int rates) {
-  switch (db->limits_schema) {
-  case SQLQ__LIMITS_NONE:
-    return unlimited;
-  case SQLQ__LIMITS_CONCURRENCY:
-    return concurrency;
-  default:
-    return rates;
-  }
+int sqlq__limits_sql(const sqlq_db *db, int unlimited, int concurrency, int rates, int groups) {
+  const int sql[] = {
+    [SQLQ__LIMITS_NONE] = unlimited,
+    [SQLQ__LIMITS_CONCURRENCY] = concurrency,
+    [SQLQ__LIMITS_RATES] = rates,
+    [SQLQ__LIMITS_GROUPS] = groups,
+  };
+  return sql[db->limits_schema];
 }
 
-struct limit {
-  const char *queue;
-  int64_t max_running;
+/* A kind of setting of a queue: the statements that set and get it, and
+** the one run after it is set to 0 (0: none), the level
+** (SQLQ__LIMITS_*) and schema version that brought it, its least and
+** greatest value and its default, and what messages call it, its value
+** and its least value. */
+struct limit_kind {
+  int set_sql, get_sql, off_sql, level, version;
+  int64_t least_value, most_value, default_value;
+  const char *what, *name, *least;
 };
 
-/* SQLQ_OK when the database has the limits of level (SQLQ__LIMITS_*), read
-** afresh; else SQLQ_SCHEMA, recorded. */
-static int need_limits(sqlq_db *db, int level) {
+/* The kinds, one a row.  A fair queue set off forgets its tenants' turns.
+** A rate limit has two values and calls of its own (below); its row
+** serves need_limits. */
+enum { CONCURRENCY, PER_GROUP, FAIR, RATE };
+static const struct limit_kind kinds[] = {
+  [CONCURRENCY] = {SQLQ__SQL_LIMIT_SET, SQLQ__SQL_LIMIT_GET, 0, SQLQ__LIMITS_CONCURRENCY,
+                   SQLQ__LIMITS_VERSION, 0, SQLQ_MAX_RUNNING_MAX, 0, "concurrency limits",
+                   "max_running", "0 (no limit)"},
+  [PER_GROUP] = {SQLQ__SQL_GROUP_LIMIT_SET, SQLQ__SQL_GROUP_LIMIT_GET, 0, SQLQ__LIMITS_GROUPS,
+                 SQLQ__GROUPS_VERSION, 1, SQLQ_MAX_RUNNING_MAX, 1, "per-group limits", "per_group",
+                 "1"},
+  [FAIR] = {SQLQ__SQL_FAIR_SET, SQLQ__SQL_FAIR_GET, SQLQ__SQL_FAIR_FORGET, SQLQ__LIMITS_GROUPS,
+            SQLQ__GROUPS_VERSION, 0, 1, 0, "fair queues", "fair", "0"},
+  [RATE] = {SQLQ__SQL_RATE_SET, SQLQ__SQL_RATE_GET, 0, SQLQ__LIMITS_RATES, SQLQ__RATES_VERSION, 0,
+            SQLQ_RATE_MAX_STARTS_MAX, 0, "rate limits", "max_starts", "0 (no rate limit)"},
+};
+
+/* A setting of a queue and its value. */
+struct limit {
+  const char *queue;
+  int64_t value;
+  const struct limit_kind *kind;
+};
+
+/* SQLQ_OK when the database has the kind of limit k, read afresh; else
+** SQLQ_SCHEMA, recorded. */
+static int need_limits(sqlq_db *db, const struct limit_kind *k) {
   db->limits_checked_ns = 0;
   int rc = sqlq__limits_schema(db);
-  if (rc == SQLQ_OK && db->limits_schema < level)
-    rc = sqlq__error(db, SQLQ_SCHEMA,
-                     "the database has no %s limits (schema version %d): run `sqlq init`",
-                     level == SQLQ__LIMITS_RATES ? "rate" : "concurrency",
-                     level == SQLQ__LIMITS_RATES ? SQLQ__RATES_VERSION : SQLQ__LIMITS_VERSION);
+  if (rc == SQLQ_OK && db->limits_schema < k->level)
+    rc = sqlq__error(db, SQLQ_SCHEMA, "the database has no %s (schema version %d): run `sqlq init`",
+                     k->what, k->version);
   return rc;
 }
 
 static int set_tx(sqlq_db *db, void *arg) {
   struct limit *l = arg;
-  sqlq__query q = {.sql = SQLQ__SQL_LIMIT_SET};
-  int rc = need_limits(db, SQLQ__LIMITS_CONCURRENCY);
-  if (rc == SQLQ_OK) rc = sqlq__run(db, &q, SQLQ__TEXT(l->queue), SQLQ__INT(l->max_running));
+  sqlq__query q = {.sql = l->kind->set_sql};
+  int rc = need_limits(db, l->kind);
+  if (rc == SQLQ_OK) rc = sqlq__run(db, &q, SQLQ__TEXT(l->queue), SQLQ__INT(l->value));
+  if (rc == SQLQ_OK && l->value == 0 && l->kind->off_sql)
+    rc = sqlq__run_for_queue(db, l->kind->off_sql, l->queue, NULL, NULL);
   /* A limit raised or removed lets the queue's waiting workers claim. */
   if (rc == SQLQ_OK) sqlq__owe_wake(db, l->queue, SQLQ__WAKE_ALL);
   return rc;
 }
 
-SQLQ__API int sqlq_concurrency_set(sqlq_db *db, const char *queue, int64_t max_running) {
+/* Set queue's setting of kind to value, after checking that it is from
+** the kind's least value to its greatest. */
+static int limit_set(sqlq_db *db, const struct limit_kind *kind, const char *queue, int64_t value) {
   int rc = sqlq__enter(db);
   if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
-  if (max_running < 0 || max_running > SQLQ_MAX_RUNNING_MAX)
-    return sqlq__error(db, SQLQ_MISUSE, "max_running must be 0 (no limit) to %d, not %lld",
-                       SQLQ_MAX_RUNNING_MAX, (long long)max_running);
-  struct limit l = {queue, max_running};
+  if (value < kind->least_value || value > kind->most_value)
+    return sqlq__error(db, SQLQ_MISUSE, "%s must be %s to %lld, not %lld", kind->name, kind->least,
+                       (long long)kind->most_value, (long long)value);
+  struct limit l = {queue, value, kind};
   return sqlq__in_tx(db, SQLQ__TX_WRITE, set_tx, &l);
 }
 
 static int get_tx(sqlq_db *db, void *arg) {
   struct limit *l = arg;
-  sqlq__query q = {.sql = SQLQ__SQL_LIMIT_GET, .row = sqlq__read_int64, .arg = &l->max_running};
-  int rc = need_limits(db, SQLQ__LIMITS_CONCURRENCY);
+  sqlq__query q = {.sql = l->kind->get_sql, .row = sqlq__read_int64, .arg = &l->value};
+  int rc = need_limits(db, l->kind);
   return rc == SQLQ_OK ? sqlq__run(db, &q, SQLQ__TEXT(l->queue)) : rc;
 }
 
-SQLQ__API int sqlq_concurrency_get(sqlq_db *db, const char *queue, int64_t *max_running_out) {
-  if (max_running_out) *max_running_out = 0;
+/* Read queue's setting of kind into *out: the kind's default when the
+** queue is unknown. */
+static int limit_get(sqlq_db *db, const struct limit_kind *kind, const char *queue, int64_t *out) {
+  if (out) *out = kind->default_value;
   int rc = sqlq__enter(db);
   if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
   if (rc != SQLQ_OK) return rc;
-  struct limit l = {queue, 0};
+  struct limit l = {queue, kind->default_value, kind};
   rc = sqlq__in_tx(db, SQLQ__TX_READ, get_tx, &l);
-  if (rc == SQLQ_OK && max_running_out) *max_running_out = l.max_running;
+  if (rc == SQLQ_OK && out) *out = l.value;
+  return rc;
+}
+
+SQLQ__API int sqlq_concurrency_set(sqlq_db *db, const char *queue, int64_t max_running) {
+  return limit_set(db, &kinds[CONCURRENCY], queue, max_running);
+}
+
+SQLQ__API int sqlq_concurrency_get(sqlq_db *db, const char *queue, int64_t *max_running_out) {
+  return limit_get(db, &kinds[CONCURRENCY], queue, max_running_out);
+}
+
+SQLQ__API int sqlq_group_limit_set(sqlq_db *db, const char *queue, int64_t per_group) {
+  return limit_set(db, &kinds[PER_GROUP], queue, per_group);
+}
+
+SQLQ__API int sqlq_group_limit_get(sqlq_db *db, const char *queue, int64_t *per_group_out) {
+  return limit_get(db, &kinds[PER_GROUP], queue, per_group_out);
+}
+
+SQLQ__API int sqlq_fair_set(sqlq_db *db, const char *queue, int fair) {
+  return limit_set(db, &kinds[FAIR], queue, fair);
+}
+
+SQLQ__API int sqlq_fair_get(sqlq_db *db, const char *queue, int *fair_out) {
+  int64_t fair = 0;
+  int rc = limit_get(db, &kinds[FAIR], queue, &fair);
+  if (fair_out) *fair_out = (int)fair;
   return rc;
 }
 
@@ -182,7 +245,7 @@ static int rate_set_tx(sqlq_db *db, void *arg) {
   struct rate *r = arg;
   struct rate old = {.queue = r->queue};
   sqlq__query set = {.sql = SQLQ__SQL_RATE_SET};
-  int rc = need_limits(db, SQLQ__LIMITS_RATES);
+  int rc = need_limits(db, &kinds[RATE]);
   if (rc == SQLQ_OK)
     rc =
       sqlq__run(db, &set, SQLQ__TEXT(r->queue), SQLQ__INT(r->max_starts), SQLQ__INT(r->period_us));
@@ -212,7 +275,7 @@ SQLQ__API int sqlq_rate_set(sqlq_db *db, const char *queue, int64_t max_starts, 
 }
 
 static int rate_get_tx(sqlq_db *db, void *arg) {
-  int rc = need_limits(db, SQLQ__LIMITS_RATES);
+  int rc = need_limits(db, &kinds[RATE]);
   return rc == SQLQ_OK ? rate_read(db, arg) : rc;
 }
 

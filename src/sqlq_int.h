@@ -356,6 +356,54 @@ enum sqlq__sql_id {
                                 ready is no longer marked cancelled */
   SQLQ__SQL_UNCANCEL_DEAD, /* $1 queue: before RETRY_DEAD, its dead jobs
                                 are no longer marked cancelled */
+  /* Per-group limits (schema version SQLQ__GROUPS_VERSION): the *_GROUPS
+  ** twins of the statements that name the limits columns start at most the
+  ** queue's group_running (NULL: 1) jobs of a group at once (the others,
+  ** one), and "limited" is max_running, rate_max or fair set. */
+  SQLQ__SQL_GROUP_LIMIT_SET, /* $1 queue $2 group_running (1: the default,
+                                stored as NULL) */
+  SQLQ__SQL_GROUP_LIMIT_GET, /* $1 queue -> group_running (1 when unset);
+                                no row when the queue is unknown */
+  SQLQ__SQL_CLAIM_GROUPS,    /* as CLAIM */
+  SQLQ__SQL_PAUSED_GROUPS,   /* as PAUSED */
+  SQLQ__SQL_NEXT_DUE_GROUPS, /* as NEXT_DUE_RATES */
+  /* Fair queues (schema version SQLQ__GROUPS_VERSION; see docs/schema.md, "Fair claiming").
+  ** A tenant is (grouped, key): (1, group_key) for the jobs of a group,
+  ** (0, '') for the jobs without one.  A fair queue counts as limited in
+  ** PAUSED_GROUPS and CLAIM_GROUPS: its claims take FAIR_LOCK's lock and run the
+  ** statements below. */
+  SQLQ__SQL_FAIR_SET,        /* $1 queue $2 fair (0/1): off also forgets
+                                the queue's tenants */
+  SQLQ__SQL_FAIR_FORGET,     /* $1 queue: deletes its sqlq_groups rows */
+  SQLQ__SQL_FAIR_GET,        /* $1 queue -> fair (0/1); no row when the
+                                queue is unknown */
+  SQLQ__SQL_FAIR_LOCK,       /* $1 queue -> served (the queue's last
+                                sequence number, 0: none), group_running
+                                (1 unless set), holding the queue's row
+                                until the transaction ends (in a
+                                SQLQ__TX_WAITS transaction); no row, and no
+                                lock, when the queue is not fair or is
+                                paused (CLAIM then says so) */
+  SQLQ__SQL_FAIR_REAP,       /* as REAP, for a dialect whose CLAIM reaps
+                                (NULL when REAP is there) */
+  SQLQ__SQL_FAIR_TENANTS,    /* $1 queue -> grouped, key, served (0: never)
+                                of every tenant with a ready job due,
+                                ordered by served, grouped, key */
+  SQLQ__SQL_FAIR_PICK_GROUP, /* $1 queue $2 key $3 group_running $4 n
+                                -> ids of the first n by (priority DESC,
+                                run_at, id) of the due ready jobs among
+                                the group's first group_running unfinished
+                                jobs by id */
+  SQLQ__SQL_FAIR_PICK_FREE,  /* $1 queue $2 n -> ids of the first n due
+                                ready jobs without a group key, in claim
+                                order */
+  SQLQ__SQL_FAIR_TAKE,       /* $1 id $2 token $3 lease_us: claims the job
+                                when it is ready -> CLAIM's columns */
+  SQLQ__SQL_FAIR_TAKE_ROW,   /* optional, as RELEASE_ROW for FAIR_TAKE */
+  SQLQ__SQL_FAIR_SERVE,      /* $1 queue $2 grouped $3 key $4 served: the
+                                tenant's sequence number */
+  SQLQ__SQL_FAIR_SERVED,     /* $1 queue $2 served: the queue's last
+                                sequence number */
   SQLQ__SQL_COUNT
 };
 
@@ -701,22 +749,24 @@ struct sqlq_db {
   ** claim's SQL decides. */
   char limited_queue[SQLQ_QUEUE_NAME_MAX + 1];
   /* What limits the database has (SQLQ__LIMITS_*: concurrency limits
-  ** from schema version 6, rate limits from SQLQ__RATES_VERSION): the
-  ** claim and the wait choose their statements by it (the *_UNLIMITED
-  ** ones without, the *_RATES ones with rates), and when it was last found
-  ** without rates (CLOCK_MONOTONIC; 0: not looked yet).  See
-  ** sqlq__limits_schema. */
+  ** from schema version 6, rate limits from SQLQ__RATES_VERSION, per-group
+  ** limits and fair queues from SQLQ__GROUPS_VERSION): the claim and the
+  ** wait choose their statements by it (see sqlq__limits_sql), and when it
+  ** was last found short of the latest (CLOCK_MONOTONIC; 0: not looked
+  ** yet).  See sqlq__limits_schema. */
   int limits_schema;
   int64_t limits_checked_ns;
 };
 
-/* The schema version that brought concurrency limits, and the one that
-** brought rate limits. */
+/* The schema versions that brought concurrency limits, rate limits, and
+** per-group limits with fair queues. */
 #define SQLQ__LIMITS_VERSION 6
 #define SQLQ__RATES_VERSION 8
+#define SQLQ__GROUPS_VERSION 10
 
-/* The values of db->limits_schema: what limits the database has. */
-enum { SQLQ__LIMITS_NONE, SQLQ__LIMITS_CONCURRENCY, SQLQ__LIMITS_RATES };
+/* The values of db->limits_schema: what limits the database has, each
+** level with those of the levels before it. */
+enum { SQLQ__LIMITS_NONE, SQLQ__LIMITS_CONCURRENCY, SQLQ__LIMITS_RATES, SQLQ__LIMITS_GROUPS };
 
 /* The most slots one RATE_GROW statement adds (Firebird's recursion
 ** depth bounds the rows a statement generates). */
@@ -724,8 +774,9 @@ enum { SQLQ__LIMITS_NONE, SQLQ__LIMITS_CONCURRENCY, SQLQ__LIMITS_RATES };
 
 /* Of a family of statements that name the limits columns, the one for
 ** db's schema: unlimited below version 6, concurrency below
-** SQLQ__RATES_VERSION, rates from it on. */
-int sqlq__limits_sql(const sqlq_db *db, int unlimited, int concurrency, int rates);
+** SQLQ__RATES_VERSION, rates below SQLQ__GROUPS_VERSION, groups from it
+** on. */
+int sqlq__limits_sql(const sqlq_db *db, int unlimited, int concurrency, int rates, int groups);
 
 /* A slot of a queue's rate (a row of sqlq_rate_starts): its place in slot
 ** order. */
@@ -747,12 +798,37 @@ int sqlq__rate_free(sqlq_db *db, const char *queue, int64_t period_us, int max, 
 ** the jobs a claim took in the free slots that it read. */
 int sqlq__rate_stamp(sqlq_db *db, const char *queue, const sqlq__slot *last);
 
-/* Set db->limits_schema: once the database is found to have rate limits
-** (the latest), for good; until then, by reading its schema version again
+/* Set db->limits_schema: once the database is found to have per-group
+** limits (the latest), for good; until then, by reading its schema version again
 ** at most once a second, so that a database upgraded by `sqlq init` under
 ** a running worker has its limits enforced within a second.  Runs inside a
 ** transaction.  Returns SQLQ_OK or the read's error. */
 int sqlq__limits_schema(sqlq_db *db);
+
+/* A fair queue's claim (fair.c): what FAIR_LOCK read. */
+typedef struct sqlq__fair {
+  int fair;              /* the queue is fair (FAIR_LOCK gave its row) */
+  int64_t served;        /* the queue's last sequence number */
+  int64_t group_running; /* its per-group limit */
+} sqlq__fair;
+
+/* How a fair claim takes a job: its token and lease, and the reader of
+** each job's row (CLAIM's columns), with its argument. */
+typedef struct sqlq__fair_take {
+  int64_t token, lease_us;
+  int (*row)(sqlq_db *db, sqlq__stmt *st, void *arg);
+  void *arg;
+} sqlq__fair_take;
+
+/* Run FAIR_LOCK for queue into *f: f->fair 0 when the queue is not fair
+** (and nothing was locked).  Inside the claim's transaction. */
+int sqlq__fair_lock(sqlq_db *db, const char *queue, sqlq__fair *f);
+
+/* Claim up to max jobs of the fair queue f (locked by sqlq__fair_lock) in
+** turns across its tenants, handing each job's row to t->row; *n_out
+** receives how many.  See docs/schema.md, "Fair claiming". */
+int sqlq__fair_claim(sqlq_db *db, const char *queue, sqlq__fair *f, int max,
+                     const sqlq__fair_take *t, int *n_out);
 
 /* Whether db->limits_schema needs no reading now (sqlq__limits_schema
 ** would not read the schema version). */

@@ -104,7 +104,7 @@ static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
   int rc = sqlq__limits_schema(db);
   if (rc != SQLQ_OK) return rc;
   sqlq__query q = {.sql = sqlq__limits_sql(db, SQLQ__SQL_NEXT_DUE_UNLIMITED, SQLQ__SQL_NEXT_DUE,
-                                           SQLQ__SQL_NEXT_DUE_RATES),
+                                           SQLQ__SQL_NEXT_DUE_RATES, SQLQ__SQL_NEXT_DUE_GROUPS),
                    .row = due_row,
                    .arg = due_in_us};
   return sqlq__run(db, &q, SQLQ__TEXT((const char *)arg));

@@ -235,6 +235,10 @@ export class Database {
   concurrencyGet(queue: string): Promise<number>;
   rateSet(queue: string, maxStarts: number, period?: number): Promise<void>;
   rateGet(queue: string): Promise<{ maxStarts: number; period: number }>;
+  groupLimitSet(queue: string, perGroup: number): Promise<void>;
+  groupLimitGet(queue: string): Promise<number>;
+  fairSet(queue: string, fair: boolean): Promise<void>;
+  fairGet(queue: string): Promise<boolean>;
 }
 
 export function open(url: string, options?: OpenOptions): Promise<Database>;

@@ -49,6 +49,8 @@ typedef struct bench_config {
   long long limit;        /* L: the queue's concurrency limit meanwhile (0: none) */
   int64_t rate_max;       /* --rate N/PERIOD: the queue's rate limit meanwhile */
   int64_t rate_period_us; /* (N 0: none); workers record each start */
+  long long tenants;      /* T: the throughput phase's jobs spread over T group
+                             keys of a fair queue (0: no keys, not fair) */
   int processes;          /* workers are forked processes, not threads */
   int keep_backlog;       /* reuse a backlog of M left by a run before, and
                              leave it queued at the end (needs K = 0) */

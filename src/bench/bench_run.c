@@ -89,8 +89,11 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total, long long 
                bench_shared *sh, const char *label) {
   unsigned char *payload = bench_payload_new(cfg);
   sqlq_job_spec *specs = calloc((size_t)batch, sizeof *specs);
+  /* The throughput phase's jobs take the tenants' keys in turn. */
+  long long tenants = sh ? cfg->tenants : 0;
+  char(*keys)[24] = tenants ? calloc((size_t)batch, sizeof *keys) : NULL;
   int rc = SQLQ_OK;
-  if (!payload || !specs) {
+  if (!payload || !specs || (tenants && !keys)) {
     cli_error("bench: out of memory");
     rc = SQLQ_NOMEM;
   }
@@ -105,6 +108,10 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total, long long 
     long long k = total - sent < batch ? total - sent : batch;
     if (sh && atomic_load(&sh->status) != SQLQ_OK) break;
     bench_stamp(payload);
+    for (long long i = 0; tenants && i < k; i++) {
+      snprintf(keys[i], sizeof keys[i], "t%lld", (sent + i) % tenants);
+      specs[i].group_key = keys[i];
+    }
     rc = sqlq_enqueue_batch(db, cfg->queue, specs, (size_t)k, NULL);
     if (rc != SQLQ_OK) {
       if (sh)
@@ -117,6 +124,7 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total, long long 
     if (sh) atomic_fetch_add(&sh->enqueued, k);
     if (label) bench_progress(label, sh ? atomic_load(&sh->done) : sent, sh ? cfg->jobs : total);
   }
+  free(keys);
   free(specs);
   free(payload);
   return rc;

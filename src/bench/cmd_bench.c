@@ -68,7 +68,7 @@ static void bench_usage(FILE *f) {
         "[--batch B]\n"
         "                  [--payload BYTES] [--backlog M] [--processes]\n"
         "                  [--latency-samples K] [--limit L] [--rate N/PERIOD]\n"
-        "                  [--queue NAME] [--json]\n"
+        "                  [--tenants T] [--queue NAME] [--json]\n"
         "       sqlq bench --ring | --pool [--jobs N] [--workers W] "
         "[--payload BYTES]\n"
         "                  [--processes] [--queue NAME] [--json]\n"
@@ -100,6 +100,9 @@ static void bench_usage(FILE *f) {
         "  --rate N/PERIOD      the queue's rate limit during the run (see sqlq limit):\n"
         "                       report the starts' rate and the most in any window\n"
         "                       of PERIOD, on the database's clock\n"
+        "  --tenants T          spread the jobs over T group keys of a fair queue with\n"
+        "                       a per-group limit of 1000000, 0..100000 (default 0:\n"
+        "                       no keys, not fair; see sqlq limit --fair)\n"
         "  --latency-samples K  single jobs timed from enqueue to claim "
         "(default 200)\n"
         "  --queue NAME         the queue used, purged before and after "
@@ -132,6 +135,7 @@ static const bench_num_flag bench_num_flags[] = {
   {'k', "latency-samples", 0, 1000000, offsetof(bench_config, samples)},
   {'u', "work-us", 0, 1000000, offsetof(bench_config, work_us)},
   {'L', "limit", 0, SQLQ_MAX_RUNNING_MAX, offsetof(bench_config, limit)},
+  {'T', "tenants", 0, 100000, offsetof(bench_config, tenants)},
 };
 
 static const struct option bench_options[] = {
@@ -144,7 +148,8 @@ static const struct option bench_options[] = {
   {"latency-samples", required_argument, NULL, 'k'},
   {"work-us", required_argument, NULL, 'u'},
   {"limit", required_argument, NULL, 'L'},
-  {"rate", required_argument, NULL, 'T'},
+  {"rate", required_argument, NULL, 'A'},
+  {"tenants", required_argument, NULL, 'T'},
   {"processes", no_argument, NULL, 'P'},
   {"ring", no_argument, NULL, 'R'},
   {"pool", no_argument, NULL, 'O'},
@@ -205,7 +210,7 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     case 'K':
       cfg->keep_backlog = 1;
       break;
-    case 'T':
+    case 'A':
       if (cli_parse_rate(optarg, &cfg->rate_max, &cfg->rate_period_us) != 0 || cfg->rate_max == 0) {
         cli_error("bench: --rate wants N/PERIOD (N 1 to %d, PERIOD 1us to a year, like 100/1s),"
                   " not '%s'",
@@ -294,6 +299,14 @@ static sqlq_db *bench_open(const bench_config *cfg, int *ec) {
   return cli_open(&g, ec);
 }
 
+/* Make queue fair with a per-group limit of SQLQ_MAX_RUNNING_MAX (on 1),
+** or neither (on 0).  Returns 0 or an exit code. */
+static int bench_fair(sqlq_db *db, const char *queue, int on) {
+  int rc = sqlq_fair_set(db, queue, on);
+  if (rc == SQLQ_OK) rc = sqlq_group_limit_set(db, queue, on ? SQLQ_MAX_RUNNING_MAX : 1);
+  return rc == SQLQ_OK ? 0 : cli_fail(db, rc, "bench: tenants");
+}
+
 /* Create the schema, empty the queue and fill the backlog; note the
 ** backend, and set *touched once the queue was emptied (from then on it
 ** must be purged at the end), unless the backlog is to be kept.  With
@@ -317,6 +330,7 @@ static int bench_setup(const bench_config *cfg, bench_result *res, int *touched)
   if (ec == 0 && cfg->rate_max > 0 &&
       (rc = sqlq_rate_set(db, cfg->queue, cfg->rate_max, cfg->rate_period_us)) != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: rate");
+  if (ec == 0 && cfg->tenants > 0) ec = bench_fair(db, cfg->queue, 1);
   if (ec == 0 && cfg->backlog > 0 && !reuse) {
     rc = bench_fill(cfg, db, cfg->backlog, BENCH_BACKLOG_BATCH, -1, NULL, "backlog");
     bench_progress_end();
@@ -338,6 +352,7 @@ static int bench_teardown(const bench_config *cfg) {
     ec = cli_fail(db, rc, "bench: limit");
   if (ec == 0 && cfg->rate_max > 0 && (rc = sqlq_rate_set(db, cfg->queue, 0, 0)) != SQLQ_OK)
     ec = cli_fail(db, rc, "bench: rate");
+  if (ec == 0 && cfg->tenants > 0) ec = bench_fair(db, cfg->queue, 0);
   sqlq_close(db);
   return ec;
 }

@@ -37,6 +37,7 @@
 */
 #include "cancel_sql.h"
 #include "deps_sql.h"
+#include "fair_sql.h"
 #include "firebird_int.h"
 #include "schedules_sql.h"
 
@@ -58,10 +59,17 @@
 ** index is made (on an empty table) and by SET STATISTICS, so the optimizer
 ** would look the group up in a whole queue's leases, and sort every due
 ** job of the queue for each claim instead of walking the claim index. */
-#define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
-  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
-  " AND g.state IN ('ready','running') AND g.id < j.id PLAN (G INDEX (SQLQ_JOBS_GROUP))))"
+#define GROUP_EARLIER(then) \
+  "SELECT 1 FROM sqlq_jobs g WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id PLAN (G INDEX (SQLQ_JOBS_GROUP))" then
+#define GROUP_HEAD "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER("") "))"
+
+/* With per-group limits (schema version 10), a job of a group may run
+** while fewer than the group limit n of its queue (1 unless set) of the
+** earlier jobs of its group are unfinished, counted by a search that stops
+** at the n-th. */
+#define GROUP_N(q) "(SELECT COALESCE(MAX(group_running), 1) FROM sqlq_queues WHERE queue = " q ")"
+#define GROUP_ROOM(n) "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER(" ROWS " n " TO " n) "))"
 
 /* The key of the unique index on dedupe keys: NULL when the job is
 ** finished or has none.  Queue names hold no control character, so the
@@ -195,7 +203,7 @@
 /* The claim (see CLAIM below): counted declares the block's parameters
 ** after lim, and stop is the test of the queue's row that makes the claim
 ** take nothing. */
-#define CLAIM(counted, stop) \
+#define CLAIM(counted, stop, head) \
   "EXECUTE BLOCK (q " TEXT( \
     128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4" counted ")" \
          " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER," \
@@ -223,8 +231,7 @@
                            "    WHERE id = :cand AND state = 'running' AND lease_until <= :now;" \
                            "   " CONFLICTS "  END" \
                            "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'" \
-                           "   AND j.run_at <= :now AND " GROUP_HEAD \
-                           "   PLAN (J ORDER SQLQ_JOBS_CLAIM)" \
+                           "   AND j.run_at <= :now AND " head "   PLAN (J ORDER SQLQ_JOBS_CLAIM)" \
                            "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO" \
                            "  IF (skip > 0) THEN skip = skip - 1; ELSE" \
                            "  BEGIN" \
@@ -255,19 +262,20 @@
 #define COUNTED ", counted INTEGER = $5"
 #define PAUSED_IF(row) "(paused <> 0 OR (" row " AND :counted = 0))"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too, and
-** whose first due job is due at the expression at of its run_at j.run_at. */
-#define NEXT_DUE_AT(waits, at) \
+/* NEXT_DUE, whose due jobs are those that pass the tests head and waits
+** too, and whose first due job is due at the expression at of its run_at
+** j.run_at. */
+#define NEXT_DUE_AT(head, waits, at) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = " QUEUE_PARAM( \
     "$1") ")," \
           " (SELECT FIRST 1 " at " FROM sqlq_jobs j WHERE j.queue = " QUEUE_PARAM( \
-            "$1") "  AND j.state = 'ready' AND " GROUP_HEAD waits " PLAN (J ORDER SQLQ_JOBS_DUE)" \
+            "$1") "  AND j.state = 'ready' AND " head waits " PLAN (J ORDER SQLQ_JOBS_DUE)" \
                   "  ORDER BY j.queue, j.state, j.run_at) - " NOW "," \
                   " (SELECT min(lease_until) FROM sqlq_jobs" \
                   "  WHERE queue = " QUEUE_PARAM("$1") " AND state = 'running') - " NOW \
                                                        " FROM RDB$DATABASE"
 
-#define NEXT_DUE(waits) NEXT_DUE_AT(waits, "j.run_at")
+#define NEXT_DUE(head, waits) NEXT_DUE_AT(head, waits, "j.run_at")
 /* A job is due no sooner than the queue's rate frees its oldest slot. */
 #define RATE_DUE \
   "MAXVALUE(j.run_at, COALESCE((SELECT min(s.started_at) FROM sqlq_rate_starts s" \
@@ -279,13 +287,22 @@
   "queue = $1 AND started_at <= CAST($2 AS BIGINT) AND (started_at < CAST($2 AS BIGINT)" \
   " OR slot " cmp " CAST($3 AS BIGINT))"
 
-/* The queue's row names a concurrency limit; or either limit (schema
-** version 8). */
+/* The queue's row names a concurrency limit; or a rate limit too (schema
+** version 8); or is fair too (schema version 10), as a fair queue's
+** claims also take turns on its row. */
 #define ROW_LIMITED "max_running IS NOT NULL"
 #define ROW_LIMITED_RATES "(max_running IS NOT NULL OR rate_max IS NOT NULL)"
+#define ROW_LIMITED_GROUPS "(max_running IS NOT NULL OR rate_max IS NOT NULL OR fair IS NOT NULL)"
 /* The queue :q has a limit (its row passes the test row). */
 #define LIMITED_IF(row) "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND " row ")"
 #define LIMITED LIMITED_IF(ROW_LIMITED)
+/* The row test as a statement: paused, limited (0/1). */
+#define PAUSED_ROW(row) "SELECT paused, IIF(" row ", 1, 0) FROM sqlq_queues WHERE queue = $1"
+/* The row of a fair queue that is not paused. */
+#define FAIR_ROW "fair IS NOT NULL AND paused = 0"
+
+/* The first n rows (FAIR_SQL_*). */
+#define FB_ROWS(n) " ROWS " n
 
 /* The queue $1 has a concurrency limit and as many jobs running (with
 ** their leases current) as it allows: its ready jobs wait. */
@@ -355,9 +372,8 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_QUEUE_REGISTER] =
     "MERGE INTO sqlq_queues q USING RDB$DATABASE ON q.queue = " QUEUE_PARAM(
       "$1") " WHEN NOT MATCHED THEN INSERT (queue) VALUES (" QUEUE_PARAM("$1") ")",
-  [SQLQ__SQL_PAUSED] =
-    "SELECT paused, IIF(max_running IS NULL, 0, 1) FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_CLAIM] = CLAIM(COUNTED, PAUSED_IF(ROW_LIMITED)),
+  [SQLQ__SQL_PAUSED] = PAUSED_ROW(ROW_LIMITED),
+  [SQLQ__SQL_CLAIM] = CLAIM(COUNTED, PAUSED_IF(ROW_LIMITED), GROUP_HEAD),
 
   [SQLQ__SQL_ACK] = ACK(""),
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -374,7 +390,7 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] =
     "UPDATE sqlq_jobs SET lease_until = " NOW " + $3 WHERE " HELD " RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] =
     "UPDATE OR INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2) MATCHING (queue)",
   [SQLQ__SQL_STATS] =
@@ -665,9 +681,9 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "SELECT max_running FROM sqlq_queues WHERE queue = :q AND max_running IS NOT NULL"
     " WITH LOCK INTO :cap;",
     LIMITED, "SUSPEND;"),
-  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM("", "paused <> 0"),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM("", "paused <> 0", GROUP_HEAD),
   [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
                               " AND state = 'running' AND lease_until > " NOW,
   /* Rate limits (schema version 8).  RATE_FREE runs after
@@ -706,16 +722,46 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
                           " ORDER BY queue, started_at, slot ROWS CAST($3 AS BIGINT)",
   [SQLQ__SQL_RATE_STAMP] = "UPDATE sqlq_rate_starts SET started_at = " NOW " WHERE " SLOTS_UPTO(
     "<=") " PLAN (SQLQ_RATE_STARTS INDEX (SQLQ_RATE_STARTS_AGE))",
-  [SQLQ__SQL_CLAIM_RATES] = CLAIM(COUNTED, PAUSED_IF(ROW_LIMITED_RATES)),
-  [SQLQ__SQL_PAUSED_RATES] = "SELECT paused, IIF(" ROW_LIMITED_RATES ", 1, 0)"
-                             " FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL, RATE_DUE),
+  [SQLQ__SQL_CLAIM_RATES] = CLAIM(COUNTED, PAUSED_IF(ROW_LIMITED_RATES), GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_RATES] = PAUSED_ROW(ROW_LIMITED_RATES),
+  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(GROUP_HEAD, " AND NOT " FULL, RATE_DUE),
   [SQLQ__SQL_LIMIT_LOCK_RATES] = "EXECUTE BLOCK (q " TEXT(
     128) " = $1)"
          " RETURNS (cap BIGINT, rate_max BIGINT, rate_period BIGINT) AS" TURN(
            "SELECT max_running, rate_max, rate_period FROM sqlq_queues WHERE queue = :q"
            " AND " ROW_LIMITED_RATES " WITH LOCK INTO :cap, :rate_max, :rate_period;",
            LIMITED_IF(ROW_LIMITED_RATES), "SUSPEND;"),
+  /* Per-group limits (schema version 10). */
+  [SQLQ__SQL_GROUP_LIMIT_SET] = "UPDATE OR INSERT INTO sqlq_queues (queue, group_running)"
+                                " VALUES ($1, NULLIF(CAST($2 AS BIGINT), 1)) MATCHING (queue)",
+  [SQLQ__SQL_GROUP_LIMIT_GET] =
+    "SELECT COALESCE(group_running, 1) FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_CLAIM_GROUPS] =
+    CLAIM(COUNTED, PAUSED_IF(ROW_LIMITED_GROUPS), GROUP_ROOM(GROUP_N(":q"))),
+  [SQLQ__SQL_PAUSED_GROUPS] = PAUSED_ROW(ROW_LIMITED_GROUPS),
+  [SQLQ__SQL_NEXT_DUE_GROUPS] =
+    NEXT_DUE_AT(GROUP_ROOM(GROUP_N(QUEUE_PARAM("$1"))), " AND NOT " FULL, RATE_DUE),
+  /* Fair queues (schema version 10).  FAIR_LOCK takes the queue's row as LIMIT_LOCK does. */
+  [SQLQ__SQL_FAIR_SET] = "UPDATE OR INSERT INTO sqlq_queues (queue, fair)"
+                         " VALUES ($1, NULLIF(CAST($2 AS INTEGER), 0)) MATCHING (queue)",
+  [SQLQ__SQL_FAIR_FORGET] = FAIR_SQL_FORGET,
+  [SQLQ__SQL_FAIR_GET] = "SELECT IIF(fair IS NULL, 0, 1) FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_FAIR_LOCK] =
+    "EXECUTE BLOCK (q " TEXT(128) " = $1) RETURNS (served BIGINT, per_group BIGINT) AS" TURN(
+      "SELECT COALESCE(fair_served, 0), COALESCE(group_running, 1) FROM sqlq_queues"
+      " WHERE queue = :q AND " FAIR_ROW " WITH LOCK INTO :served, :per_group;",
+      LIMITED_IF(FAIR_ROW), "SUSPEND;"),
+  [SQLQ__SQL_FAIR_REAP] = "UPDATE sqlq_jobs SET state = IIF(attempts >= max_attempts, " STATE(
+    "dead") ", " STATE("ready") "), last_error = 'lease expired during attempt ' || attempts,"
+                                " token = NULL, lease_until = NULL"
+                                " WHERE queue = $1 AND state = 'running' AND lease_until <= " NOW,
+  [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS(NOW, "CAST('' AS " TEXT(255) ")", ""),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP(NOW, FB_ROWS),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE(NOW, FB_ROWS),
+  [SQLQ__SQL_FAIR_TAKE] = FAIR_SQL_TAKE(NOW) " RETURNING " FAIR_SQL_COLUMNS,
+  [SQLQ__SQL_FAIR_SERVE] = "UPDATE OR INSERT INTO sqlq_groups (queue, grouped, group_key, served)"
+                           " VALUES ($1, $2, $3, $4) MATCHING (queue, grouped, group_key)",
+  [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -987,8 +1033,20 @@ static const char migration_8[] =
          "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot)";
 /* Version 9: cancellation: when a dead job was cancelled (docs/schema.md). */
 static const char migration_9[] = "ALTER TABLE sqlq_jobs ADD cancelled_at BIGINT";
+/* Version 10: per-group limits, a column of the queue's row (NULL: 1);
+** fair queues, two more, and their tenants' turns. */
+static const char migration_10[] =
+  "ALTER TABLE sqlq_queues ADD group_running BIGINT, ADD fair INTEGER,"
+  " ADD fair_served BIGINT" FB_SEP "CREATE TABLE sqlq_groups ("
+  " queue     " TEXT(
+    128) " NOT NULL,"
+         " grouped   INTEGER NOT NULL,"
+         " group_key " TEXT(
+           255) " NOT NULL,"
+                " served    BIGINT  NOT NULL,"
+                " CONSTRAINT sqlq_groups_pk PRIMARY KEY (queue, grouped, group_key))";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4, migration_5,
-  migration_6, migration_7, migration_8, migration_9,
+  migration_6, migration_7, migration_8, migration_9, migration_10,
 };

@@ -138,9 +138,10 @@ typedef struct mysql_db {
 
 extern const char *const sqlq__mysql_sql[MY_SQL_COUNT];
 extern const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION];
-extern const char sqlq__mysql_wait_sql[];
+extern const char sqlq__mysql_wait_sql[];           /* schema version 6 or 7 */
 extern const char sqlq__mysql_wait_unlimited_sql[]; /* below schema version 6 */
-extern const char sqlq__mysql_wait_rates_sql[];     /* from schema version 8 */
+extern const char sqlq__mysql_wait_rates_sql[];     /* schema version 8 or 9 */
+extern const char sqlq__mysql_wait_groups_sql[];    /* from schema version 10 */
 extern const char sqlq__mysql_ring_wait_sql[];
 
 /* Record the error of conn (or of st when not NULL) on db, mapped to a

@@ -37,6 +37,7 @@
 */
 #include "cancel_sql.h"
 #include "deps_sql.h"
+#include "fair_sql.h"
 #include "mysql_int.h"
 #include "schedules_sql.h"
 
@@ -46,21 +47,35 @@
 ** earlier jobs up by queue alone, reading every job of the queue for each
 ** job of a group, so that a queue of 20,000 table events (each its own
 ** group) drained at 1,000 jobs/s instead of 10,000. */
-#define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g FORCE INDEX (sqlq_jobs_group)" \
-  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
-  " AND g.state IN ('ready','running') AND g.id < j.id))"
+#define GROUP_HEAD_OF(j) \
+  "(" j \
+  ".group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g FORCE INDEX (sqlq_jobs_group)" \
+  " WHERE g.queue = " j ".queue AND g.group_key = " j ".group_key" \
+  " AND g.state IN ('ready','running') AND g.id < " j ".id))"
+#define GROUP_HEAD GROUP_HEAD_OF("j")
+
+/* With per-group limits (schema version 10), a job of a group may run
+** while fewer than the group limit of its queue (1 unless set) of the
+** earlier jobs of its group are unfinished: the head of its group may, and
+** the function sqlq_group_room (migration 10) counts for the others, with a
+** search that stops at the n-th (LIMIT takes no expression outside a
+** stored program). */
+#define GROUP_ROOM "(" GROUP_HEAD " OR sqlq_group_room(j.queue, j.group_key, j.id))"
 
 /* The claim's test of the queue's row (parameter $5: counted): neither
 ** paused nor limited while the claim did not count its running jobs. */
 #define NOT_PAUSED_IF(limited) \
   "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1" \
   " AND (q.paused OR ((" limited ") AND $5 = 0)))"
-/* The queue's row names a concurrency limit; or either limit (schema
-** version 8). */
+/* The queue's row names a concurrency limit; or a rate limit too (schema
+** version 8); or is fair too (schema version 10), as a fair queue's
+** claims also take turns on its row. */
 #define LIMITED "max_running IS NOT NULL"
-#define LIMITED_RATES "max_running IS NOT NULL OR rate_max IS NOT NULL"
+#define LIMITED_RATES LIMITED " OR rate_max IS NOT NULL"
+#define LIMITED_GROUPS LIMITED_RATES " OR fair IS NOT NULL"
 #define NOT_PAUSED NOT_PAUSED_IF(LIMITED)
+/* The row test as a statement: paused, limited. */
+#define PAUSED_ROW(limited) "SELECT paused, " limited " FROM sqlq_queues WHERE queue = $1"
 
 /* The queue named by the expression q has a concurrency limit and as many
 ** jobs running (with their leases current) as it allows: its ready jobs
@@ -76,24 +91,25 @@
   "NOT EXISTS (SELECT 1 FROM sqlq_queues q WHERE q.queue = $1 AND q.paused)"
 
 /* The claim's pick (see CLAIM below), with not_paused as its test of the
-** queue's row. */
-#define CLAIM(not_paused) \
+** queue's row and head as its test of a job's group. */
+#define CLAIM(not_paused, head) \
   "SELECT j.id, j.priority, j.run_at, j.attempts + 1, j.max_attempts, j.created_at," \
   " " NOW_US " + $3, j.group_key, j.dedupe_key, j.payload," \
   " EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED ")" \
   " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_claim)" \
-  " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " GROUP_HEAD \
+  " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= " NOW_US " AND " head \
   " AND " not_paused " ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4 FOR UPDATE SKIP LOCKED"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too, and
-** whose first due job is due at the expression at of its run_at j.run_at. */
-#define NEXT_DUE_AT(waits, at) \
+/* NEXT_DUE, whose due jobs are those that pass the tests head and waits
+** too, and whose first due job is due at the expression at of its run_at
+** j.run_at. */
+#define NEXT_DUE_AT(head, waits, at) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
   " (SELECT " at " FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
-  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - " NOW_US "," \
+  "  AND " head waits " ORDER BY j.run_at LIMIT 1) - " NOW_US "," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1 AND state = 'running') - " NOW_US
-#define NEXT_DUE(waits) NEXT_DUE_AT(waits, "j.run_at")
+#define NEXT_DUE(head, waits) NEXT_DUE_AT(head, waits, "j.run_at")
 /* When the rate of the queue named by the expression q frees its oldest
 ** slot (NULL: it has no rate). */
 #define RATE_FREE_AT(q) \
@@ -123,14 +139,15 @@
   " j.token = NULL, j.lease_until = NULL"
 
 /* The seconds until queue @sqlq_wait_queue next needs a worker (a due job
-** or an expired lease), NULL when never; for the wait statement. */
-#define WAIT_DUE(waits) WAIT_DUE_AFTER(waits, "0")
+** that passes the tests head and waits, or an expired lease), NULL when
+** never; for the wait statement. */
+#define WAIT_DUE(head, waits) WAIT_DUE_AFTER(head, waits, "0")
 /* WAIT_DUE, whose jobs are due no sooner than after (an expression: the
 ** time the queue's rate frees a slot, or 0). */
-#define WAIT_DUE_AFTER(waits, after) \
+#define WAIT_DUE_AFTER(head, waits, after) \
   "(SELECT IF(EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = @sqlq_wait_queue AND paused), NULL," \
   " (LEAST(COALESCE(GREATEST((SELECT min(j.run_at) FROM sqlq_jobs j" \
-  "   WHERE j.queue = @sqlq_wait_queue AND j.state = 'ready' AND " GROUP_HEAD waits ")," \
+  "   WHERE j.queue = @sqlq_wait_queue AND j.state = 'ready' AND " head waits ")," \
   "   " after "), 9e18)," \
   "  COALESCE((SELECT min(lease_until) FROM sqlq_jobs WHERE queue = @sqlq_wait_queue" \
   "   AND state = 'running'), 9e18)) - " NOW_US ") / 1e6))"
@@ -157,14 +174,14 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " VALUES ($1, $2, " NOW_US " + $3, $4, $5, $6, $7, " NOW_US ") RETURNING id",
   [SQLQ__SQL_DEDUPE_LOOKUP] = "SELECT id FROM sqlq_jobs WHERE queue = $1 AND dedupe_live = $2",
   [SQLQ__SQL_QUEUE_REGISTER] = "INSERT IGNORE INTO sqlq_queues (queue) VALUES ($1)",
-  [SQLQ__SQL_PAUSED] = "SELECT paused, " LIMITED " FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_PAUSED] = PAUSED_ROW(LIMITED),
   /* The claim's pick: the first $4 due jobs no other claimer holds.  The
   ** locking reads name their index: a scan of another would lock rows
   ** other claimers need (see mysql_claim.c).
   ** Columns: those of the core's CLAIM as the claim's UPDATE leaves them
   ** (the attempt counted, the new lease), then whether the queue has
   ** expired leases (read without locking). */
-  [SQLQ__SQL_CLAIM] = CLAIM(NOT_PAUSED),
+  [SQLQ__SQL_CLAIM] = CLAIM(NOT_PAUSED, GROUP_HEAD),
 
   [SQLQ__SQL_ACK] = ACK,
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -181,7 +198,7 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " run_at = " NOW_US " + $3, token = NULL, lease_until = NULL WHERE " HELD,
   [SQLQ__SQL_TOUCH] = "UPDATE sqlq_jobs SET lease_until = " NOW_US " + $3 WHERE " HELD,
 
-  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL("$1")),
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL("$1")),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2 <> 0)"
                           " ON DUPLICATE KEY UPDATE paused = VALUES(paused)",
   [SQLQ__SQL_STATS] = "SELECT queue, CAST(sum(ready) AS SIGNED), CAST(sum(scheduled) AS SIGNED),"
@@ -369,9 +386,9 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_LIMIT_LOCK] =
     "SELECT max_running FROM sqlq_queues WHERE queue = $1 AND max_running IS NOT NULL FOR UPDATE",
-  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(NOT_PAUSED_UNLIMITED),
-  [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(NOT_PAUSED_UNLIMITED, GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_UNLIMITED] = PAUSED_ROW("0"),
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
   [SQLQ__SQL_LIMIT_RUNNING] =
     "SELECT count(*) FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
     " WHERE queue = $1 AND state = 'running' AND lease_until > " NOW_US " LOCK IN SHARE MODE",
@@ -399,11 +416,45 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_RATE_STAMP] =
     "UPDATE sqlq_rate_starts FORCE INDEX (sqlq_rate_starts_age) SET started_at = " NOW_US
     " WHERE " SLOTS_UPTO("<="),
-  [SQLQ__SQL_CLAIM_RATES] = CLAIM(NOT_PAUSED_IF(LIMITED_RATES)),
-  [SQLQ__SQL_PAUSED_RATES] = "SELECT paused, " LIMITED_RATES " FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL("$1"), RATE_DUE),
+  [SQLQ__SQL_CLAIM_RATES] = CLAIM(NOT_PAUSED_IF(LIMITED_RATES), GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_RATES] = PAUSED_ROW(LIMITED_RATES),
+  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(GROUP_HEAD, " AND NOT " FULL("$1"), RATE_DUE),
   [SQLQ__SQL_LIMIT_LOCK_RATES] = "SELECT max_running, rate_max, rate_period FROM sqlq_queues"
                                  " WHERE queue = $1 AND (" LIMITED_RATES ") FOR UPDATE",
+  /* Per-group limits (schema version 10). */
+  [SQLQ__SQL_GROUP_LIMIT_SET] =
+    "INSERT INTO sqlq_queues (queue, group_running) VALUES ($1, NULLIF($2, 1))"
+    " ON DUPLICATE KEY UPDATE group_running = VALUES(group_running)",
+  [SQLQ__SQL_GROUP_LIMIT_GET] =
+    "SELECT COALESCE(group_running, 1) FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_CLAIM_GROUPS] = CLAIM(NOT_PAUSED_IF(LIMITED_GROUPS), GROUP_ROOM),
+  [SQLQ__SQL_PAUSED_GROUPS] = PAUSED_ROW(LIMITED_GROUPS),
+  [SQLQ__SQL_NEXT_DUE_GROUPS] = NEXT_DUE_AT(GROUP_ROOM, " AND NOT " FULL("$1"), RATE_DUE),
+  /* Fair queues (schema version 10).  FAIR_LOCK holds the queue's row as LIMIT_LOCK does, and
+  ** the claim's reads are of the newest commits (READ COMMITTED, see
+  ** mysql_claim.c), whose writes name their rows (FAIR_TAKE by id). */
+  [SQLQ__SQL_FAIR_SET] = "INSERT INTO sqlq_queues (queue, fair) VALUES ($1, NULLIF($2, 0))"
+                         " ON DUPLICATE KEY UPDATE fair = VALUES(fair)",
+  [SQLQ__SQL_FAIR_FORGET] = FAIR_SQL_FORGET,
+  [SQLQ__SQL_FAIR_GET] = "SELECT fair IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_FAIR_LOCK] = "SELECT COALESCE(fair_served, 0), COALESCE(group_running, 1)"
+                          " FROM sqlq_queues WHERE queue = $1 AND fair IS NOT NULL AND NOT paused"
+                          " FOR UPDATE",
+  [SQLQ__SQL_FAIR_REAP] = "UPDATE sqlq_jobs FORCE INDEX (sqlq_jobs_lease) SET"
+                          " state = IF(attempts >= max_attempts, 'dead', 'ready'),"
+                          " last_error = CONCAT('lease expired during attempt ', attempts),"
+                          " token = NULL, lease_until = NULL WHERE " EXPIRED,
+  [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS(NOW_US, "''", ""),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP(NOW_US, FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE(NOW_US, FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_TAKE] = "UPDATE sqlq_jobs FORCE INDEX (PRIMARY) SET state = 'running',"
+                          " attempts = attempts + 1, token = $2, lease_until = " NOW_US " + $3"
+                          " WHERE id = $1 AND state = 'ready'",
+  [SQLQ__SQL_FAIR_TAKE_ROW] = "SELECT " FAIR_SQL_COLUMNS " FROM sqlq_jobs WHERE " HELD,
+  [SQLQ__SQL_FAIR_SERVE] =
+    "INSERT INTO sqlq_groups (queue, grouped, group_key, served) VALUES ($1, $2, $3, $4)"
+    " ON DUPLICATE KEY UPDATE served = VALUES(served)",
+  [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -413,10 +464,13 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
 #define WAIT_BODY(due) \
   "IF(d <= 0, 1, 2 + GET_LOCK(@sqlq_wait_block, LEAST(COALESCE(d, %s), %s)))" \
   " FROM (SELECT " due " AS d) AS due"
-const char sqlq__mysql_wait_sql[] = WAIT_BODY(WAIT_DUE(" AND NOT " FULL("@sqlq_wait_queue")));
-const char sqlq__mysql_wait_unlimited_sql[] = WAIT_BODY(WAIT_DUE(""));
-const char sqlq__mysql_wait_rates_sql[] =
-  WAIT_BODY(WAIT_DUE_AFTER(" AND NOT " FULL("@sqlq_wait_queue"), RATE_FREE_AT("@sqlq_wait_queue")));
+const char sqlq__mysql_wait_sql[] =
+  WAIT_BODY(WAIT_DUE(GROUP_HEAD, " AND NOT " FULL("@sqlq_wait_queue")));
+const char sqlq__mysql_wait_unlimited_sql[] = WAIT_BODY(WAIT_DUE(GROUP_HEAD, ""));
+const char sqlq__mysql_wait_rates_sql[] = WAIT_BODY(WAIT_DUE_AFTER(
+  GROUP_HEAD, " AND NOT " FULL("@sqlq_wait_queue"), RATE_FREE_AT("@sqlq_wait_queue")));
+const char sqlq__mysql_wait_groups_sql[] = WAIT_BODY(WAIT_DUE_AFTER(
+  GROUP_ROOM, " AND NOT " FULL("@sqlq_wait_queue"), RATE_FREE_AT("@sqlq_wait_queue")));
 
 /* The same for a ring's followers: due now when the ring's counter is not
 ** the mark MY_SQL_WAIT_MARK took (the ring is named after the channel's
@@ -647,8 +701,37 @@ static const char migration_8[] =
 /* Version 9: cancellation: when a dead job was cancelled (docs/schema.md). */
 static const char migration_9[] =
   "ALTER TABLE sqlq_jobs ADD COLUMN IF NOT EXISTS cancelled_at BIGINT;";
+/* Version 10: per-group limits, a column of the queue's row (NULL: 1);
+** fair queues, two more, and their tenants' turns; and the function that
+** counts, for a job of group g of queue q with id
+** before, whether fewer than the queue's limit of the group's earlier jobs
+** are unfinished (see GROUP_ROOM).  Its reads are consistent reads, as a
+** subquery of the claim's locking read makes. */
+static const char migration_10[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN IF NOT EXISTS group_running BIGINT,"
+  " ADD COLUMN IF NOT EXISTS fair INT, ADD COLUMN IF NOT EXISTS fair_served BIGINT;"
+  "CREATE TABLE IF NOT EXISTS sqlq_groups ("
+  " queue     VARCHAR(128) NOT NULL,"
+  " grouped   INT          NOT NULL,"
+  " group_key VARCHAR(255) NOT NULL,"
+  " served    BIGINT       NOT NULL,"
+  " PRIMARY KEY (queue, grouped, group_key)"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
+  "DROP FUNCTION IF EXISTS sqlq_group_room;"
+  "CREATE FUNCTION sqlq_group_room(q VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,"
+  " g VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, before_id BIGINT)"
+  " RETURNS INT NOT DETERMINISTIC READS SQL DATA"
+  " BEGIN"
+  "  DECLARE n BIGINT DEFAULT 1;"
+  "  DECLARE k BIGINT DEFAULT 0;"
+  "  SELECT COALESCE(MAX(group_running), 1) INTO n FROM sqlq_queues WHERE queue = q;"
+  "  SELECT COUNT(*) INTO k FROM (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_group)"
+  "   WHERE queue = q AND group_key = g AND state IN ('ready','running') AND id < before_id"
+  "   LIMIT n) AS earlier;"
+  "  RETURN k < n;"
+  " END";
 
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4, migration_5,
-  migration_6, migration_7, migration_8, migration_9,
+  migration_6, migration_7, migration_8, migration_9, migration_10,
 };

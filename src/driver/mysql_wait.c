@@ -180,9 +180,13 @@ static int sleep_on_fd(int wake_fd, int64_t deadline_ns, int64_t max_ns) {
   return deadline_ns >= 0 && sqlq__monotonic_ns() >= deadline_ns ? SQLQ_TIMEOUT : SQLQ_OK;
 }
 
-/* The wait statements of a queue, by the limits of the database. */
-static const char *const wait_sqls[] = {sqlq__mysql_wait_unlimited_sql, sqlq__mysql_wait_sql,
-                                        sqlq__mysql_wait_rates_sql};
+/* The wait statement of each level of limits (SQLQ__LIMITS_*). */
+static const char *const wait_sql[] = {
+  [SQLQ__LIMITS_NONE] = sqlq__mysql_wait_unlimited_sql,
+  [SQLQ__LIMITS_CONCURRENCY] = sqlq__mysql_wait_sql,
+  [SQLQ__LIMITS_RATES] = sqlq__mysql_wait_rates_sql,
+  [SQLQ__LIMITS_GROUPS] = sqlq__mysql_wait_groups_sql,
+};
 
 /* Run the wait statement once, sleeping at most limit_s on the server.
 ** Sets *woken when a job is due or the sleep was cut short. */
@@ -190,10 +194,9 @@ static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
   mysql_db *m = MY(db);
   char limit[32], body[2048], sql[2200];
   snprintf(limit, sizeof limit, "%.3f", limit_s);
-  snprintf(
-    body, sizeof body,
-    is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : wait_sqls[sqlq__limits_sql(db, 0, 1, 2)],
-    limit, limit);
+  snprintf(body, sizeof body,
+           is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : wait_sql[db->limits_schema], limit,
+           limit);
   int len = snprintf(sql, sizeof sql, "SELECT /*sqlq-wait:%s*/ %s", m->wait_tag, body);
   if (mysql_send_query(m->conn, sql, (unsigned long)len) != 0)
     return sqlq__my_error(db, m->conn, NULL, "wait");

@@ -19,12 +19,22 @@
 */
 #include "cancel_sql.h"
 #include "deps_sql.h"
+#include "fair_sql.h"
 #include "postgres_int.h"
 
-#define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
-  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
-  " AND g.state IN ('ready','running') AND g.id < j.id))"
+/* A job of a group may run only when fewer than the group limit of its
+** queue (1 unless set: a FIFO group) of the earlier jobs of its group are
+** unfinished, counted by a search that stops at the n-th (GROUP_ROOM;
+** the limit is an InitPlan, read once per statement).  GROUP_HEAD is the
+** test of a database without per-group limits (below schema version
+** 10). */
+#define GROUP_EARLIER(then) \
+  "SELECT 1 FROM sqlq_jobs g WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id" then
+#define GROUP_HEAD "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER("") "))"
+#define GROUP_N "(SELECT coalesce(max(group_running), 1) FROM sqlq_queues WHERE queue = $1::text)"
+#define GROUP_ROOM \
+  "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER(" LIMIT 1 OFFSET " GROUP_N " - 1") "))"
 
 /* A FROM item that marks the transaction as the library's (see above). */
 #define LIBRARY_TX "(SELECT set_config('sqlq.library', 'on', true)) AS library_tx"
@@ -60,14 +70,18 @@
 #define PAUSED_IF(limited) \
   "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text" \
   " AND (paused OR ((" limited ") AND $5::int = 0)))"
-/* The queue's row names a concurrency limit; or either limit (schema
-** version 8). */
+/* The queue's row names a concurrency limit; or a rate limit too (schema
+** version 8); or is fair too (schema version 10), as a fair queue's
+** claims also take turns on its row. */
 #define LIMITED "max_running IS NOT NULL"
-#define LIMITED_RATES "max_running IS NOT NULL OR rate_max IS NOT NULL"
+#define LIMITED_RATES LIMITED " OR rate_max IS NOT NULL"
+#define LIMITED_GROUPS LIMITED_RATES " OR fair IS NOT NULL"
 #define PAUSED PAUSED_IF(LIMITED)
 /* The same test on a database without concurrency limits (schema version
 ** 5 or below). */
 #define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1::text AND paused)"
+/* PAUSED's row test as a statement: paused, limited. */
+#define PAUSED_ROW(limited) "SELECT paused, " limited " FROM sqlq_queues WHERE queue = $1::text"
 
 /* The queue $1 has a concurrency limit and as many jobs running (with
 ** their leases current) as it allows: its ready jobs wait. */
@@ -100,8 +114,8 @@
   " AND (id, token) IN (SELECT * FROM unnest($1::int8[], $2::int8[]))"
 
 /* The claim (see CLAIM below), with paused as its test of the queue's
-** row. */
-#define CLAIM(paused) \
+** row and head as its test of a job's group. */
+#define CLAIM(paused, head) \
   "WITH buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
   "  last_error = 'lease expired during attempt ' || attempts," \
   "  token = NULL, lease_until = NULL" \
@@ -110,7 +124,7 @@
   "   FOR UPDATE SKIP LOCKED)))," \
   " ready AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
   "  WHERE j.queue = $1::text AND j.state = 'ready' AND j.run_at <= sqlq_now()" \
-  "  AND " GROUP_HEAD " AND NOT " paused \
+  "  AND " head " AND NOT " paused \
   "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
   " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
   "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()" \
@@ -126,15 +140,16 @@
   " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
   " j.lease_until, j.group_key, j.dedupe_key, j.payload"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too, and
-** whose first due job is due at the expression at of its run_at j.run_at. */
-#define NEXT_DUE_AT(waits, at) \
+/* NEXT_DUE, whose due jobs are those that pass the tests head and waits
+** too, and whose first due job is due at the expression at of its run_at
+** j.run_at. */
+#define NEXT_DUE_AT(head, waits, at) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text)," \
   " (SELECT " at " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
-  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
+  "  AND " head waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1::text AND state = 'running') - sqlq_now()"
-#define NEXT_DUE(waits) NEXT_DUE_AT(waits, "j.run_at")
+#define NEXT_DUE(head, waits) NEXT_DUE_AT(head, waits, "j.run_at")
 /* A job is due no sooner than the queue's rate frees its oldest slot. */
 #define RATE_DUE \
   "greatest(j.run_at, coalesce((SELECT min(s.started_at) FROM sqlq_rate_starts s" \
@@ -174,7 +189,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
 
   /* No QUEUE_REGISTER: the ENQUEUE statements register their queue. */
   /* No REAP: the claim does it (below). */
-  [SQLQ__SQL_PAUSED] = "SELECT paused, " LIMITED " FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_PAUSED] = PAUSED_ROW(LIMITED),
   /* One statement: lock the first due jobs no other claimer holds, then
   ** mark them running.  A job locked by a concurrent claim is skipped, so
   ** two workers never get the same job.  A job whose lease expired is
@@ -183,7 +198,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   ** update are found by `id = ANY(ARRAY(...))`, never by a join: with the
   ** statistics of a table VACUUM saw empty, the planner joined by reading
   ** the whole table once per picked job. */
-  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
+  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED, GROUP_HEAD),
 
   [SQLQ__SQL_ACK] = ACK,
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -199,7 +214,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] =
     "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3::int8 WHERE " HELD " RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1::text, $2::int <> 0)"
                           " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
   [SQLQ__SQL_STATS] =
@@ -330,9 +345,9 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1::text",
   [SQLQ__SQL_LIMIT_LOCK] = "SELECT max_running FROM sqlq_queues"
                            " WHERE queue = $1::text AND max_running IS NOT NULL FOR NO KEY UPDATE",
-  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED),
-  [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, false FROM sqlq_queues WHERE queue = $1::text",
-  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED, GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_UNLIMITED] = PAUSED_ROW("false"),
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1::text"
                               " AND state = 'running' AND lease_until > sqlq_now()",
   /* Rate limits (schema version 8).  RATE_FREE, after LIMIT_LOCK_RATES,
@@ -358,13 +373,50 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " AND started_at <= sqlq_now() - $2::int8 ORDER BY started_at, slot LIMIT $3::int8",
   [SQLQ__SQL_RATE_STAMP] =
     "UPDATE sqlq_rate_starts SET started_at = sqlq_now() WHERE " SLOTS_UPTO("<="),
-  [SQLQ__SQL_CLAIM_RATES] = CLAIM(PAUSED_IF(LIMITED_RATES)),
-  [SQLQ__SQL_PAUSED_RATES] =
-    "SELECT paused, " LIMITED_RATES " FROM sqlq_queues WHERE queue = $1::text",
-  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL, RATE_DUE),
+  [SQLQ__SQL_CLAIM_RATES] = CLAIM(PAUSED_IF(LIMITED_RATES), GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_RATES] = PAUSED_ROW(LIMITED_RATES),
+  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(GROUP_HEAD, " AND NOT " FULL, RATE_DUE),
   [SQLQ__SQL_LIMIT_LOCK_RATES] = "SELECT max_running, rate_max, rate_period FROM sqlq_queues"
                                  " WHERE queue = $1::text AND (" LIMITED_RATES ")"
                                  " FOR NO KEY UPDATE",
+  /* Per-group limits (schema version 10). */
+  [SQLQ__SQL_GROUP_LIMIT_SET] =
+    "INSERT INTO sqlq_queues (queue, group_running)"
+    " VALUES ($1::text, nullif($2::int8, 1))"
+    " ON CONFLICT (queue) DO UPDATE SET group_running = excluded.group_running",
+  [SQLQ__SQL_GROUP_LIMIT_GET] =
+    "SELECT coalesce(group_running, 1) FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_CLAIM_GROUPS] = CLAIM(PAUSED_IF(LIMITED_GROUPS), GROUP_ROOM),
+  [SQLQ__SQL_PAUSED_GROUPS] = PAUSED_ROW(LIMITED_GROUPS),
+  [SQLQ__SQL_NEXT_DUE_GROUPS] = NEXT_DUE_AT(GROUP_ROOM, " AND NOT " FULL, RATE_DUE),
+  /* Fair queues (schema version 10).  FAIR_LOCK holds the queue's row as LIMIT_LOCK does; the
+  ** statements after it read with snapshots taken after it was granted. */
+  [SQLQ__SQL_FAIR_SET] = "INSERT INTO sqlq_queues (queue, fair)"
+                         " VALUES ($1::text, nullif($2::int, 0))"
+                         " ON CONFLICT (queue) DO UPDATE SET fair = excluded.fair",
+  [SQLQ__SQL_FAIR_FORGET] = "DELETE FROM sqlq_groups WHERE queue = $1::text",
+  [SQLQ__SQL_FAIR_GET] = "SELECT (fair IS NOT NULL)::int FROM sqlq_queues WHERE queue = $1::text",
+  [SQLQ__SQL_FAIR_LOCK] =
+    "SELECT coalesce(fair_served, 0), coalesce(group_running, 1) FROM sqlq_queues"
+    " WHERE queue = $1::text AND fair IS NOT NULL AND NOT paused FOR NO KEY UPDATE",
+  [SQLQ__SQL_FAIR_REAP] =
+    "UPDATE sqlq_jobs SET"
+    " state = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'ready' END,"
+    " last_error = 'lease expired during attempt ' || attempts,"
+    " token = NULL, lease_until = NULL"
+    " WHERE queue = $1::text AND state = 'running' AND lease_until <= sqlq_now()",
+  [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS("sqlq_now()", "''", " COLLATE \"C\""),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP("sqlq_now()", FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE("sqlq_now()", FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_TAKE] = "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1,"
+                          " token = $2::int8, lease_until = sqlq_now() + $3::int8"
+                          " WHERE id = $1::int8 AND (state = 'ready') IS TRUE"
+                          " RETURNING " FAIR_SQL_COLUMNS,
+  [SQLQ__SQL_FAIR_SERVE] =
+    "INSERT INTO sqlq_groups (queue, grouped, group_key, served)"
+    " VALUES ($1::text, $2::int, $3::text, $4::int8)"
+    " ON CONFLICT (queue, grouped, group_key) DO UPDATE SET served = excluded.served",
+  [SQLQ__SQL_FAIR_SERVED] = "UPDATE sqlq_queues SET fair_served = $2::int8 WHERE queue = $1::text",
 
   /* A notification is its own transaction, sent after the COMMIT of the
   ** jobs it announces (see postgres.c): nothing is lost if a crash forgets
@@ -605,8 +657,19 @@ static const char migration_8[] =
   "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot);";
 /* Version 9: cancellation: when a dead job was cancelled (docs/schema.md). */
 static const char migration_9[] = "ALTER TABLE sqlq_jobs ADD COLUMN cancelled_at bigint;";
+/* Version 10: per-group limits, a column of the queue's row (NULL: 1);
+** fair queues, two more, and their tenants' turns. */
+static const char migration_10[] =
+  "ALTER TABLE sqlq_queues ADD COLUMN group_running bigint, ADD COLUMN fair integer,"
+  " ADD COLUMN fair_served bigint;"
+  "CREATE TABLE sqlq_groups ("
+  " queue     text    NOT NULL,"
+  " grouped   integer NOT NULL,"
+  " group_key text    NOT NULL,"
+  " served    bigint  NOT NULL,"
+  " PRIMARY KEY (queue, grouped, group_key));";
 
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4, migration_5,
-  migration_6, migration_7, migration_8, migration_9,
+  migration_6, migration_7, migration_8, migration_9, migration_10,
 };

@@ -17,15 +17,22 @@
 */
 #include "cancel_sql.h"
 #include "deps_sql.h"
+#include "fair_sql.h"
 #include "schedules_sql.h"
 #include "sqlite_int.h"
 
-/* A job of a FIFO group may run only when no earlier job of its group is
-** unfinished. */
-#define GROUP_HEAD \
-  "(j.group_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs g" \
-  " WHERE g.queue = j.queue AND g.group_key = j.group_key" \
-  " AND g.state IN ('ready','running') AND g.id < j.id))"
+/* A job of a group may run only when fewer than the group limit of its
+** queue (1 unless set: a FIFO group) of the earlier jobs of its group are
+** unfinished, counted by a search that stops at the n-th.  GROUP_HEAD
+** is the test of a database without per-group limits (below schema
+** version 10). */
+#define GROUP_EARLIER(then) \
+  "SELECT 1 FROM sqlq_jobs g WHERE g.queue = j.queue AND g.group_key = j.group_key" \
+  " AND g.state IN ('ready','running') AND g.id < j.id" then
+#define GROUP_HEAD "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER("") "))"
+#define GROUP_N "(SELECT coalesce(max(group_running), 1) FROM sqlq_queues WHERE queue = $1)"
+#define GROUP_ROOM \
+  "(j.group_key IS NULL OR NOT EXISTS (" GROUP_EARLIER(" LIMIT 1 OFFSET " GROUP_N " - 1") "))"
 
 /* The queue $1 has a concurrency limit and as many jobs running (with
 ** their leases current) as it allows: its ready jobs wait. */
@@ -41,32 +48,38 @@
 #define PAUSED_IF(limited) \
   "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1" \
   " AND (paused OR ((" limited ") AND $5 = 0)))"
-/* The queue's row names a concurrency limit; or either limit (schema
-** version 8). */
+/* The queue's row names a concurrency limit; or a rate limit too (schema
+** version 8); or is fair too (schema version 10), as a fair queue's
+** claims also take turns on its row. */
 #define LIMITED "max_running IS NOT NULL"
-#define LIMITED_RATES "max_running IS NOT NULL OR rate_max IS NOT NULL"
+#define LIMITED_RATES LIMITED " OR rate_max IS NOT NULL"
+#define LIMITED_GROUPS LIMITED_RATES " OR fair IS NOT NULL"
 #define PAUSED PAUSED_IF(LIMITED)
+/* PAUSED's row test as a statement: paused, limited. */
+#define PAUSED_ROW(limited) "SELECT paused, " limited " FROM sqlq_queues WHERE queue = $1"
 #define PAUSED_UNLIMITED "EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = $1 AND paused)"
 
-/* The claim, with paused as its test of the queue's row. */
-#define CLAIM(paused) \
+/* The claim, with paused as its test of the queue's row and head as its
+** test of a job's group. */
+#define CLAIM(paused, head) \
   "UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1," \
   " token = $2, lease_until = sqlq_now() + $3" \
   " WHERE id IN (SELECT j.id FROM sqlq_jobs j INDEXED BY sqlq_jobs_claim" \
   "  WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at <= sqlq_now()" \
-  "  AND " GROUP_HEAD " AND NOT " paused "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)" \
+  "  AND " head " AND NOT " paused "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4)" \
   " RETURNING id, priority, run_at, attempts, max_attempts, created_at," \
   " lease_until, group_key, dedupe_key, payload"
 
-/* NEXT_DUE, whose due jobs are those that pass the test waits too, and
-** whose first due job is due at the expression at of its run_at j.run_at. */
-#define NEXT_DUE_AT(waits, at) \
+/* NEXT_DUE, whose due jobs are those that pass the tests head and waits
+** too, and whose first due job is due at the expression at of its run_at
+** j.run_at. */
+#define NEXT_DUE_AT(head, waits, at) \
   "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
   " (SELECT " at " FROM sqlq_jobs j WHERE j.queue = $1 AND j.state = 'ready'" \
-  "  AND " GROUP_HEAD waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
+  "  AND " head waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
   " (SELECT min(lease_until) FROM sqlq_jobs" \
   "  WHERE queue = $1 AND state = 'running') - sqlq_now()"
-#define NEXT_DUE(waits) NEXT_DUE_AT(waits, "j.run_at")
+#define NEXT_DUE(head, waits) NEXT_DUE_AT(head, waits, "j.run_at")
 /* A job is due no sooner than the queue's rate frees its oldest slot. */
 #define RATE_DUE \
   "max(j.run_at, coalesce((SELECT min(s.started_at) FROM sqlq_rate_starts s WHERE s.queue = $1)" \
@@ -102,8 +115,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                      " last_error = 'lease expired during attempt ' || attempts,"
                      " token = NULL, lease_until = NULL"
                      " WHERE queue = $1 AND state = 'running' AND lease_until <= sqlq_now()",
-  [SQLQ__SQL_PAUSED] = "SELECT paused, " LIMITED " FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED),
+  [SQLQ__SQL_PAUSED] = PAUSED_ROW(LIMITED),
+  [SQLQ__SQL_CLAIM] = CLAIM(PAUSED, GROUP_HEAD),
 
   [SQLQ__SQL_ACK] = ACK,
   [SQLQ__SQL_HISTORY_COPY] = HISTORY_COPY,
@@ -120,7 +133,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_TOUCH] = "UPDATE sqlq_jobs SET lease_until = sqlq_now() + $3"
                       " WHERE id = $1 AND token = $2 AND state = 'running' RETURNING lease_until",
 
-  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(" AND NOT " FULL),
+  [SQLQ__SQL_NEXT_DUE] = NEXT_DUE(GROUP_HEAD, " AND NOT " FULL),
   [SQLQ__SQL_PAUSE_SET] = "INSERT INTO sqlq_queues (queue, paused) VALUES ($1, $2)"
                           " ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused",
   [SQLQ__SQL_STATS] =
@@ -240,9 +253,9 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_LIMIT_GET] = "SELECT max_running FROM sqlq_queues WHERE queue = $1",
   [SQLQ__SQL_LIMIT_LOCK] =
     "SELECT max_running FROM sqlq_queues WHERE queue = $1 AND max_running IS NOT NULL",
-  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED),
-  [SQLQ__SQL_PAUSED_UNLIMITED] = "SELECT paused, 0 FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(""),
+  [SQLQ__SQL_CLAIM_UNLIMITED] = CLAIM(PAUSED_UNLIMITED, GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_UNLIMITED] = PAUSED_ROW("0"),
+  [SQLQ__SQL_NEXT_DUE_UNLIMITED] = NEXT_DUE(GROUP_HEAD, ""),
   [SQLQ__SQL_LIMIT_RUNNING] = "SELECT count(*) FROM sqlq_jobs WHERE queue = $1"
                               " AND state = 'running' AND lease_until > sqlq_now()",
   /* Dependencies (schema version 7). */
@@ -270,13 +283,38 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                           " AND started_at <= sqlq_now() - $2 ORDER BY started_at, slot LIMIT $3",
   [SQLQ__SQL_RATE_STAMP] =
     "UPDATE sqlq_rate_starts SET started_at = (SELECT sqlq_now()) WHERE " SLOTS_UPTO("<="),
-  [SQLQ__SQL_CLAIM_RATES] = CLAIM(PAUSED_IF(LIMITED_RATES)),
-  [SQLQ__SQL_PAUSED_RATES] = "SELECT paused, " LIMITED_RATES " FROM sqlq_queues WHERE queue = $1",
-  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(" AND NOT " FULL, RATE_DUE),
+  [SQLQ__SQL_CLAIM_RATES] = CLAIM(PAUSED_IF(LIMITED_RATES), GROUP_HEAD),
+  [SQLQ__SQL_PAUSED_RATES] = PAUSED_ROW(LIMITED_RATES),
+  [SQLQ__SQL_NEXT_DUE_RATES] = NEXT_DUE_AT(GROUP_HEAD, " AND NOT " FULL, RATE_DUE),
   [SQLQ__SQL_LIMIT_LOCK_RATES] = "SELECT max_running, rate_max, rate_period FROM sqlq_queues"
                                  " WHERE queue = $1 AND (" LIMITED_RATES ")",
   /* Cancellation (schema version 9). */
   CANCEL_SQL_ENTRIES("sqlq_now()"),
+  /* Per-group limits (schema version 10). */
+  [SQLQ__SQL_GROUP_LIMIT_SET] =
+    "INSERT INTO sqlq_queues (queue, group_running) VALUES ($1, nullif($2, 1))"
+    " ON CONFLICT (queue) DO UPDATE SET group_running = excluded.group_running",
+  [SQLQ__SQL_GROUP_LIMIT_GET] =
+    "SELECT coalesce(group_running, 1) FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_CLAIM_GROUPS] = CLAIM(PAUSED_IF(LIMITED_GROUPS), GROUP_ROOM),
+  [SQLQ__SQL_PAUSED_GROUPS] = PAUSED_ROW(LIMITED_GROUPS),
+  [SQLQ__SQL_NEXT_DUE_GROUPS] = NEXT_DUE_AT(GROUP_ROOM, " AND NOT " FULL, RATE_DUE),
+  /* Fair queues (schema version 10).  A claim that writes holds the database's one write lock:
+  ** FAIR_LOCK needs no lock of its own, and the claim's REAP reaps. */
+  [SQLQ__SQL_FAIR_SET] = "INSERT INTO sqlq_queues (queue, fair) VALUES ($1, nullif($2, 0))"
+                         " ON CONFLICT (queue) DO UPDATE SET fair = excluded.fair",
+  [SQLQ__SQL_FAIR_FORGET] = FAIR_SQL_FORGET,
+  [SQLQ__SQL_FAIR_GET] = "SELECT fair IS NOT NULL FROM sqlq_queues WHERE queue = $1",
+  [SQLQ__SQL_FAIR_LOCK] = "SELECT coalesce(fair_served, 0), coalesce(group_running, 1)"
+                          " FROM sqlq_queues WHERE queue = $1 AND fair IS NOT NULL AND NOT paused",
+  [SQLQ__SQL_FAIR_TENANTS] = FAIR_SQL_TENANTS("sqlq_now()", "''", ""),
+  [SQLQ__SQL_FAIR_PICK_GROUP] = FAIR_SQL_PICK_GROUP("sqlq_now()", FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_PICK_FREE] = FAIR_SQL_PICK_FREE("sqlq_now()", FAIR_SQL_LIMIT),
+  [SQLQ__SQL_FAIR_TAKE] = FAIR_SQL_TAKE("sqlq_now()") " RETURNING " FAIR_SQL_COLUMNS,
+  [SQLQ__SQL_FAIR_SERVE] =
+    "INSERT INTO sqlq_groups (queue, grouped, group_key, served) VALUES ($1, $2, $3, $4)"
+    " ON CONFLICT (queue, grouped, group_key) DO UPDATE SET served = excluded.served",
+  [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -402,8 +440,19 @@ static const char migration_8[] =
   "CREATE INDEX sqlq_rate_starts_age ON sqlq_rate_starts (queue, started_at, slot);";
 /* Version 9: cancellation: when a dead job was cancelled (docs/schema.md). */
 static const char migration_9[] = "ALTER TABLE sqlq_jobs ADD COLUMN cancelled_at INTEGER;";
+/* Version 10: per-group limits, a column of the queue's row (NULL: 1);
+** fair queues, two more, and their tenants' turns. */
+static const char migration_10[] = "ALTER TABLE sqlq_queues ADD COLUMN group_running INTEGER;"
+                                   "ALTER TABLE sqlq_queues ADD COLUMN fair INTEGER;"
+                                   "ALTER TABLE sqlq_queues ADD COLUMN fair_served INTEGER;"
+                                   "CREATE TABLE sqlq_groups ("
+                                   " queue     TEXT    NOT NULL,"
+                                   " grouped   INTEGER NOT NULL,"
+                                   " group_key TEXT    NOT NULL,"
+                                   " served    INTEGER NOT NULL,"
+                                   " PRIMARY KEY (queue, grouped, group_key)) WITHOUT ROWID;";
 
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4, migration_5,
-  migration_6, migration_7, migration_8, migration_9,
+  migration_6, migration_7, migration_8, migration_9, migration_10,
 };

@@ -1,6 +1,7 @@
-# tests/cli/limit.sh -- sqlq limit: the concurrency and rate limits of a
-# queue read back, in a table and in JSON; bad values (of sqlq limit and of
-# sqlq bench --limit and --rate) get one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
+# tests/cli/limit.sh -- sqlq limit: the concurrency, rate and per-group
+# limits and the fairness of a queue read back, in a table and in JSON; bad
+# values (of sqlq limit and of sqlq bench --limit, --rate and --tenants) get
+# one line and exit 64 and change nothing; and two `sqlq work -c 4` processes on a queue limited to
 # 2 never run more than 2 commands at once (the commands count themselves
 # under flock) and drain the queue.
 . "$(dirname "$0")/lib.sh"
@@ -8,28 +9,38 @@
 sq init >/dev/null
 
 run "no limit yet" 0 sq limit q
-expect_out "no limit yet" "$(printf 'queue  concurrency  rate\nq      -            -')"
+expect_out "no limit yet" "$(printf 'queue  concurrency  rate  per_group  fair\nq      -            -     1          no')"
 run "no limit yet, json" 0 sq limit --json q
-expect_out "no limit yet, json" '{"queue":"q","concurrency":null,"rate":null}'
+expect_out "no limit yet, json" '{"queue":"q","concurrency":null,"rate":null,"per_group":1,"fair":false}'
 run "set" 0 sq limit --concurrency 2 q
-expect_out "set" "$(printf 'queue  concurrency  rate\nq      2            -')"
+expect_out "set" "$(printf 'queue  concurrency  rate  per_group  fair\nq      2            -     1          no')"
 run "reads back" 0 sq limit -j q
-expect_out "reads back" '{"queue":"q","concurrency":2,"rate":null}'
+expect_out "reads back" '{"queue":"q","concurrency":2,"rate":null,"per_group":1,"fair":false}'
 run "a rate" 0 sq limit --rate 100/1s r
-expect_out "a rate" "$(printf 'queue  concurrency  rate\nr      -            100/1s')"
+expect_out "a rate" "$(printf 'queue  concurrency  rate    per_group  fair\nr      -            100/1s  1          no')"
 run "a rate, json" 0 sq limit -j --rate 10/m r
-expect_out "a rate, json" '{"queue":"r","concurrency":null,"rate":{"max_starts":10,"period_us":60000000}}'
+expect_out "a rate, json" '{"queue":"r","concurrency":null,"rate":{"max_starts":10,"period_us":60000000},"per_group":1,"fair":false}'
 run "a bare unit, a fraction" 0 sq limit -j -r 5/s r
-expect_out "a bare unit" '{"queue":"r","concurrency":null,"rate":{"max_starts":5,"period_us":1000000}}'
+expect_out "a bare unit" '{"queue":"r","concurrency":null,"rate":{"max_starts":5,"period_us":1000000},"per_group":1,"fair":false}'
 run "a fraction of a second" 0 sq limit -r 3/0.25s r
-expect_out "a fraction of a second" "$(printf 'queue  concurrency  rate\nr      -            3/0.25s')"
+expect_out "a fraction of a second" "$(printf 'queue  concurrency  rate     per_group  fair\nr      -            3/0.25s  1          no')"
 run "both at once" 0 sq limit -j -c 4 -r 3/2h r
-expect_out "both at once" '{"queue":"r","concurrency":4,"rate":{"max_starts":3,"period_us":7200000000}}'
+expect_out "both at once" '{"queue":"r","concurrency":4,"rate":{"max_starts":3,"period_us":7200000000},"per_group":1,"fair":false}'
 run "the longest period" 0 sq limit -j -r 100000/366d r
-expect_out "the longest period" '{"queue":"r","concurrency":4,"rate":{"max_starts":100000,"period_us":31622400000000}}'
+expect_out "the longest period" '{"queue":"r","concurrency":4,"rate":{"max_starts":100000,"period_us":31622400000000},"per_group":1,"fair":false}'
 run "no rate" 0 sq limit -j -r 0 r
-expect_out "no rate" '{"queue":"r","concurrency":4,"rate":null}'
+expect_out "no rate" '{"queue":"r","concurrency":4,"rate":null,"per_group":1,"fair":false}'
 sq limit -r 3/2h r >/dev/null
+run "per group" 0 sq limit --per-group 3 --json q
+expect_out "per group" '{"queue":"q","concurrency":2,"rate":null,"per_group":3,"fair":false}'
+run "fair" 0 sq limit --fair -g 5 -c 2 q
+expect_out "fair" "$(printf 'queue  concurrency  rate  per_group  fair\nq      2            -     5          yes')"
+run "not fair" 0 sq limit --no-fair --json q
+expect_out "not fair" '{"queue":"q","concurrency":2,"rate":null,"per_group":5,"fair":false}'
+run "fair, short" 0 sq limit -f -j q
+expect_out "fair, short" '{"queue":"q","concurrency":2,"rate":null,"per_group":5,"fair":true}'
+run "every limit at once" 0 sq limit -j -c 3 -r 10/1s -g 2 --fair s
+expect_out "every limit at once" '{"queue":"s","concurrency":3,"rate":{"max_starts":10,"period_us":1000000},"per_group":2,"fair":true}'
 
 stored() { sq limit --json q; }
 baseline=$(stored)
@@ -39,6 +50,16 @@ refused "fraction" 64 sq limit -c 1.5 q
 refused "empty" 64 sq limit -c '' q
 refused "overflow" 64 sq limit -c 99999999999999999999 q
 refused "past the most" 64 sq limit -c 1000001 q
+refused "per group: zero" 64 sq limit --per-group 0 q
+refused "per group: negative" 64 sq limit --per-group -3 q
+refused "per group: not a number" 64 sq limit -g many q
+refused "per group: fraction" 64 sq limit -g 2.5 q
+refused "per group: empty" 64 sq limit -g '' q
+refused "per group: overflow" 64 sq limit -g 99999999999999999999 q
+refused "per group: past the most" 64 sq limit -g 1000001 q
+refused "fair and not" 64 sq limit --fair --no-fair q
+refused "fair with a value" 64 sq limit --fair=yes q
+refused "fair, short, with a value" 64 sq limit -F0 q
 refused "no queue" 64 sq limit -c 1
 refused "two queues" 64 sq limit q r
 refused "bad queue name" 64 sq limit -c 1 ''
@@ -56,6 +77,9 @@ refused "bench: rate of 0" 64 sq bench --rate 0/1s
 refused "bench: negative limit" 64 sq bench --limit -1
 refused "bench: limit not a number" 64 sq bench --limit many
 refused "bench: limit overflow" 64 sq bench --limit 99999999999999999999
+refused "bench: negative tenants" 64 sq bench --tenants -1
+refused "bench: tenants not a number" 64 sq bench --tenants many
+refused "bench: too many tenants" 64 sq bench --tenants 100001
 
 # The race: 40 jobs, two workers of 4 commands each, a limit of 2.  Each
 # command counts itself in and out of $tmp/running under flock and keeps

@@ -1,5 +1,5 @@
 # tests/cli/my_upgrade.sh -- a MariaDB database of schema version 1 is
-# upgraded by `sqlq init` to version 9 (cancellation, rate limits, dependencies, concurrency limits, rings and pools, subscriptions, job
+# upgraded by `sqlq init` to version 10 (per-group limits, fair queues, cancellation, rate limits, dependencies, concurrency limits, rings and pools, subscriptions, job
 # ids from a counter instead of AUTO_INCREMENT, schedules, retention) with its jobs and their ids
 # intact; a newer schema is refused.  Runs on a database of its own
 # (my_database.bash); needs the mariadb client.
@@ -11,7 +11,9 @@ sql() {
     -e "$1" >/dev/null || fail "mariadb: $1"
 }
 downgrade() {
-  sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
+  sql "DROP TABLE sqlq_groups; DROP FUNCTION sqlq_group_room;
+       ALTER TABLE sqlq_queues DROP COLUMN group_running, DROP COLUMN fair, DROP COLUMN fair_served;
+       DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
        DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits,
          DROP COLUMN cancelled_at;
        DROP INDEX sqlq_jobs_history_age ON sqlq_jobs_history;
@@ -20,7 +22,7 @@ downgrade() {
        DROP TRIGGER sqlq_jobs_id;
        ALTER TABLE sqlq_jobs MODIFY id BIGINT NOT NULL AUTO_INCREMENT;
        DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
-       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9);"
+       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9, 10);"
 }
 
 # Ids are never handed out twice: a version 1 table whose AUTO_INCREMENT is

@@ -1,6 +1,6 @@
 # tests/cli/pg_upgrade.sh -- a PostgreSQL database of schema version 1 is
-# upgraded by `sqlq init` to version 9 (cancellation, rings and pools, subscriptions, schedules, retention,
-# concurrency limits, dependencies, rate limits)
+# upgraded by `sqlq init` to version 10 (cancellation, rings and pools, subscriptions, schedules, retention,
+# concurrency limits, dependencies, rate limits, per-group limits, fair queues)
 # with its jobs intact; a newer schema is refused.  Runs on a database of
 # its own (pg_database.bash); needs psql.
 . "$(dirname "$0")/lib.sh"
@@ -10,7 +10,9 @@ sql() {
   pg_sql "$1" >/dev/null || fail "psql: $1"
 }
 downgrade() {
-  sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
+  sql "DROP TABLE sqlq_groups;
+       ALTER TABLE sqlq_queues DROP COLUMN group_running, DROP COLUMN fair, DROP COLUMN fair_served;
+       DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
        DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits,
          DROP COLUMN cancelled_at;
        DROP INDEX sqlq_jobs_history_age;
@@ -20,7 +22,7 @@ downgrade() {
        DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
        ALTER TABLE sqlq_jobs RESET (autovacuum_vacuum_scale_factor,
          autovacuum_vacuum_threshold, autovacuum_vacuum_cost_delay);
-       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9);"
+       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9, 10);"
 }
 
 . "$(dirname "$0")/upgrade.bash"

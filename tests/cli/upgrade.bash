@@ -4,12 +4,12 @@
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
 #   downgrade     a function that turns a database of the current version
-#                 into version 1 by undoing what migrations 2 to 9 do
+#                 into version 1 by undoing what migrations 2 to 10 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
 # A job of version 1 survives the upgrade; rings, pools, subscriptions,
-# schedules, retention, concurrency and rate limits, dependencies and
-# cancellation work after it,
+# schedules, retention, concurrency and rate limits, dependencies,
+# cancellation, per-group limits and fair queues work after it,
 # and a worker keeping history works before it (without pruning), its
 # claims without the limits' column.
 
@@ -26,7 +26,7 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 9" "schema version 9"
+expect_out "init makes version 10" "schema version 10"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -50,6 +50,10 @@ expect_err_has "limits: the error says what to do" "run \`sqlq init\`"
 run "rate limits need the upgrade" 69 sq limit --rate 1/1s "$q"
 expect_error_line "rate limits need the upgrade"
 expect_err_has "rate limits: the error says what to do" "run \`sqlq init\`"
+run "per-group limits need the upgrade" 69 sq limit --per-group 2 "$q"
+expect_error_line "per-group limits need the upgrade"
+run "fair queues need the upgrade" 69 sq limit --fair "$q"
+expect_error_line "fair queues need the upgrade"
 run "dependencies need the upgrade" 69 sq push --after 1 "$q" x
 expect_error_line "dependencies need the upgrade"
 expect_err_has "dependencies: the error says what to do" "run \`sqlq init\`"
@@ -61,9 +65,9 @@ run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$h
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 9" "schema version 9"
+expect_out "the upgrade reaches version 10" "schema version 10"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 9"
+expect_out "again changes nothing" "schema version 10"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -82,13 +86,16 @@ expect_out "the item" "item"
 run "retention after the upgrade" 0 sq retention --keep-count 1 --json "$q-h"
 expect_out "is set" "{\"queue\":\"$q-h\",\"keep_seconds\":null,\"keep_count\":1}"
 run "a limit after the upgrade" 0 sq limit --concurrency 1 --json "$q-h"
-expect_out "is set" "{\"queue\":\"$q-h\",\"concurrency\":1,\"rate\":null}"
+expect_out "is set" "{\"queue\":\"$q-h\",\"concurrency\":1,\"rate\":null,\"per_group\":1,\"fair\":false}"
 run "a rate after the upgrade" 0 sq limit --rate 10/1s --json "$q-h"
 expect_out "the rate is set" \
-  "{\"queue\":\"$q-h\",\"concurrency\":1,\"rate\":{\"max_starts\":10,\"period_us\":1000000}}"
+  "{\"queue\":\"$q-h\",\"concurrency\":1,\"rate\":{\"max_starts\":10,\"period_us\":1000000},\"per_group\":1,\"fair\":false}"
+run "a per-group limit and fairness after the upgrade" 0 sq limit --per-group 2 --fair --json "$q-h"
+expect_out "they are set" \
+  "{\"queue\":\"$q-h\",\"concurrency\":1,\"rate\":{\"max_starts\":10,\"period_us\":1000000},\"per_group\":2,\"fair\":true}"
 sq push "$q-h" "under the limit" >/dev/null
 run "a worker claims under it" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-h" -- true
-sq limit --concurrency 0 --rate 0 "$q-h" >/dev/null
+sq limit --concurrency 0 --rate 0 --per-group 1 --no-fair "$q-h" >/dev/null
 run "history from version 1 is listed" 0 sq jobs --state done --json "$q-h"
 expect_out_has "the job" '"payload":"kept in history"'
 run "a job after the first after the upgrade" 0 sq push --after 1 "$q-d" "after 1"
@@ -108,11 +115,11 @@ sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
-set_version 10
+set_version 11
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 10"
-unset_version 10
+expect_err_has "the error names the versions" "version 11"
+unset_version 11
 run "init after the newer one is gone" 0 sq init
 
 finish

@@ -207,5 +207,6 @@ int run_cron_tests(void);
 int run_retention_tests(void);
 int run_deps_tests(void);
 int run_cancel_tests(void);
+int run_fair_tests(void);
 
 #endif /* SQLQ_TEST_HARNESS_H */

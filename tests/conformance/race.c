@@ -1,6 +1,6 @@
 /*
 ** race.c -- races of worker threads in forked processes (fx_race_run): the
-** part that the races of concurrency and rate limits share.
+** part that the races of concurrency, rate and per-group limits share.
 */
 #include <pthread.h>
 #include <stdio.h>

@@ -311,6 +311,22 @@ class Database {
   rateGet(queue) {
     return this._n.rateGet(queue);
   }
+  /** Let at most perGroup jobs of one group key of queue run at once (1, the default: FIFO groups). */
+  groupLimitSet(queue, perGroup) {
+    return this._n.groupLimitSet(queue, perGroup);
+  }
+  /** The per-group limit of queue; 1 unless set. */
+  groupLimitGet(queue) {
+    return this._n.groupLimitGet(queue);
+  }
+  /** Make queue's claims take jobs round-robin across tenants (group keys), or not. */
+  fairSet(queue, fair) {
+    return this._n.fairSet(queue, fair);
+  }
+  /** Whether queue is fair; false unless set. */
+  fairGet(queue) {
+    return this._n.fairGet(queue);
+  }
 }
 
 /** Open the database named by url; resolves with a Database. */

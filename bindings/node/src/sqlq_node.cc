@@ -293,6 +293,10 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value ConcurrencyGet(const Napi::CallbackInfo &info);
   Napi::Value RateSet(const Napi::CallbackInfo &info);
   Napi::Value RateGet(const Napi::CallbackInfo &info);
+  Napi::Value GroupLimitSet(const Napi::CallbackInfo &info);
+  Napi::Value GroupLimitGet(const Napi::CallbackInfo &info);
+  Napi::Value FairSet(const Napi::CallbackInfo &info);
+  Napi::Value FairGet(const Napi::CallbackInfo &info);
 
   sqlq_db *db_ = nullptr;
   bool closed_ = false;
@@ -1070,6 +1074,34 @@ Napi::Value Db::RateGet(const Napi::CallbackInfo &info) {
              });
 }
 
+Napi::Value Db::GroupLimitSet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  int64_t per_group = Int(info[1], "perGroup", INT64_MIN, INT64_MAX);
+  return Run(info, [=](sqlq_db *h) { return sqlq_group_limit_set(h, queue.c_str(), per_group); },
+             nullptr);
+}
+
+Napi::Value Db::GroupLimitGet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  auto per_group = std::make_shared<int64_t>(1);
+  return Run(info, [=](sqlq_db *h) { return sqlq_group_limit_get(h, queue.c_str(), per_group.get()); },
+             [per_group](Napi::Env env, int) { return I64(env, *per_group); });
+}
+
+Napi::Value Db::FairSet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  if (!info[1].IsBoolean()) Bad(info.Env(), "fair", "a boolean");
+  int fair = info[1].As<Napi::Boolean>().Value() ? 1 : 0;
+  return Run(info, [=](sqlq_db *h) { return sqlq_fair_set(h, queue.c_str(), fair); }, nullptr);
+}
+
+Napi::Value Db::FairGet(const Napi::CallbackInfo &info) {
+  std::string queue = Text(info[0], "queue");
+  auto fair = std::make_shared<int>(0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_fair_get(h, queue.c_str(), fair.get()); },
+             [fair](Napi::Env env, int) { return Napi::Boolean::New(env, *fair != 0); });
+}
+
 Napi::Function Db::Init(Napi::Env env) {
   Napi::Function f = DefineClass(
       env, "NativeDb",
@@ -1125,7 +1157,11 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("concurrencySet", &Db::ConcurrencySet),
        InstanceMethod("concurrencyGet", &Db::ConcurrencyGet),
        InstanceMethod("rateSet", &Db::RateSet),
-       InstanceMethod("rateGet", &Db::RateGet)});
+       InstanceMethod("rateGet", &Db::RateGet),
+       InstanceMethod("groupLimitSet", &Db::GroupLimitSet),
+       InstanceMethod("groupLimitGet", &Db::GroupLimitGet),
+       InstanceMethod("fairSet", &Db::FairSet),
+       InstanceMethod("fairGet", &Db::FairGet)});
   ctor = new Napi::FunctionReference(Napi::Persistent(f));
   return f;
 }

@@ -1,5 +1,5 @@
 // test/schedules.test.js -- schedules of periodic jobs, retention of
-// finished jobs, concurrency and rate limits and dependencies (libsqlq 1.1) through the package, on the database of
+// finished jobs, concurrency and rate limits, dependencies, per-group limits and fair queues (libsqlq 1.1) through the package, on the database of
 // SQLQ_TEST_URL (else SQLite).
 "use strict";
 const test = require("node:test");
@@ -138,6 +138,37 @@ test("rateSet and rateGet", async () => {
     await db.rateSet(q, 0);
     assert.deepEqual(await db.rateGet(q), { maxStarts: 0, period: 0 });
     assert.equal((await db.claim(q, 10)).length, 2);
+  });
+});
+
+test("groupLimitSet and groupLimitGet", async () => {
+  await withQueue(async (db, q) => {
+    assert.equal(await db.groupLimitGet(q), 1);
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await db.enqueue(q, String(i), { groupKey: "g" })).id);
+    assert.deepEqual((await db.claim(q, 10)).map((j) => j.id), ids.slice(0, 1));
+    await db.groupLimitSet(q, 3);
+    assert.equal(await db.groupLimitGet(q), 3);
+    assert.deepEqual((await db.claim(q, 10)).map((j) => j.id), ids.slice(1, 3));
+    for (const bad of [0, -1, 1000001]) await assert.rejects(db.groupLimitSet(q, bad), sqlq.MisuseError);
+    assert.throws(() => db.groupLimitSet(q, "3"), TypeError);
+    assert.equal(await db.groupLimitGet(q), 3);
+  });
+});
+
+test("fairSet and fairGet", async () => {
+  await withQueue(async (db, q) => {
+    assert.equal(await db.fairGet(q), false);
+    for (let i = 0; i < 5; i++) await db.enqueue(q, `a${i}`, { groupKey: "a" });
+    await db.enqueue(q, "b0", { groupKey: "b" });
+    await db.groupLimitSet(q, 1000);
+    await db.fairSet(q, true);
+    assert.equal(await db.fairGet(q), true);
+    const jobs = await db.claim(q, 3);
+    assert.deepEqual(jobs.map((j) => j.payload.toString()), ["a0", "b0", "a1"]);
+    assert.throws(() => db.fairSet(q, 1), TypeError);
+    await db.fairSet(q, false);
+    assert.equal(await db.fairGet(q), false);
   });
 });
 

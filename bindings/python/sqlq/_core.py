@@ -946,6 +946,30 @@ class Database:
         self._call_1_1("sqlq_rate_get", self._queue(queue), byref(max_starts), byref(period_us))
         return max_starts.value, period_us.value / 1e6
 
+    def group_limit_set(self, queue, per_group):
+        """Let at most per_group jobs of one group key of queue run at once (1, the
+        default: FIFO groups), still starting in id order."""
+        self._call_1_1("sqlq_group_limit_set", self._queue(queue), _id(per_group, "per_group"))
+
+    def group_limit_get(self, queue):
+        """The per-group limit of queue; 1 unless set."""
+        value = c_int64()
+        self._call_1_1("sqlq_group_limit_get", self._queue(queue), byref(value))
+        return value.value
+
+    def fair_set(self, queue, fair):
+        """Make queue's claims take jobs round-robin across tenants (group keys)
+        when fair is True, or in the queue's order when False."""
+        if not isinstance(fair, bool):
+            raise TypeError("fair must be True or False")
+        self._call_1_1("sqlq_fair_set", self._queue(queue), int(fair))
+
+    def fair_get(self, queue):
+        """Whether queue is fair; False unless set."""
+        value = c_int()
+        self._call_1_1("sqlq_fair_get", self._queue(queue), byref(value))
+        return value.value != 0
+
 
 def open(url, **options):  # noqa: A001 - sqlq.open(), like sqlite3.connect()
     """Open the database named by url (sqlite:PATH, postgres://..., mysql://...,

@@ -1,5 +1,6 @@
-"""Schedules of periodic jobs, retention of finished jobs, concurrency and rate limits and
-dependencies (libsqlq 1.1) through the package, on the backend the fixtures name."""
+"""Schedules of periodic jobs, retention of finished jobs, concurrency and rate limits,
+dependencies, per-group limits and fair queues (libsqlq 1.1) through the package, on the
+backend the fixtures name."""
 
 import pytest
 
@@ -146,6 +147,36 @@ def test_rate_limit(db, queue):
     db.rate_set(queue, 0)
     assert db.rate_get(queue) == (0, 0.0)
     assert len(db.claim(queue, 10)) == 2
+
+
+def test_group_limit(db, queue):
+    assert db.group_limit_get(queue) == 1
+    ids = [db.enqueue(queue, str(i), group_key="g") for i in range(4)]
+    assert [j.id for j in db.claim(queue, 10)] == ids[:1]
+    db.group_limit_set(queue, 3)
+    assert db.group_limit_get(queue) == 3
+    assert [j.id for j in db.claim(queue, 10)] == ids[1:3]
+    for bad in (0, -1, 1000001):
+        with pytest.raises(sqlq.Misuse):
+            db.group_limit_set(queue, bad)
+    with pytest.raises(TypeError):
+        db.group_limit_set(queue, "3")
+    assert db.group_limit_get(queue) == 3
+
+
+def test_fair_queue(db, queue):
+    assert db.fair_get(queue) is False
+    for i in range(5):
+        db.enqueue(queue, f"a{i}", group_key="a")
+    db.enqueue(queue, "b0", group_key="b")
+    db.group_limit_set(queue, 1000)
+    db.fair_set(queue, True)
+    assert db.fair_get(queue) is True
+    assert [j.payload for j in db.claim(queue, 3)] == [b"a0", b"b0", b"a1"]
+    with pytest.raises(TypeError):
+        db.fair_set(queue, 1)
+    db.fair_set(queue, False)
+    assert db.fair_get(queue) is False
 
 
 def test_fan_out_fan_in(db, queue):
