@@ -10,10 +10,14 @@ sql() {
   mariadb --no-defaults -h 127.0.0.1 -P "$SQLQ_TEST_MY_PORT" -u sqlq -N -B "$my_database" \
     -e "$1" >/dev/null || fail "mariadb: $1"
 }
-downgrade() {
+undo_10() {
   sql "DROP TABLE sqlq_groups; DROP FUNCTION sqlq_group_room;
        ALTER TABLE sqlq_queues DROP COLUMN group_running, DROP COLUMN fair, DROP COLUMN fair_served;
-       DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
+       DELETE FROM sqlq_schema WHERE version = 10;"
+}
+downgrade() {
+  undo_10
+  sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
        DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits,
          DROP COLUMN cancelled_at;
        DROP INDEX sqlq_jobs_history_age ON sqlq_jobs_history;
@@ -22,7 +26,7 @@ downgrade() {
        DROP TRIGGER sqlq_jobs_id;
        ALTER TABLE sqlq_jobs MODIFY id BIGINT NOT NULL AUTO_INCREMENT;
        DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
-       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9, 10);"
+       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9);"
 }
 
 # Ids are never handed out twice: a version 1 table whose AUTO_INCREMENT is

@@ -9,10 +9,14 @@
 sql() {
   pg_sql "$1" >/dev/null || fail "psql: $1"
 }
-downgrade() {
+undo_10() {
   sql "DROP TABLE sqlq_groups;
        ALTER TABLE sqlq_queues DROP COLUMN group_running, DROP COLUMN fair, DROP COLUMN fair_served;
-       DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
+       DELETE FROM sqlq_schema WHERE version = 10;"
+}
+downgrade() {
+  undo_10
+  sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
        DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits,
          DROP COLUMN cancelled_at;
        DROP INDEX sqlq_jobs_history_age;
@@ -22,7 +26,7 @@ downgrade() {
        DROP TABLE sqlq_rings, sqlq_ring_entries, sqlq_pool_items;
        ALTER TABLE sqlq_jobs RESET (autovacuum_vacuum_scale_factor,
          autovacuum_vacuum_threshold, autovacuum_vacuum_cost_delay);
-       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9, 10);"
+       DELETE FROM sqlq_schema WHERE version IN (2, 3, 4, 5, 6, 7, 8, 9);"
 }
 
 . "$(dirname "$0")/upgrade.bash"

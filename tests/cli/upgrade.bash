@@ -3,10 +3,15 @@
 # (MariaDB) after lib.sh, with
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
+#   undo_10       a function that turns a database of the current version
+#                 into version 9 by undoing what migration 10 does
 #   downgrade     a function that turns a database of the current version
 #                 into version 1 by undoing what migrations 2 to 10 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
+# On version 9, rate and concurrency limits work, with claims and waits of
+# the statements of that version, and per-group limits and fair queues
+# need the upgrade.
 # A job of version 1 survives the upgrade; rings, pools, subscriptions,
 # schedules, retention, concurrency and rate limits, dependencies,
 # cancellation, per-group limits and fair queues work after it,
@@ -114,6 +119,24 @@ sq retention --keep-count 0 "$q-h" >/dev/null
 sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
+
+undo_10
+run "limits on version 9" 0 sq limit -j -c 2 -r 10/1s "$q-9"
+expect_out "show no per-group limit and no fairness" \
+  "{\"queue\":\"$q-9\",\"concurrency\":2,\"rate\":{\"max_starts\":10,\"period_us\":1000000},\"per_group\":1,\"fair\":false}"
+run "per-group limits need version 10" 69 sq limit --per-group 2 "$q-9"
+expect_error_line "per-group limits need version 10"
+expect_err_has "per-group limits: the error says what to do" "run \`sqlq init\`"
+run "fair queues need version 10" 69 sq limit --fair "$q-9"
+expect_error_line "fair queues need version 10"
+sq push --group g "$q-9" "one" >/dev/null
+sq push --group g "$q-9" "two" >/dev/null
+run "a worker claims under both limits on version 9" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-9" -- true
+run "and drains the queue" 0 sq stats --json "$q-9"
+expect_out_has "drained" '"ready":0,"scheduled":0,"running":0'
+run "back to version 10" 0 sq init
+expect_out "back to version 10" "schema version 10"
+sq limit -c 0 -r 0 "$q-9" >/dev/null
 
 set_version 11
 run "a newer schema is refused" 69 sq init
