@@ -346,15 +346,28 @@ static void count_job(struct race *r, const char *key) {
   pthread_mutex_unlock(&r->lock);
 }
 
+/* rc = call, tried again while it answers SQLQ_BUSY, up to 10 times: a
+** transient answer, after which a scheduler or worker tries again as `sqlq
+** work` does at its next pass (under valgrind, one of the five schedulers
+** held SQLite's write lock past the 5 s busy timeout once in CI). */
+#define RETRY_BUSY(rc, call) \
+  do { \
+    int tries_ = 0; \
+    while (((rc) = (call)) == SQLQ_BUSY && ++tries_ < 10) {} \
+  } while (0)
+
 /* Take every job of the queue there is now, count each and ack it:
 ** consumed at once, a job leaves no dedupe key behind. */
 static int consume(sqlq_db *db, struct race *r) {
   sqlq_job *jobs = NULL;
   size_t n = 0;
-  int rc = failed(r, db, sqlq_claim(db, r->f->queue, TICKS, NULL, &jobs, &n), "claim");
+  int rc;
+  RETRY_BUSY(rc, sqlq_claim(db, r->f->queue, TICKS, NULL, &jobs, &n));
+  rc = failed(r, db, rc, "claim");
   for (size_t i = 0; i < n && rc == SQLQ_OK; i++) {
     count_job(r, jobs[i].dedupe_key);
-    rc = failed(r, db, sqlq_ack(db, jobs[i].id, jobs[i].token), "ack");
+    RETRY_BUSY(rc, sqlq_ack(db, jobs[i].id, jobs[i].token));
+    rc = failed(r, db, rc, "ack");
   }
   sqlq_jobs_free(jobs, n);
   return rc;
@@ -382,8 +395,8 @@ static void *scheduler(void *arg) {
     size_t enqueued = 0;
     pthread_barrier_wait(&r->barrier); /* every thread waits TICKS times, failed or not */
     if (rc != SQLQ_OK) continue;
-    rc = failed(r, db, sqlq_cron_tick(db, r->first + (int64_t)k * US + US / 2, &enqueued, NULL),
-                "tick");
+    RETRY_BUSY(rc, sqlq_cron_tick(db, r->first + (int64_t)k * US + US / 2, &enqueued, NULL));
+    rc = failed(r, db, rc, "tick");
     pthread_mutex_lock(&r->lock);
     r->enqueued += enqueued;
     pthread_mutex_unlock(&r->lock);
