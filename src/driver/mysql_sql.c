@@ -59,8 +59,15 @@
 ** earlier jobs of its group are unfinished: the head of its group may, and
 ** the function sqlq_group_room (migration 10) counts for the others, with a
 ** search that stops at the n-th (LIMIT takes no expression outside a
-** stored program). */
-#define GROUP_ROOM "(" GROUP_HEAD " OR sqlq_group_room(j.queue, j.group_key, j.id))"
+** stored program).  The function runs only for the queues that have a
+** per-group limit, q being the expression of the queue's name: a stored
+** function that runs in the claim's locking read makes MariaDB log the
+** read as unsafe under binlog_format=STATEMENT (a warning in the server's
+** log, once a claim), though the read writes nothing to the binary log. */
+#define GROUP_ROOM_OF(q) \
+  "(" GROUP_HEAD " OR (EXISTS (SELECT 1 FROM sqlq_queues gr WHERE gr.queue = " q \
+  " AND gr.group_running IS NOT NULL) AND sqlq_group_room(j.queue, j.group_key, j.id)))"
+#define GROUP_ROOM GROUP_ROOM_OF("$1")
 
 /* The claim's test of the queue's row (parameter $5: counted): neither
 ** paused nor limited while the claim did not count its running jobs. */
@@ -143,12 +150,15 @@
 ** never; for the wait statement. */
 #define WAIT_DUE(head, waits) WAIT_DUE_AFTER(head, waits, "0")
 /* WAIT_DUE, whose jobs are due no sooner than after (an expression: the
-** time the queue's rate frees a slot, or 0). */
+** time the queue's rate frees a slot, NULL when it has no rate, or 0).
+** GREATEST() of a NULL is NULL in MariaDB: without the COALESCE, a queue
+** without a rate had no due job, and a waiting worker never saw a job
+** inserted with plain SQL. */
 #define WAIT_DUE_AFTER(head, waits, after) \
   "(SELECT IF(EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = @sqlq_wait_queue AND paused), NULL," \
   " (LEAST(COALESCE(GREATEST((SELECT min(j.run_at) FROM sqlq_jobs j" \
   "   WHERE j.queue = @sqlq_wait_queue AND j.state = 'ready' AND " head waits ")," \
-  "   " after "), 9e18)," \
+  "   COALESCE(" after ", 0)), 9e18)," \
   "  COALESCE((SELECT min(lease_until) FROM sqlq_jobs WHERE queue = @sqlq_wait_queue" \
   "   AND state = 'running'), 9e18)) - " NOW_US ") / 1e6))"
 
@@ -469,8 +479,9 @@ const char sqlq__mysql_wait_sql[] =
 const char sqlq__mysql_wait_unlimited_sql[] = WAIT_BODY(WAIT_DUE(GROUP_HEAD, ""));
 const char sqlq__mysql_wait_rates_sql[] = WAIT_BODY(WAIT_DUE_AFTER(
   GROUP_HEAD, " AND NOT " FULL("@sqlq_wait_queue"), RATE_FREE_AT("@sqlq_wait_queue")));
-const char sqlq__mysql_wait_groups_sql[] = WAIT_BODY(WAIT_DUE_AFTER(
-  GROUP_ROOM, " AND NOT " FULL("@sqlq_wait_queue"), RATE_FREE_AT("@sqlq_wait_queue")));
+const char sqlq__mysql_wait_groups_sql[] =
+  WAIT_BODY(WAIT_DUE_AFTER(GROUP_ROOM_OF("@sqlq_wait_queue"), " AND NOT " FULL("@sqlq_wait_queue"),
+                           RATE_FREE_AT("@sqlq_wait_queue")));
 
 /* The same for a ring's followers: due now when the ring's counter is not
 ** the mark MY_SQL_WAIT_MARK took (the ring is named after the channel's
