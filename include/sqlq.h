@@ -592,6 +592,46 @@ int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out, siz
 /* Free an array returned by sqlq_stats().  Accepts NULL. */
 void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
 
+/* One measure of what holds a database's queues back (libsqlq 1.1): see
+** sqlq_health() and docs/health.md.  Every string is owned by the array
+** it is in and freed by sqlq_health_items_free(). */
+typedef struct sqlq_health_item {
+  char *name;            /* "oldest_xmin_age", "wal_bytes", ...: one of
+                            docs/health.md's, never NULL */
+  int64_t value;         /* the measure now, in unit */
+  char *unit;            /* "s", "bytes", "rows", "frames", "transactions" */
+  int64_t threshold;     /* the default limit past which it holds the
+                            queue back (0: none) */
+  int over;              /* 1 when value is over threshold */
+  char *holder;          /* who holds it (a process id, a user, an
+                            application, a client address, a slot), or
+                            NULL when unknown or nobody */
+  int64_t started_at_us; /* when the holder began (0: unknown) */
+  char *detail;          /* more, in words (what kind of holder, an age in
+                            transactions), or NULL */
+} sqlq_health_item;
+
+/*
+** What holds the database's queues back, as read now: the age and holder
+** of the oldest snapshot (PostgreSQL), the history list and the oldest
+** transaction (MariaDB), the size of the WAL and the frames a reader keeps
+** a checkpoint from (SQLite), the gaps between the oldest and the next
+** transaction (Firebird), and the size of sqlq's tables.  The items and
+** their default thresholds differ by backend and are listed in
+** docs/health.md; an item over its threshold is not an error.  The read
+** is one query (on SQLite a few system calls) outside any transaction of
+** the caller's, and needs the server's monitoring views (PostgreSQL shows
+** the holders of other users only to members of pg_read_all_stats;
+** MariaDB's INNODB_* views need the PROCESS privilege).  *items_out
+** receives an array of *n_out items in a fixed order per backend; free it
+** with sqlq_health_items_free().  Returns SQLQ_OK or an error status, and
+** then *items_out is NULL and *n_out 0.
+*/
+int sqlq_health(sqlq_db *db, sqlq_health_item **items_out, size_t *n_out);
+
+/* Free an array returned by sqlq_health(), strings and all.  Accepts NULL. */
+void sqlq_health_items_free(sqlq_health_item *items, size_t n);
+
 /* Job states as stored in the state column. */
 #define SQLQ_STATE_READY 1 /* ready, due or scheduled */
 #define SQLQ_STATE_RUNNING 2

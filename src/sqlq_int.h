@@ -404,6 +404,13 @@ enum sqlq__sql_id {
                                 tenant's sequence number */
   SQLQ__SQL_FAIR_SERVED,     /* $1 queue $2 served: the queue's last
                                 sequence number */
+  /* Health (sqlq_health(), health.c; no schema version: it reads the
+  ** server's monitoring views). */
+  SQLQ__SQL_HEALTH, /* -> name, value, unit, threshold, holder (NULL:
+                        unknown or nobody), started_at (microseconds,
+                        NULL: unknown), detail (NULL: none): one row per
+                        item of docs/health.md, in one statement; NULL
+                        for a driver with the health method */
   SQLQ__SQL_COUNT
 };
 
@@ -496,6 +503,19 @@ typedef struct sqlq__stmt sqlq__stmt;
 #define SQLQ__ROW 100
 #define SQLQ__DONE 101
 #define SQLQ__CONSTRAINT 102
+
+/* The items sqlq_health() gathers (health.c): an array the core owns. */
+typedef struct sqlq__health {
+  sqlq_health_item *items;
+  size_t n, cap;
+} sqlq__health;
+
+/* Append a copy of an item to h (holder and detail may be NULL; over is
+** worked out from value and threshold).  SQLQ_NOMEM recorded on db when
+** memory runs out. */
+int sqlq__health_add(sqlq_db *db, sqlq__health *h, const char *name, int64_t value,
+                     const char *unit, int64_t threshold, const char *holder, int64_t started_at_us,
+                     const char *detail);
 
 /* A named lock held by a driver.  Opaque to the core. */
 typedef struct sqlq__lockstate sqlq__lockstate;
@@ -671,6 +691,12 @@ typedef struct sqlq__driver {
   ** the dialect has no subscriptions.
   */
   int (*sub_triggers)(sqlq_db *db, const sqlq__sub_plan *plan);
+
+  /* Add the items of sqlq_health() to h with sqlq__health_add, for a
+  ** backend whose health is not one statement (SQLite: file sizes and the
+  ** WAL-index).  Called outside any transaction.  NULL: the core runs
+  ** sql[SQLQ__SQL_HEALTH]. */
+  int (*health)(sqlq_db *db, struct sqlq__health *h);
 
   /* The client library's own connection handle (sqlite3 *, PGconn *, ...). */
   void *(*native)(sqlq_db *db);

@@ -17,15 +17,28 @@
 #define PREVIEW_MAX 40
 
 static const char stats_usage[] =
-  "usage: sqlq [--url URL] stats [--json] [QUEUE]\n"
+  "usage: sqlq [--url URL] stats [--json] [--warn NAME=LIMIT]... [QUEUE]\n"
   "\n"
   "Count the jobs of QUEUE, or of every queue, by state: ready (due now),\n"
   "scheduled (due later), running (leased) and dead (out of attempts).\n"
   "Bytes of names outside printable ASCII are shown escaped (\\xHH).\n"
   "\n"
-  "  -j, --json   print {\"queues\":[{\"queue\":Q,\"ready\":N,\"scheduled\":N,\n"
-  "               \"running\":N,\"dead\":N,\"paused\":BOOL},...]}\n"
-  "  -h, --help   print this help\n";
+  "Without QUEUE, then show the database's health: what holds the queues\n"
+  "back (an old snapshot, a long transaction, a WAL a reader keeps from its\n"
+  "checkpoint) and who holds it, one item a row (see docs/health.md).  Each\n"
+  "item over its threshold also prints a line \"sqlq: warning: ...\" on\n"
+  "stderr; the exit status stays 0.\n"
+  "\n"
+  "  -j, --json              print {\"queues\":[{\"queue\":Q,\"ready\":N,\n"
+  "                          \"scheduled\":N,\"running\":N,\"dead\":N,\n"
+  "                          \"paused\":BOOL},...]}, without QUEUE with\n"
+  "                          \"health\":[{\"name\":S,\"value\":N,\"unit\":S,\n"
+  "                          \"threshold\":N,\"over\":BOOL,\"holder\":S,\n"
+  "                          \"started_at\":TIME,\"detail\":S},...] after it\n"
+  "  -w, --warn NAME=LIMIT   warn when health item NAME is over LIMIT (a\n"
+  "                          whole number >= 0 in the item's unit) instead of\n"
+  "                          its default threshold; 0: never; repeatable\n"
+  "  -h, --help              print this help\n";
 
 static const char jobs_usage[] =
   "usage: sqlq [--url URL] jobs [--state STATE] [--limit N] [--json] QUEUE\n"
@@ -197,7 +210,7 @@ int cmd_purge(const cli_global *g, int argc, char **argv) {
 ** stats
 */
 
-static int print_stats_json(const sqlq_queue_stats *st, size_t n) {
+static json_t *stats_json(const sqlq_queue_stats *st, size_t n) {
   json_t *queues = json_array();
   size_t i;
   for (i = 0; queues != NULL && i < n; i++) {
@@ -210,7 +223,7 @@ static int print_stats_json(const sqlq_queue_stats *st, size_t n) {
     json_object_set_new(q, "paused", json_boolean(st[i].paused));
     json_array_append_new(queues, q);
   }
-  return cli_print_json(json_pack("{s:o}", "queues", queues));
+  return queues;
 }
 
 static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
@@ -236,33 +249,207 @@ static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
   return cli_table_finish(&t, ok, "stats");
 }
 
+/* ---------------------------------------------------------------------
+** stats: health
+*/
+
+/* A --warn NAME=LIMIT override of a health item's threshold. */
+typedef struct warn_limit {
+  const char *name; /* points into argv, name_len bytes before the "=" */
+  size_t name_len;
+  long long limit;
+} warn_limit;
+
+/* Parse the value of --warn into *w.  Returns 0, or prints one line and
+** returns EXIT_USAGE. */
+static int parse_warn(const char *arg, warn_limit *w) {
+  const char *eq = strchr(arg, '=');
+  size_t len = eq ? (size_t)(eq - arg) : 0;
+  if (eq == NULL || len == 0 || len > 64 ||
+      strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_") != len) {
+    return cli_usage_error("stats", "--warn takes NAME=LIMIT, not '%.40s'", arg);
+  }
+  if (cli_parse_int(eq + 1, 0, INT64_MAX, &w->limit) != 0) {
+    return cli_usage_error("stats", "--warn limit '%.40s' is not a whole number >= 0", eq + 1);
+  }
+  w->name = arg;
+  w->name_len = len;
+  return 0;
+}
+
+/* Apply the --warn overrides to the items: the last one given for a name
+** wins. */
+static void apply_warn(sqlq_health_item *items, size_t n, const warn_limit *w, size_t n_w) {
+  size_t i, k;
+  for (i = 0; i < n; i++) {
+    for (k = 0; k < n_w; k++) {
+      if (strlen(items[i].name) == w[k].name_len &&
+          memcmp(items[i].name, w[k].name, w[k].name_len) == 0) {
+        items[i].threshold = w[k].limit;
+        items[i].over = w[k].limit > 0 && items[i].value > w[k].limit;
+      }
+    }
+  }
+}
+
+/* holder or "-", escaped for a terminal into out (HOLDER_MAX + 4 bytes). */
+#define HOLDER_MAX 80
+static const char *shown_text(const char *text, char *out) {
+  if (text == NULL) {
+    return "-";
+  }
+  cli_escape((const unsigned char *)text, strlen(text), HOLDER_MAX, out);
+  return out;
+}
+
+static json_t *health_json(const sqlq_health_item *items, size_t n) {
+  json_t *array = json_array();
+  char at[CLI_TIME_SIZE];
+  size_t i;
+  for (i = 0; array != NULL && i < n; i++) {
+    const sqlq_health_item *h = &items[i];
+    json_t *o = json_object();
+    if (h->started_at_us != 0) {
+      cli_format_time(h->started_at_us, 1, at);
+    }
+    json_object_set_new(o, "name", cli_json_text(h->name));
+    json_object_set_new(o, "value", json_integer(h->value));
+    json_object_set_new(o, "unit", cli_json_text(h->unit));
+    json_object_set_new(o, "threshold", json_integer(h->threshold));
+    json_object_set_new(o, "over", json_boolean(h->over));
+    json_object_set_new(o, "holder", cli_json_text(h->holder));
+    json_object_set_new(o, "started_at", h->started_at_us ? json_string(at) : json_null());
+    json_object_set_new(o, "detail", cli_json_text(h->detail));
+    json_array_append_new(array, o);
+  }
+  return array;
+}
+
+static int print_health_table(const sqlq_health_item *items, size_t n) {
+  static const char *const header[] = {"health", "value", "threshold", "holder", "since"};
+  cli_table t;
+  size_t i;
+  int ok;
+  putchar('\n');
+  ok = cli_table_init(&t, 5, header) == 0;
+  for (i = 0; ok && i < n; i++) {
+    const sqlq_health_item *h = &items[i];
+    char value[48], threshold[48], since[CLI_TIME_SIZE], holder[HOLDER_MAX + 4];
+    const char *row[5];
+    snprintf(value, sizeof value, "%" PRId64 " %s", h->value, h->unit);
+    if (h->threshold > 0) {
+      snprintf(threshold, sizeof threshold, "%" PRId64 " %s", h->threshold, h->unit);
+    } else {
+      strcpy(threshold, "-");
+    }
+    if (h->started_at_us != 0) {
+      cli_format_time(h->started_at_us, 0, since);
+    } else {
+      strcpy(since, "-");
+    }
+    row[0] = h->name;
+    row[1] = value;
+    row[2] = threshold;
+    row[3] = shown_text(h->holder, holder);
+    row[4] = since;
+    ok = cli_table_add(&t, row) == 0;
+  }
+  return cli_table_finish(&t, ok, "stats");
+}
+
+/* One line on stderr for each item over its threshold. */
+static void warn_health(const sqlq_health_item *items, size_t n) {
+  char holder[HOLDER_MAX + 4], detail[HOLDER_MAX + 4];
+  size_t i;
+  for (i = 0; i < n; i++) {
+    const sqlq_health_item *h = &items[i];
+    if (h->over) {
+      fprintf(stderr, "sqlq: warning: %s is %" PRId64 " %s, over %" PRId64 "%s%s%s%s%s\n", h->name,
+              h->value, h->unit, h->threshold, h->holder ? "; held by " : "",
+              h->holder ? shown_text(h->holder, holder) : "", h->detail ? " (" : "",
+              h->detail ? shown_text(h->detail, detail) : "", h->detail ? ")" : "");
+    }
+  }
+}
+
+/* Print the queues, and without a queue the health after them. */
+static int print_stats(sqlq_db *db, const sqlq_queue_stats *st, size_t n, int json, int health,
+                       const warn_limit *w, size_t n_w) {
+  sqlq_health_item *items = NULL;
+  size_t n_items = 0;
+  int code, rc = health ? sqlq_health(db, &items, &n_items) : SQLQ_OK;
+  if (rc != SQLQ_OK) {
+    /* The counts are still worth having. */
+    fprintf(stderr, "sqlq: warning: stats: cannot read the health: %s\n", sqlq_errmsg(db));
+    health = 0;
+  }
+  apply_warn(items, n_items, w, n_w);
+  if (json) {
+    json_t *out = json_pack("{s:o}", "queues", stats_json(st, n));
+    if (out != NULL && health) {
+      json_object_set_new(out, "health", health_json(items, n_items));
+    }
+    code = cli_print_json(out);
+  } else {
+    code = print_stats_table(st, n);
+    if (code == 0 && health) {
+      code = print_health_table(items, n_items);
+    }
+  }
+  if (health) {
+    warn_health(items, n_items);
+  }
+  sqlq_health_items_free(items, n_items);
+  return code;
+}
+
 int cmd_stats(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
     {"json", no_argument, NULL, 'j'},
+    {"warn", required_argument, NULL, 'w'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   sqlq_queue_stats *st = NULL, zero;
+  warn_limit *warns;
   const char *queue;
-  size_t n = 0;
+  size_t n = 0, n_warns = 0;
   sqlq_db *db;
   int c, json = 0, code, rc;
 
-  while ((c = cli_getopt("stats", argc, argv, ":jh", options)) != -1) {
+  /* At most one --warn per word of the command line. */
+  if ((warns = calloc((size_t)argc + 1, sizeof *warns)) == NULL) {
+    fputs("sqlq: stats: out of memory\n", stderr);
+    return EXIT_SOFTWARE;
+  }
+  while ((c = cli_getopt("stats", argc, argv, ":jw:h", options)) != -1) {
     if (c == 'j') {
       json = 1;
+    } else if (c == 'w') {
+      if ((code = parse_warn(optarg, &warns[n_warns++])) != 0) {
+        free(warns);
+        return code;
+      }
     } else if (c == 'h') {
       fputs(stats_usage, stdout);
+      free(warns);
       return 0;
     } else {
+      free(warns);
       return EXIT_USAGE;
     }
   }
   if ((code = check_args("stats", argc, argv, 0, 1, "[QUEUE]")) != 0) {
+    free(warns);
     return code;
   }
   queue = optind < argc ? argv[optind] : NULL;
+  if (queue != NULL && n_warns > 0) {
+    free(warns);
+    return cli_usage_error("stats", "--warn is for the health, which stats shows without QUEUE");
+  }
   if ((db = cli_open(g, &code)) == NULL) {
+    free(warns);
     return code;
   }
   rc = sqlq_stats(db, queue, &st, &n);
@@ -272,12 +459,13 @@ int cmd_stats(const cli_global *g, int argc, char **argv) {
     /* A queue without jobs is a queue with zero of each. */
     memset(&zero, 0, sizeof zero);
     snprintf(zero.queue, sizeof zero.queue, "%s", queue);
-    code = json ? print_stats_json(&zero, 1) : print_stats_table(&zero, 1);
+    code = print_stats(db, &zero, 1, json, 0, NULL, 0);
   } else {
-    code = json ? print_stats_json(st, n) : print_stats_table(st, n);
+    code = print_stats(db, st, n, json, queue == NULL, warns, n_warns);
   }
   sqlq_queue_stats_free(st, n);
   sqlq_close(db);
+  free(warns);
   return code;
 }
 

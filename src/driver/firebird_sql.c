@@ -343,6 +343,20 @@
   "((" t ".RDB$FIELD_TYPE = 261 AND " t ".RDB$FIELD_SUB_TYPE <> 1)" \
   " OR (" t ".RDB$FIELD_TYPE IN (14, 37, 261) AND " t ".RDB$CHARACTER_SET_ID = 1))"
 
+/* The attachment of the oldest open transaction of another connection (any
+** in MON$TRANSACTIONS: MON$STATE says only whether it runs a statement),
+** for SQLQ__SQL_HEALTH: holder (in words) and started (microseconds). */
+#define FB_HEALTH_HOLDER \
+  "(SELECT FIRST 1 CAST('attachment ' || a.MON$ATTACHMENT_ID || ' user ' || TRIM(a.MON$USER)" \
+  "  || COALESCE(' address ' || a.MON$REMOTE_ADDRESS, '')" \
+  "  || COALESCE(' process ' || a.MON$REMOTE_PROCESS, '')" \
+  "  || COALESCE(' pid ' || a.MON$REMOTE_PID, '') AS VARCHAR(400)) AS holder," \
+  "  CAST(DATEDIFF(MILLISECOND FROM TIMESTAMP '1970-01-01 00:00:00' TO t.MON$TIMESTAMP) * 1000" \
+  "   AS BIGINT) AS started" \
+  "  FROM MON$TRANSACTIONS t JOIN MON$ATTACHMENTS a ON a.MON$ATTACHMENT_ID = t.MON$ATTACHMENT_ID" \
+  "  WHERE t.MON$ATTACHMENT_ID <> CURRENT_CONNECTION" \
+  "  ORDER BY t.MON$TRANSACTION_ID)"
+
 const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   /* The version table, made (and committed, by an autonomous transaction)
   ** when missing; concurrent makers lose quietly.  Its row 0 is the lock
@@ -762,6 +776,25 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_FAIR_SERVE] = "UPDATE OR INSERT INTO sqlq_groups (queue, grouped, group_key, served)"
                            " VALUES ($1, $2, $3, $4) MATCHING (queue, grouped, group_key)",
   [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
+
+  /* Health (docs/health.md): the gaps between the next transaction and the
+  ** oldest interesting, oldest active and oldest snapshot ones (garbage
+  ** collection stops at the oldest snapshot), the attachment of the oldest
+  ** active transaction of another connection, and the database's size. */
+  [SQLQ__SQL_HEALTH] =
+    "SELECT CAST('oldest_transaction_gap' AS VARCHAR(32)),"
+    "  CAST(d.MON$NEXT_TRANSACTION - d.MON$OLDEST_TRANSACTION AS BIGINT),"
+    "  CAST('transactions' AS VARCHAR(16)), CAST(100000 AS BIGINT), CAST(NULL AS VARCHAR(400)),"
+    "  CAST(NULL AS BIGINT), CAST('oldest interesting ' || d.MON$OLDEST_TRANSACTION AS VARCHAR(400))"
+    "  FROM MON$DATABASE d"
+    " UNION ALL SELECT 'oldest_active_gap', d.MON$NEXT_TRANSACTION - d.MON$OLDEST_ACTIVE,"
+    "  'transactions', 100000, h.holder, h.started, 'oldest active ' || d.MON$OLDEST_ACTIVE"
+    "  FROM MON$DATABASE d LEFT JOIN " FB_HEALTH_HOLDER " h ON 1 = 1"
+    " UNION ALL SELECT 'oldest_snapshot_gap', d.MON$NEXT_TRANSACTION - d.MON$OLDEST_SNAPSHOT,"
+    "  'transactions', 100000, h.holder, h.started, 'oldest snapshot ' || d.MON$OLDEST_SNAPSHOT"
+    "  FROM MON$DATABASE d LEFT JOIN " FB_HEALTH_HOLDER " h ON 1 = 1"
+    " UNION ALL SELECT 'database_bytes', CAST(d.MON$PAGES * d.MON$PAGE_SIZE AS BIGINT), 'bytes',"
+    "  1073741824, NULL, NULL, NULL FROM MON$DATABASE d",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,

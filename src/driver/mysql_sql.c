@@ -465,6 +465,28 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "INSERT INTO sqlq_groups (queue, grouped, group_key, served) VALUES ($1, $2, $3, $4)"
     " ON DUPLICATE KEY UPDATE served = VALUES(served)",
   [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
+
+  /* Health (docs/health.md): InnoDB's history list (undo that purge cannot
+  ** free while an old read view lives), the oldest transaction of another
+  ** connection, and the size of sqlq's tables. */
+  [SQLQ__SQL_HEALTH] =
+    "SELECT 'history_list_length', CAST(`COUNT` AS SIGNED), 'transactions', 100000,"
+    "  NULL, NULL, NULL FROM information_schema.INNODB_METRICS"
+    "  WHERE NAME = 'trx_rseg_history_len'"
+    " UNION ALL SELECT 'oldest_transaction_age',"
+    "  CAST(COALESCE(TIMESTAMPDIFF(SECOND, t.trx_started, NOW()), 0) AS SIGNED), 's', 60,"
+    "  CONCAT('thread ', t.trx_mysql_thread_id, COALESCE(CONCAT(' user ', p.USER), ''),"
+    "   COALESCE(CONCAT(' host ', p.HOST), '')),"
+    "  CAST(UNIX_TIMESTAMP(t.trx_started) * 1000000 AS SIGNED),"
+    "  CONCAT(t.trx_state, COALESCE(CONCAT(', ', t.trx_isolation_level), ''), ', ',"
+    "   t.trx_rows_modified, ' rows modified')"
+    "  FROM (SELECT 1) AS one LEFT JOIN (SELECT trx_started, trx_mysql_thread_id, trx_state,"
+    "   trx_isolation_level, trx_rows_modified FROM information_schema.INNODB_TRX"
+    "   WHERE trx_mysql_thread_id <> CONNECTION_ID() ORDER BY trx_started, trx_id LIMIT 1) AS t"
+    "  ON TRUE LEFT JOIN information_schema.PROCESSLIST AS p ON p.ID = t.trx_mysql_thread_id"
+    " UNION ALL SELECT 'table_bytes', CAST(COALESCE(SUM(DATA_LENGTH + INDEX_LENGTH), 0) AS SIGNED),"
+    "  'bytes', 1073741824, NULL, NULL, NULL FROM information_schema.TABLES"
+    "  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'sqlq\\_%'",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",

@@ -418,6 +418,36 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " ON CONFLICT (queue, grouped, group_key) DO UPDATE SET served = excluded.served",
   [SQLQ__SQL_FAIR_SERVED] = "UPDATE sqlq_queues SET fair_served = $2::int8 WHERE queue = $1::text",
 
+  /* Health (docs/health.md): whatever holds back the oldest xmin (a
+  ** backend's snapshot, a prepared transaction, a replication slot), and
+  ** what sqlq's tables carry.  This session's own snapshot is left out. */
+  [SQLQ__SQL_HEALTH] =
+    "WITH held(kind, x, holder, t) AS ("
+    "  SELECT 'backend snapshot', backend_xmin, 'pid ' || pid"
+    "   || coalesce(' user ' || usename, '')"
+    "   || coalesce(' application ' || nullif(application_name, ''), '')"
+    "   || coalesce(' client ' || host(client_addr), ''), xact_start"
+    "  FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()"
+    "  UNION ALL SELECT 'prepared transaction', transaction,"
+    "   'prepared ' || gid || ' owner ' || owner, prepared FROM pg_prepared_xacts"
+    "  UNION ALL SELECT 'replication slot', xmin, 'slot ' || slot_name, NULL"
+    "  FROM pg_replication_slots WHERE xmin IS NOT NULL"
+    "  UNION ALL SELECT 'replication slot catalog_xmin', catalog_xmin, 'slot ' || slot_name, NULL"
+    "  FROM pg_replication_slots WHERE catalog_xmin IS NOT NULL),"
+    " oldest AS (SELECT kind, age(x)::int8 AS xacts, holder, t FROM held"
+    "  ORDER BY age(x) DESC, t NULLS LAST LIMIT 1),"
+    " oldest1 AS (SELECT o.* FROM (SELECT 1) AS one LEFT JOIN oldest AS o ON true),"
+    " tables AS (SELECT coalesce(sum(n_dead_tup), 0)::int8 AS dead,"
+    "  coalesce(sum(pg_total_relation_size(relid)), 0)::int8 AS bytes FROM pg_stat_user_tables"
+    "  WHERE schemaname = current_schema() AND relname LIKE 'sqlq\\_%')"
+    " SELECT 'oldest_xmin_age'::text, coalesce(extract(epoch FROM statement_timestamp() - t), 0)::int8,"
+    "  's'::text, 60::int8, holder, (extract(epoch FROM t) * 1000000)::int8,"
+    "  kind || ', ' || xacts || ' transactions old' FROM oldest1"
+    " UNION ALL SELECT 'oldest_xmin_xacts', coalesce(xacts, 0), 'transactions', 100000, holder,"
+    "  (extract(epoch FROM t) * 1000000)::int8, kind FROM oldest1"
+    " UNION ALL SELECT 'dead_rows', dead, 'rows', 100000, NULL, NULL, NULL FROM tables"
+    " UNION ALL SELECT 'table_bytes', bytes, 'bytes', 1073741824, NULL, NULL, NULL FROM tables",
+
   /* A notification is its own transaction, sent after the COMMIT of the
   ** jobs it announces (see postgres.c): nothing is lost if a crash forgets
   ** it, so its commit does not wait for the disk. */

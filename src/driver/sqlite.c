@@ -493,5 +493,6 @@ const sqlq__driver sqlq__driver_sqlite = {
   .sub_triggers = sqlq__sqlite_sub_triggers,
   .unlock = sqlq__sqlite_unlock,
   .lock_check = sqlq__sqlite_lock_check,
+  .health = sqlq__sqlite_health,
   .native = sqlite_native,
 };

@@ -74,6 +74,9 @@ int64_t sqlq__sqlite_data_version(sqlq_db *db);
 /* The sub_triggers method (sqlite_sub.c). */
 int sqlq__sqlite_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);
 
+/* The health method (sqlite_health.c). */
+int sqlq__sqlite_health(sqlq_db *db, sqlq__health *h);
+
 /* Wake-ups (sqlite_wait.c). */
 int sqlq__sqlite_wait_prepare(sqlq_db *db, const char *queue);
 int sqlq__sqlite_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_ns);

@@ -25,7 +25,9 @@
 #   role sqlq_owner   LOGIN and nothing else: an application role that owns
 #                  a subscribed table and tries to run code as the
 #                  subscriber (pg_subscribe_owner.sh)
-#   every other role is trusted, on 127.0.0.1 and on the unix socket.
+#   every other role is trusted, on 127.0.0.1 and on the unix socket;
+#   max_prepared_transactions = 4, so that pg_health.sh can hold a prepared
+#   transaction.
 #
 # Exits 0 on success; on an error prints one line "postgres.sh: ..." on stderr
 # (after the tail of the server log when the server would not start) and
@@ -191,6 +193,7 @@ listen_addresses = '127.0.0.1'
 port = $port
 unix_socket_directories = '$dir'
 max_connections = 200
+max_prepared_transactions = 4
 shared_buffers = 128MB
 password_encryption = 'scram-sha-256'
 log_min_messages = warning
