@@ -19,8 +19,8 @@ static char *dup_or_null(const char *s, int *ok) {
 }
 
 int sqlq__health_add(sqlq_db *db, sqlq__health *h, const char *name, int64_t value,
-                     const char *unit, int64_t threshold, const char *holder,
-                     int64_t started_at_us, const char *detail) {
+                     const char *unit, int64_t threshold, const char *holder, int64_t started_at_us,
+                     const char *detail) {
   int rc = sqlq__grow(db, (void **)&h->items, &h->cap, h->n, sizeof *h->items);
   if (rc != SQLQ_OK) return rc;
   sqlq_health_item *it = &h->items[h->n++];

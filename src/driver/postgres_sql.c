@@ -418,9 +418,11 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " ON CONFLICT (queue, grouped, group_key) DO UPDATE SET served = excluded.served",
   [SQLQ__SQL_FAIR_SERVED] = "UPDATE sqlq_queues SET fair_served = $2::int8 WHERE queue = $1::text",
 
-  /* Health (docs/health.md): whatever holds back the oldest xmin (a
-  ** backend's snapshot, a prepared transaction, a replication slot), and
-  ** what sqlq's tables carry.  This session's own snapshot is left out. */
+  /* Health (docs/health.md): whatever holds back the oldest xmin that
+  ** vacuum must keep row versions for in this database (a snapshot of a
+  ** backend or a prepared transaction of this database, a replication
+  ** slot), and what sqlq's tables carry.  This session's own snapshot is
+  ** left out. */
   [SQLQ__SQL_HEALTH] =
     "WITH held(kind, x, holder, t) AS ("
     "  SELECT 'backend snapshot', backend_xmin, 'pid ' || pid"
@@ -428,8 +430,10 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "   || coalesce(' application ' || nullif(application_name, ''), '')"
     "   || coalesce(' client ' || host(client_addr), ''), xact_start"
     "  FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()"
+    "  AND datname = current_database()"
     "  UNION ALL SELECT 'prepared transaction', transaction,"
     "   'prepared ' || gid || ' owner ' || owner, prepared FROM pg_prepared_xacts"
+    "  WHERE database = current_database()"
     "  UNION ALL SELECT 'replication slot', xmin, 'slot ' || slot_name, NULL"
     "  FROM pg_replication_slots WHERE xmin IS NOT NULL"
     "  UNION ALL SELECT 'replication slot catalog_xmin', catalog_xmin, 'slot ' || slot_name, NULL"

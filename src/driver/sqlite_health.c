@@ -26,12 +26,12 @@
 
 #include "sqlite_int.h"
 
-#define SHM_HEADER 136      /* two headers and the checkpoint information */
-#define SHM_MX_FRAME 16     /* mxFrame in the first header */
-#define SHM_BACKFILL 96     /* nBackfill */
-#define SHM_READ_MARKS 100  /* aReadMark[0] */
-#define SHM_READ_LOCK0 123  /* the lock byte of read mark 0 */
-#define SHM_READ_MARK_N 5   /* read marks */
+#define SHM_HEADER 136     /* two headers and the checkpoint information */
+#define SHM_MX_FRAME 16    /* mxFrame in the first header */
+#define SHM_BACKFILL 96    /* nBackfill */
+#define SHM_READ_MARKS 100 /* aReadMark[0] */
+#define SHM_READ_LOCK0 123 /* the lock byte of read mark 0 */
+#define SHM_READ_MARK_N 5  /* read marks */
 #define READ_MARK_UNUSED 0xffffffffu
 
 /* Default thresholds (docs/health.md). */
@@ -78,8 +78,8 @@ static void read_starved(const char *path, struct starved *s) {
     ** exclusive one: a reader's shared lock on the mark's byte.  Locks of
     ** this process conflict with none, and it holds no read transaction
     ** here. */
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = SHM_READ_LOCK0 + i,
-                       .l_len = 1};
+    struct flock fl = {
+      .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = SHM_READ_LOCK0 + i, .l_len = 1};
     if (fcntl(fd, F_GETLK, &fl) != 0 || fl.l_type == F_UNLCK) continue;
     if ((int64_t)(mx - mark) > s->frames) {
       s->frames = (int64_t)(mx - mark);
@@ -101,9 +101,9 @@ int sqlq__sqlite_health(sqlq_db *db, sqlq__health *h) {
   snprintf(detail, sizeof detail, "a reader's snapshot (read mark %d) ends that many frames back",
            s.mark);
   if (rc == SQLQ_OK)
-    rc = sqlq__health_add(db, h, "checkpoint_starved_frames", s.frames, "frames",
-                          STARVED_FRAMES_MAX, s.pid > 0 ? holder : NULL, 0,
-                          s.frames > 0 ? detail : NULL);
+    rc =
+      sqlq__health_add(db, h, "checkpoint_starved_frames", s.frames, "frames", STARVED_FRAMES_MAX,
+                       s.pid > 0 ? holder : NULL, 0, s.frames > 0 ? detail : NULL);
   if (rc == SQLQ_OK)
     rc = sqlq__health_add(db, h, "database_bytes", path ? file_bytes(path, "") : 0, "bytes",
                           DATABASE_BYTES_MAX, NULL, 0, NULL);

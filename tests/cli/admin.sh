@@ -4,8 +4,10 @@
 sq init >/dev/null
 
 run "stats of an empty database" 0 sq stats
+queues_only
 golden "empty stats table" admin_stats_empty.txt
 run "stats --json of an empty database" 0 sq stats --json
+queues_only
 expect_out "no queues" '{"queues":[]}'
 
 # Two dead jobs, one scheduled, one ready.
@@ -17,6 +19,7 @@ sq push -p 3 jobs ready >/dev/null
 sq push other x >/dev/null
 
 run "stats" 0 sq stats
+queues_only
 golden "stats table" admin_stats.txt
 run "jobs --state dead" 0 sq jobs --state dead jobs
 mask_times
@@ -31,6 +34,7 @@ run "stats of a paused queue" 0 sq stats --json jobs
 expect_out "paused" '{"queues":[{"queue":"jobs","ready":1,"scheduled":1,"running":0,"dead":2,"paused":true}]}'
 run "pause an empty queue" 0 sq pause fresh
 run "a paused queue without jobs is listed" 0 sq stats
+queues_only
 golden "stats with paused queues" admin_stats_paused.txt
 run "resume" 0 sq resume jobs
 run "resume an empty queue" 0 sq resume fresh

@@ -7,7 +7,7 @@ sq init >/dev/null
 sq push q one >/dev/null
 sq push -d 3600 q two >/dev/null
 printf 'a\0b' | sq push q >/dev/null
-baseline=$(sq stats --json)
+baseline=$(queue_stats)
 payload_baseline=$(sq jobs --json q)
 
 # bad NAME CODE CMD...: CMD fails with CODE and one error line, and the
@@ -16,7 +16,7 @@ bad() {
   local name=$1
   run "$@"
   expect_error_line "$name"
-  expect_eq "$name: stats intact" "$(sq stats --json)" "$baseline"
+  expect_eq "$name: stats intact" "$(queue_stats)" "$baseline"
 }
 
 # Usage errors: 64.
@@ -87,7 +87,7 @@ expect_err_has "the limit is stated" "limit"
 bad "stdin payload over the limit" 65 "$SQLQ" --url "$small" push q < <(head -c 11 /dev/zero)
 bad "a line over the limit" 65 "$SQLQ" --url "$small" push --lines q < <(printf 'ok\n12345678901\n')
 run "a payload at the limit" 0 "$SQLQ" --url "$small" push at-limit 1234567890
-baseline=$(sq stats --json)
+baseline=$(queue_stats)
 
 # The database is unavailable: 69.
 bad "unknown URL scheme" 69 "$SQLQ" --url foo://x stats

@@ -21,8 +21,10 @@ expect_out "a dedupe hit prints the first id" "$first"
 expect_eq "a dedupe hit is silent on stderr" "$(cat "$tmp/err")" ""
 
 run "stats" 0 sq stats
+queues_only
 golden "stats table" push_stats.txt
 run "stats --json" 0 sq stats --json
+queues_only
 expect_out "stats --json" '{"queues":[{"queue":"q","ready":4,"scheduled":1,"running":0,"dead":0,"paused":false}]}'
 run "stats --json QUEUE" 0 sq stats --json nothing-here
 expect_out "stats of an empty queue" '{"queues":[{"queue":"nothing-here","ready":0,"scheduled":0,"running":0,"dead":0,"paused":false}]}'

@@ -1,0 +1,24 @@
+# tests/cli/fb_health.sh -- sqlq stats' health on Firebird: an isql-fb
+# session holding a SNAPSHOT transaction is named as the holder of
+# oldest_snapshot_gap (its attachment, user, address, process and pid),
+# which grows as jobs are pushed.  Needs SQLQ_TEST_FB_URL and isql-fb.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fb_database.bash"
+. "$(dirname "$0")/health.bash"
+
+sq init >/dev/null
+sq push health-q first >/dev/null
+run "stats without a queue has the health" 0 sq stats --json
+for name in oldest_transaction_gap oldest_active_gap oldest_snapshot_gap database_bytes; do
+  expect_out_has "$name is there" "{\"name\":\"$name\","
+done
+
+hold_client() {
+  exec isql-fb -q -m -user "$fb_user" -password "$fb_password" "$fb_database"
+}
+hold_sql="SET HEADING OFF; SET TRANSACTION SNAPSHOT; SELECT CURRENT_CONNECTION FROM RDB\$DATABASE;"
+item=oldest_snapshot_gap
+hold_start
+health_check "^attachment $holder_id user [^ ]+ address [^ ]+ process [^ ]*isql-fb pid $hold_pid\$"
+
+finish
