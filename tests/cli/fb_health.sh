@@ -6,12 +6,7 @@
 . "$(dirname "$0")/fb_database.bash"
 . "$(dirname "$0")/health.bash"
 
-sq init >/dev/null
-sq push health-q first >/dev/null
-run "stats without a queue has the health" 0 sq stats --json
-for name in oldest_transaction_gap oldest_active_gap oldest_snapshot_gap database_bytes; do
-  expect_out_has "$name is there" "{\"name\":\"$name\","
-done
+health_items oldest_transaction_gap oldest_active_gap oldest_snapshot_gap database_bytes
 
 hold_client() {
   exec isql-fb -q -m -user "$fb_user" -password "$fb_password" "$fb_database"

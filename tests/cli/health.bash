@@ -24,6 +24,18 @@ item_holder() {
   printf '%s\n' "$1" | sed -n 's/.*"holder":"\([^"]*\)".*/\1/p'
 }
 
+# health_items NAME...: in a new database with one job, `sqlq stats --json`
+# lists each item NAME.
+health_items() {
+  local name
+  sq init >/dev/null
+  sq push health-q first >/dev/null
+  run "stats without a queue has the health" 0 sq stats --json
+  for name in "$@"; do
+    expect_out_has "$name is there" "{\"name\":\"$name\","
+  done
+}
+
 hold_start() {
   mkfifo "$tmp/hold"
   hold_client <"$tmp/hold" >"$tmp/hold.out" 2>&1 &

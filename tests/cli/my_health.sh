@@ -7,12 +7,7 @@
 . "$(dirname "$0")/my_database.bash"
 . "$(dirname "$0")/health.bash"
 
-sq init >/dev/null
-sq push health-q first >/dev/null
-run "stats without a queue has the health" 0 sq stats --json
-for name in history_list_length oldest_transaction_age table_bytes; do
-  expect_out_has "$name is there" "{\"name\":\"$name\","
-done
+health_items history_list_length oldest_transaction_age table_bytes
 
 hold_client() {
   exec mariadb --no-defaults --unbuffered -h 127.0.0.1 -P "$SQLQ_TEST_MY_PORT" -u sqlq -N -B \

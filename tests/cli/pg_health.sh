@@ -15,12 +15,7 @@ pg_health_cleanup() {
 }
 trap pg_health_cleanup EXIT
 
-sq init >/dev/null
-sq push health-q first >/dev/null
-run "stats without a queue has the health" 0 sq stats --json
-for name in oldest_xmin_age oldest_xmin_xacts dead_rows table_bytes; do
-  expect_out_has "$name is there" "{\"name\":\"$name\","
-done
+health_items oldest_xmin_age oldest_xmin_xacts dead_rows table_bytes
 
 hold_client() { PGAPPNAME=sqlq_health_holder exec psql -X -q -At "$url"; }
 hold_sql="BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT pg_backend_pid();"

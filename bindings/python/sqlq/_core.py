@@ -200,6 +200,14 @@ class QueueStats(_Record):
     __slots__ = ("queue", "ready", "scheduled", "running", "dead", "paused")
 
 
+class HealthItem(_Record):
+    """One item of Database.health() (docs/health.md): value and threshold in unit,
+    over when value is past threshold, holder (None: unknown or nobody) since
+    started_at_us (0: unknown), detail in words (or None)."""
+    __slots__ = ("name", "value", "unit", "threshold", "over", "holder", "started_at_us",
+                 "detail")
+
+
 class RingEntry(_Record):
     """One entry of a ring (Database.ring_read())."""
     __slots__ = ("seq", "pushed_at_us", "payload")
@@ -616,6 +624,23 @@ class Database:
                                paused=bool(s.paused)) for s in arr[:n.value]]
         finally:
             lib.sqlq_queue_stats_free(arr, n.value)
+
+    def health(self):
+        """What holds the database's queues back (libsqlq 1.1, docs/health.md): a list of
+        HealthItem, in a fixed order per backend."""
+        arr = ctypes.POINTER(_ffi.HealthItem)()
+        n = c_size_t()
+        self._call_1_1("sqlq_health", byref(arr), byref(n))
+
+        def text(b):
+            return None if b is None else b.decode("utf-8", "replace")
+        try:
+            return [HealthItem(name=h.name.decode(), value=h.value, unit=h.unit.decode(),
+                               threshold=h.threshold, over=bool(h.over), holder=text(h.holder),
+                               started_at_us=h.started_at_us, detail=text(h.detail))
+                    for h in arr[:n.value]]
+        finally:
+            lib.sqlq_health_items_free(arr, n.value)
 
     def list(self, queue, state=None, limit=0):
         """Jobs of queue in claim order (state: "ready", "scheduled", "running", "dead"

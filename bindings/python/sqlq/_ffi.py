@@ -92,6 +92,12 @@ class Subscription(Structure):
                 ("created_at_us", c_int64), ("status", c_int)]
 
 
+class HealthItem(Structure):
+    _fields_ = [("name", c_char_p), ("value", c_int64), ("unit", c_char_p),
+                ("threshold", c_int64), ("over", c_int), ("holder", c_char_p),
+                ("started_at_us", c_int64), ("detail", c_char_p)]
+
+
 class Schedule(Structure):
     _fields_ = [("name", c_char_p), ("spec", c_char_p), ("zone", c_char_p), ("queue", c_char_p),
                 ("payload", c_void_p), ("payload_len", c_size_t), ("missed", c_int),
@@ -194,6 +200,8 @@ PROTOTYPES_1_1 = {
     "sqlq_rate_set": (c_int, [_db, c_char_p, c_int64, c_int64]),
     "sqlq_rate_get": (c_int, [_db, c_char_p, _p(c_int64), _p(c_int64)]),
     "sqlq_cancel": (c_int, [_db, _p(c_int64), c_size_t, _p(c_size_t)]),
+    "sqlq_health": (c_int, [_db, _p(_p(HealthItem)), _p(c_size_t)]),
+    "sqlq_health_items_free": (None, [_p(HealthItem), c_size_t]),
 }
 
 INSTALL_HINT = ("install libsqlq 1.x (build the sqlq tree with "

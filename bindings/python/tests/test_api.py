@@ -123,6 +123,28 @@ def test_stats_pause_resume(db, queue):
     assert any(s.queue == queue for s in db.stats())
 
 
+HEALTH_ITEMS = {
+    "sqlite": ["wal_bytes", "checkpoint_starved_frames", "database_bytes"],
+    "postgres": ["oldest_xmin_age", "oldest_xmin_xacts", "dead_rows", "table_bytes"],
+    "mariadb": ["history_list_length", "oldest_transaction_age", "table_bytes"],
+    "firebird": ["oldest_transaction_gap", "oldest_active_gap", "oldest_snapshot_gap",
+                 "database_bytes"],
+}
+
+
+def test_health(db, queue):
+    db.enqueue(queue, b"p")
+    items = db.health()
+    assert [h.name for h in items] == HEALTH_ITEMS[db.backend]
+    for h in items:
+        assert isinstance(h, sqlq.HealthItem)
+        assert h.value >= 0 and h.threshold > 0 and h.unit
+        assert h.over == (h.value > h.threshold)
+        assert h.holder is None or isinstance(h.holder, str)
+    if db.backend == "sqlite":
+        assert items[2].value > 0  # the database file
+
+
 def test_wait_timeout_and_interrupt(db, queue):
     assert db.wait(queue, 0.05) is False
     timer = threading.Timer(0.2, db.interrupt)
