@@ -102,6 +102,26 @@ export interface QueueStats {
   paused: boolean;
 }
 
+/** One item of health() (docs/health.md). */
+export interface HealthItem {
+  /** "oldest_xmin_age", "wal_bytes", ...: one of docs/health.md's. */
+  name: string;
+  /** The measure now, in unit. */
+  value: number;
+  /** "s", "bytes", "rows", "frames" or "transactions". */
+  unit: string;
+  /** The default limit past which it holds the queues back. */
+  threshold: number;
+  /** value is over threshold. */
+  over: boolean;
+  /** Who holds it (process id, user, application, client address, slot), or null. */
+  holder: string | null;
+  /** When the holder began, in microseconds since the epoch; 0: unknown. */
+  startedAtUs: number;
+  /** More, in words, or null. */
+  detail: string | null;
+}
+
 export interface FailOptions {
   /** Base of the exponential backoff in seconds (default 1). */
   backoff?: number;
@@ -194,6 +214,8 @@ export class Database {
   pause(queue: string): Promise<void>;
   resume(queue: string): Promise<void>;
   stats(queue?: string | null): Promise<QueueStats[]>;
+  /** What holds the database's queues back (libsqlq 1.1, docs/health.md). */
+  health(): Promise<HealthItem[]>;
   list(queue: string, options?: { state?: number; limit?: number }): Promise<JobInfo[]>;
   retry(queue: string, ids?: Int[] | null): Promise<number>;
   /** Cancel jobs (libsqlq 1.1): ready or running ones become dead, marked cancelled;

@@ -145,6 +145,10 @@ class Database {
   stats(queue) {
     return this._n.stats(queue);
   }
+  /** What holds the queues back (libsqlq 1.1, docs/health.md). */
+  health() {
+    return this._n.health();
+  }
   list(queue, options) {
     return this._n.list(queue, options);
   }

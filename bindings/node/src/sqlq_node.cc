@@ -257,6 +257,7 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value Pause(const Napi::CallbackInfo &info);
   Napi::Value Resume(const Napi::CallbackInfo &info);
   Napi::Value Stats(const Napi::CallbackInfo &info);
+  Napi::Value Health(const Napi::CallbackInfo &info);
   Napi::Value List(const Napi::CallbackInfo &info);
   Napi::Value Retry(const Napi::CallbackInfo &info);
   Napi::Value Cancel(const Napi::CallbackInfo &info);
@@ -647,6 +648,25 @@ Napi::Value Db::Stats(const Napi::CallbackInfo &info) {
   auto out = std::make_shared<Owned<sqlq_queue_stats, sqlq_queue_stats_free, StatsObject>>();
   return Run(info, [=](sqlq_db *h) { return sqlq_stats(h, one ? queue.c_str() : nullptr, &out->p, &out->n); },
              ArrayOf(out));
+}
+
+Napi::Value HealthObject(Napi::Env env, const sqlq_health_item &h) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", Str(env, h.name));
+  o.Set("value", I64(env, h.value));
+  o.Set("unit", Str(env, h.unit));
+  o.Set("threshold", I64(env, h.threshold));
+  o.Set("over", Napi::Boolean::New(env, h.over != 0));
+  o.Set("holder", Str(env, h.holder));
+  o.Set("startedAtUs", I64(env, h.started_at_us));
+  o.Set("detail", Str(env, h.detail));
+  return o;
+}
+
+// What holds the queues back (docs/health.md): resolves with the items.
+Napi::Value Db::Health(const Napi::CallbackInfo &info) {
+  auto out = std::make_shared<Owned<sqlq_health_item, sqlq_health_items_free, HealthObject>>();
+  return Run(info, [=](sqlq_db *h) { return sqlq_health(h, &out->p, &out->n); }, ArrayOf(out));
 }
 
 Napi::Value JobInfoObject(Napi::Env env, const sqlq_job_info &j) {
@@ -1122,6 +1142,7 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("pause", &Db::Pause),
        InstanceMethod("resume", &Db::Resume),
        InstanceMethod("stats", &Db::Stats),
+       InstanceMethod("health", &Db::Health),
        InstanceMethod("list", &Db::List),
        InstanceMethod("retry", &Db::Retry),
        InstanceMethod("cancel", &Db::Cancel),

@@ -212,3 +212,25 @@ test("wait is woken by an enqueue and by interrupt, without blocking the event l
     await b.close();
   }
 });
+
+test("health lists the backend's items", async () => {
+  await withQueue(async (db, q) => {
+    await db.enqueue(q, "x");
+    const names = {
+      sqlite: ["wal_bytes", "checkpoint_starved_frames", "database_bytes"],
+      postgres: ["oldest_xmin_age", "oldest_xmin_xacts", "dead_rows", "table_bytes"],
+      mysql: ["history_list_length", "oldest_transaction_age", "table_bytes"],
+      firebird: ["oldest_transaction_gap", "oldest_active_gap", "oldest_snapshot_gap", "database_bytes"],
+    };
+    const items = await db.health();
+    assert.deepEqual(
+      items.map((h) => h.name),
+      names[db.backend],
+    );
+    for (const h of items) {
+      assert.ok(h.value >= 0 && h.threshold > 0 && h.unit.length > 0);
+      assert.equal(h.over, h.value > h.threshold);
+      assert.ok(h.holder === null || typeof h.holder === "string");
+    }
+  });
+});

@@ -126,7 +126,7 @@ def test_stats_pause_resume(db, queue):
 HEALTH_ITEMS = {
     "sqlite": ["wal_bytes", "checkpoint_starved_frames", "database_bytes"],
     "postgres": ["oldest_xmin_age", "oldest_xmin_xacts", "dead_rows", "table_bytes"],
-    "mariadb": ["history_list_length", "oldest_transaction_age", "table_bytes"],
+    "mysql": ["history_list_length", "oldest_transaction_age", "table_bytes"],
     "firebird": ["oldest_transaction_gap", "oldest_active_gap", "oldest_snapshot_gap",
                  "database_bytes"],
 }
