@@ -69,8 +69,10 @@ health_check() {
   item_holder "$got" | grep -Eq "$pattern" ||
     fail "$item names the holder: got '$got', expected a holder matching '$pattern'"
   first=$(item_value "$got")
+  # At least 2 too, for the checks of --warn ITEM=1 below (an age in
+  # seconds may take that long).
   tries=100
-  until [ -n "$now" ] && [ "$now" -gt "${first:-0}" ]; do
+  until [ -n "$now" ] && [ "$now" -gt "${first:-0}" ] && [ "$now" -ge 2 ]; do
     [ $tries -gt 0 ] || break
     sq push health-q x >/dev/null
     sleep 0.1
