@@ -619,8 +619,11 @@ typedef struct sqlq_health_item {
 ** transaction (Firebird), and the size of sqlq's tables.  The items and
 ** their default thresholds differ by backend and are listed in
 ** docs/health.md; an item over its threshold is not an error.  The read
-** is one query (on SQLite a few system calls) outside any transaction of
-** the caller's, and needs the server's monitoring views (PostgreSQL shows
+** is one query in a read transaction of its own, or in the caller's
+** transaction (sqlq_begin()) when one is open, whose snapshot it leaves
+** out of what it reports (on SQLite: a few system calls and no
+** transaction; a reader of the caller's own process is not seen).  It
+** needs the server's monitoring views (PostgreSQL shows
 ** the holders of other users only to members of pg_read_all_stats;
 ** MariaDB's INNODB_* views need the PROCESS privilege).  *items_out
 ** receives an array of *n_out items in a fixed order per backend; free it

@@ -455,6 +455,23 @@ int64_t sqlq__sqlite_data_version(sqlq_db *db) {
   return v;
 }
 
+int sqlq__sqlite_shm_read(sqlq_db *db, void *buf, size_t n) {
+  sqlite_conn *c = SQLITE_CONN(db);
+  sqlite3_file *f = NULL;
+  volatile void *region = NULL;
+  int had = c->holds_turn, copied = 0;
+  if (c->path == NULL || n > 32768) return 0;
+  if (!had && take_turn(db) != SQLQ_OK) return 0;
+  if (sqlite3_file_control(c->sh->conn, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK &&
+      f != NULL && f->pMethods != NULL && f->pMethods->iVersion >= 2 &&
+      f->pMethods->xShmMap(f, 0, 32768, 0, &region) == SQLITE_OK && region != NULL) {
+    memcpy(buf, (const void *)region, n);
+    copied = 1;
+  }
+  if (!had) give_turn(c);
+  return copied;
+}
+
 static void *sqlite_native(sqlq_db *db) {
   return SQLITE_CONN(db)->sh->conn;
 }

@@ -74,6 +74,14 @@ int64_t sqlq__sqlite_data_version(sqlq_db *db);
 /* The sub_triggers method (sqlite_sub.c). */
 int sqlq__sqlite_sub_triggers(sqlq_db *db, const sqlq__sub_plan *plan);
 
+/* Copy the first n bytes (at most 32 KiB) of the WAL-index (the -shm
+** file) of db's database into buf, through the connection's own mapping
+** of it (its sqlite3_file's xShmMap), on this process's turn on the
+** connection.  Opening the -shm file apart would not do: closing it would
+** drop every POSIX lock this process holds on the file.  Returns 1 when
+** copied, 0 when there is nothing to copy (in memory, no WAL-index yet). */
+int sqlq__sqlite_shm_read(sqlq_db *db, void *buf, size_t n);
+
 /* The health method (sqlite_health.c). */
 int sqlq__sqlite_health(sqlq_db *db, sqlq__health *h);
 

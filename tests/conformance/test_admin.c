@@ -80,6 +80,33 @@ static void stats_counts_exact(void **state) {
   sqlq_queue_stats_free(all, n);
 }
 
+/* sqlq_health lists the backend's items, each with a name, a unit and a
+** threshold, over exactly when its value passes the threshold; it needs
+** somewhere to put them, and its free function accepts NULL. */
+static void health_items(void **state) {
+  fixture *f = *state;
+  sqlq_health_item *items = NULL;
+  size_t n = 99, i;
+  fx_push(f->db, f, "x", 0);
+  assert_ok(f->db, sqlq_health(f->db, &items, &n));
+  assert_true(n >= 3);
+  for (i = 0; i < n; i++) {
+    assert_non_null(items[i].name);
+    assert_true(items[i].name[0] != '\0');
+    assert_non_null(items[i].unit);
+    assert_true(items[i].value >= 0);
+    assert_true(items[i].threshold > 0);
+    assert_int_equal(items[i].over, items[i].value > items[i].threshold);
+    assert_true(items[i].holder == NULL || items[i].holder[0] != '\0');
+    assert_true(items[i].started_at_us >= 0);
+  }
+  sqlq_health_items_free(items, n);
+  items = (sqlq_health_item *)1;
+  assert_status(f->db, sqlq_health(f->db, &items, NULL), SQLQ_MISUSE);
+  assert_null(items);
+  sqlq_health_items_free(NULL, 0);
+}
+
 /* sqlq_list filters by state, in claim order, and honours its limit. */
 static void list_with_state_filter(void **state) {
   fixture *f = *state;
@@ -253,6 +280,7 @@ int run_admin_tests(void) {
     FX_TEST(pause_and_resume),
     FX_TEST(pause_empty_queue_listed),
     FX_TEST(stats_counts_exact),
+    FX_TEST(health_items),
     FX_TEST(list_with_state_filter),
     FX_TEST(retry_dead_by_ids),
     FX_TEST(retry_all_dead),
