@@ -621,8 +621,8 @@ typedef struct sqlq_health_item {
 ** docs/health.md; an item over its threshold is not an error.  The read
 ** is one query in a read transaction of its own, or in the caller's
 ** transaction (sqlq_begin()) when one is open, whose snapshot it leaves
-** out of what it reports (on SQLite: a few system calls and no
-** transaction; a reader of the caller's own process is not seen).  It
+** out of what it reports (on SQLite: a few system calls, no transaction
+** and no checkpoint).  It
 ** needs the server's monitoring views (PostgreSQL shows
 ** the holders of other users only to members of pg_read_all_stats;
 ** MariaDB's INNODB_* views need the PROCESS privilege).  *items_out
