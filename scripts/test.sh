@@ -2,12 +2,14 @@
 # scripts/test.sh -- install the dependencies, then build and run every test
 # three ways, fuzz, and check a distribution's build:
 #
-#   1. build/           a normal build; ctest runs every test but the CLI's
-#                       scripts (cli_*), which run once, in phase 2
+#   1. build-valgrind/  a normal build that also registers the valgrind tests
+#                       (-DSQLQ_TEST_VALGRIND=ON); ctest runs every test but
+#                       those and the CLI's scripts (cli_*), which run once,
+#                       in phase 2
 #   2. build-asan/      built with AddressSanitizer + UndefinedBehaviorSanitizer
 #                       (-DSQLQ_SANITIZE=ON); ctest runs every test
-#   3. build-valgrind/  a normal build with -DSQLQ_TEST_VALGRIND=ON; ctest
-#                       runs the C test programs under valgrind (-L valgrind)
+#   3. build-valgrind/  phase 1's build, not built again: ctest runs the C
+#                       test programs under valgrind (-L valgrind)
 #   4. build-fuzz/      built by clang for libFuzzer with ASan + UBSan
 #                       (-DSQLQ_FUZZ=ON); ctest runs each harness of
 #                       tests/fuzz for SQLQ_FUZZ_SECONDS (default 40) from its
@@ -16,9 +18,10 @@
 #                       hardening and LTO), which must give no warning; no
 #                       test runs there (it counts as one test)
 #
-# Every build treats warnings as errors (-DSQLQ_WERROR=ON).  Each phase has
-# its own build directory, so that a plain `ctest` in build/ never starts
-# the slow valgrind tests.
+# Every build treats warnings as errors (-DSQLQ_WERROR=ON).  Phases 1 and 3
+# share one build (compiled once, a few minutes of CI saved); none uses
+# build/, so that a developer's plain `ctest` there never starts the slow
+# valgrind tests.
 #
 # CI must finish within 45 minutes on a 2-CPU machine; with every test in
 # both phases 1 and 2, the whole run took 68 (ci20, 2026-11-26).  The CLI's
@@ -84,9 +87,11 @@ if ! bash scripts/install-deps.sh; then
   exit 1
 fi
 
-banner "1/5: normal build (build/)"
-if build build -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=OFF; then
-  run_ctest build -E '^cli_'
+banner "1/5: normal build (build-valgrind/)"
+normal_built=0
+if build build-valgrind -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=ON; then
+  normal_built=1
+  run_ctest build-valgrind -E '^cli_' -LE valgrind
 else
   count_failure "the normal build"
 fi
@@ -100,11 +105,9 @@ else
   count_failure "the sanitizer build"
 fi
 
-banner "3/5: valgrind over the C test programs (build-valgrind/)"
-if build build-valgrind -DSQLQ_TESTS=ON -DSQLQ_SANITIZE=OFF -DSQLQ_TEST_VALGRIND=ON; then
+banner "3/5: valgrind over the C test programs (build-valgrind/, phase 1's build)"
+if [ "$normal_built" -eq 1 ]; then
   run_ctest build-valgrind -L valgrind
-else
-  count_failure "the valgrind build"
 fi
 
 fuzz_seconds=${SQLQ_FUZZ_SECONDS:-40}
