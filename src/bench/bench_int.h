@@ -27,10 +27,12 @@
 
 /* What is measured. */
 enum bench_mode {
-  BENCH_MODE_JOBS = 0, /* enqueue, claim and ack jobs */
-  BENCH_MODE_RING = 1, /* W clients push N entries into a ring */
-  BENCH_MODE_POOL = 2, /* W clients take N items from a pool */
-  BENCH_MODE_DRAIN = 3 /* W workers claim and ack the jobs already queued */
+  BENCH_MODE_JOBS = 0,  /* enqueue, claim and ack jobs */
+  BENCH_MODE_RING = 1,  /* W clients push N entries into a ring */
+  BENCH_MODE_POOL = 2,  /* W clients take N items from a pool */
+  BENCH_MODE_DRAIN = 3, /* W workers claim and ack the jobs already queued */
+  BENCH_MODE_STEADY = 4 /* one producer at a steady rate, W workers, a line a
+                           second (bench_steady.c) */
 };
 
 /* What the user asked for. */
@@ -55,6 +57,8 @@ typedef struct bench_config {
   int keep_backlog;       /* reuse a backlog of M left by a run before, and
                              leave it queued at the end (needs K = 0) */
   int json;               /* print one JSON object instead of text */
+  long long steady_rate;  /* --steady RATE: jobs a second, one a commit */
+  long long seconds;      /* --seconds S: how long the steady producer runs */
 } bench_config;
 
 /* The phases the workers go through, in order. */
@@ -133,6 +137,19 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total, long long 
 */
 int bench_run(const bench_config *cfg, bench_result *res);
 
+/* Write the current time (CLOCK_REALTIME, microseconds) into the first
+** BENCH_STAMP_BYTES of payload; bench_stamp_read() reads it back. */
+void bench_stamp(unsigned char *payload);
+int64_t bench_stamp_read(const unsigned char *payload);
+
+/* A payload buffer of cfg's size, stamp space followed by padding, which
+** the caller frees; NULL when out of memory. */
+unsigned char *bench_payload_new(const bench_config *cfg);
+
+/* Copy the id and token of each of the n jobs into refs[0..n), for
+** sqlq_ack_batch(). */
+void bench_refs(const sqlq_job *jobs, size_t n, sqlq_job_ref *refs);
+
 /* Record the failure of a call on db, and report it in one line if it is
 ** the first: every failure recorded before was reported already, so a run
 ** prints one line however many workers and producers fail together. */
@@ -183,12 +200,28 @@ void bench_pool_stop(bench_pool *pool);
 */
 int bench_ops_main(const bench_config *cfg);
 
+/*
+** Run the steady mode of cfg: one producer enqueues cfg->steady_rate jobs
+** a second, one a commit, for cfg->seconds, while W workers claim up to B
+** and ack them; print a line a second (text, or a JSON object per line)
+** with what was enqueued, acked and claimed in it, the claim's time, the
+** enqueue-to-claim lag, the backlog and, from sqlq_health(), what piles
+** up; then a summary line.  Returns an exit code (0 on success; on failure
+** one line was printed).
+*/
+int bench_steady_main(const bench_config *cfg);
+
 /* Sort the samples and fill the percentiles of res (NAN when n is 0). */
 void bench_percentiles(double *lat_us, long long n, bench_result *res);
 
 /* Sort starts[0..n) and set res's figures of the rate from them: the span
 ** and the most starts that any window of period_us holds. */
 void bench_rate_figures(int64_t *starts, long long n, int64_t period_us, bench_result *res);
+
+/* Print obj (which this takes; NULL reports out of memory) as one line
+** of JSON on stdout.  Returns an exit code. */
+struct json_t;
+int bench_write_json(struct json_t *obj);
 
 /* Print the result as aligned text, or as one JSON object, on stdout.
 ** Returns an exit code. */

@@ -69,10 +69,7 @@ static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
         bench_fail_call(sh, db, rc, "bench: claim");
         break;
       }
-      for (size_t i = 0; i < n; i++) {
-        refs[i].id = jobs[i].id;
-        refs[i].token = jobs[i].token;
-      }
+      bench_refs(jobs, n, refs);
       sqlq_jobs_free(jobs, n);
       if (n == 0) {
         cli_sleep_us(100);

@@ -130,9 +130,7 @@ static json_t *bench_json(const bench_config *cfg, const bench_result *res) {
   return o;
 }
 
-/* Print obj (which this takes) as one line of JSON.  Returns an exit
-** code. */
-static int bench_write_json(json_t *obj) {
+int bench_write_json(json_t *obj) {
   if (!obj) {
     cli_error("bench: out of memory");
     return EXIT_SOFTWARE;

@@ -65,21 +65,18 @@ void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what
   if (bench_fail(sh, status)) cli_fail(db, status, what);
 }
 
-/* Write the current time into the first BENCH_STAMP_BYTES of payload. */
-static void bench_stamp(unsigned char *payload) {
+void bench_stamp(unsigned char *payload) {
   uint64_t now = (uint64_t)cli_realtime_us();
   for (int i = 0; i < BENCH_STAMP_BYTES; i++) payload[i] = (unsigned char)(now >> (8 * i));
 }
 
-/* Read the time written by bench_stamp(). */
-static int64_t bench_stamp_read(const unsigned char *payload) {
+int64_t bench_stamp_read(const unsigned char *payload) {
   uint64_t t = 0;
   for (int i = 0; i < BENCH_STAMP_BYTES; i++) t |= (uint64_t)payload[i] << (8 * i);
   return (int64_t)t;
 }
 
-/* A payload buffer of cfg's size: stamp space followed by padding. */
-static unsigned char *bench_payload_new(const bench_config *cfg) {
+unsigned char *bench_payload_new(const bench_config *cfg) {
   unsigned char *p = malloc((size_t)cfg->payload);
   if (p) memset(p, 'x', (size_t)cfg->payload);
   return p;
@@ -221,13 +218,17 @@ static int bench_give_back(bench_shared *sh, sqlq_db *db, sqlq_job *jobs, int n,
   return SQLQ_OK;
 }
 
-/* Ack the n claimed jobs in one batch and count them for their phase. */
-static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs, int n, sqlq_job_ref *refs,
-                     int phase) {
-  for (int i = 0; i < n; i++) {
+void bench_refs(const sqlq_job *jobs, size_t n, sqlq_job_ref *refs) {
+  for (size_t i = 0; i < n; i++) {
     refs[i].id = jobs[i].id;
     refs[i].token = jobs[i].token;
   }
+}
+
+/* Ack the n claimed jobs in one batch and count them for their phase. */
+static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs, int n, sqlq_job_ref *refs,
+                     int phase) {
+  bench_refs(jobs, (size_t)n, refs);
   int rc = sqlq_ack_batch(db, refs, (size_t)n, NULL);
   if (rc != SQLQ_OK) {
     bench_fail_call(sh, db, rc, "bench: ack");

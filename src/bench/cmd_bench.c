@@ -75,6 +75,13 @@ static void bench_usage(FILE *f) {
         "       sqlq bench --drain --queue NAME [--workers W] [--batch B] "
         "[--work-us U]\n"
         "                  [--processes] [--json]\n"
+        "       sqlq bench --steady RATE [--seconds S] [--workers W] [--batch B]\n"
+        "                  [--payload BYTES] [--queue NAME] [--json]\n"
+        "  --steady RATE        one producer enqueues RATE jobs a second (1..1000000),\n"
+        "                       one a commit, while W worker threads claim up to B and\n"
+        "                       ack them; a line a second (with --json: a JSON object\n"
+        "                       a line, the database's health included), then a summary\n"
+        "  --seconds S          how long the --steady producer runs (default 60)\n"
         "  --drain              W workers claim and ack the jobs ready in "
         "queue NAME\n"
         "  --ring               W clients push N entries into a ring of 1000, "
@@ -136,6 +143,8 @@ static const bench_num_flag bench_num_flags[] = {
   {'u', "work-us", 0, 1000000, offsetof(bench_config, work_us)},
   {'L', "limit", 0, SQLQ_MAX_RUNNING_MAX, offsetof(bench_config, limit)},
   {'T', "tenants", 0, 100000, offsetof(bench_config, tenants)},
+  {'S', "steady", 1, 1000000, offsetof(bench_config, steady_rate)},
+  {'s', "seconds", 1, 86400, offsetof(bench_config, seconds)},
 };
 
 static const struct option bench_options[] = {
@@ -150,6 +159,8 @@ static const struct option bench_options[] = {
   {"limit", required_argument, NULL, 'L'},
   {"rate", required_argument, NULL, 'A'},
   {"tenants", required_argument, NULL, 'T'},
+  {"steady", required_argument, NULL, 'S'},
+  {"seconds", required_argument, NULL, 's'},
   {"processes", no_argument, NULL, 'P'},
   {"ring", no_argument, NULL, 'R'},
   {"pool", no_argument, NULL, 'O'},
@@ -199,7 +210,7 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     case 'O':
     case 'D':
       if (cfg->mode != BENCH_MODE_JOBS) {
-        cli_error("bench: give one of --ring, --pool and --drain");
+        cli_error("bench: give one of --ring, --pool, --drain and --steady");
         return EXIT_USAGE;
       }
       cfg->mode = c == 'R' ? BENCH_MODE_RING : c == 'O' ? BENCH_MODE_POOL : BENCH_MODE_DRAIN;
@@ -229,6 +240,14 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     case '?':
       bench_bad_option(argc, argv, c == ':');
       return EXIT_USAGE;
+    case 'S':
+      if (cfg->mode != BENCH_MODE_JOBS) {
+        cli_error("bench: give one of --ring, --pool, --drain and --steady");
+        return EXIT_USAGE;
+      }
+      cfg->mode = BENCH_MODE_STEADY;
+      if (bench_set_number(cfg, c, optarg) != 0) return EXIT_USAGE;
+      break;
     default:
       if (bench_set_number(cfg, c, optarg) != 0) return EXIT_USAGE;
     }
@@ -241,6 +260,15 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     cli_error("bench: --drain needs --queue NAME (the queue to drain)");
     return EXIT_USAGE;
   }
+  if (cfg->seconds && cfg->mode != BENCH_MODE_STEADY) {
+    cli_error("bench: --seconds goes with --steady");
+    return EXIT_USAGE;
+  }
+  if (cfg->mode == BENCH_MODE_STEADY && cfg->processes) {
+    cli_error("bench: --steady runs its workers as threads (no --processes)");
+    return EXIT_USAGE;
+  }
+  if (cfg->mode == BENCH_MODE_STEADY && cfg->seconds == 0) cfg->seconds = 60;
   if (cfg->work_us && cfg->mode != BENCH_MODE_DRAIN) {
     cli_error("bench: --work-us goes with --drain");
     return EXIT_USAGE;
@@ -392,7 +420,9 @@ int cmd_bench(const cli_global *g, int argc, char **argv) {
     }
     cfg.url = url;
   }
-  ec = cfg.mode == BENCH_MODE_JOBS ? bench_main(&cfg) : bench_ops_main(&cfg);
+  ec = cfg.mode == BENCH_MODE_JOBS     ? bench_main(&cfg)
+       : cfg.mode == BENCH_MODE_STEADY ? bench_steady_main(&cfg)
+                                       : bench_ops_main(&cfg);
   bench_tempdir_remove(dir);
   return ec;
 }
