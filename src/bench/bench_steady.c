@@ -36,10 +36,10 @@
 /* What one second saw, added to by the workers under the lock. */
 typedef struct steady_second {
   long long acked;
-  long long claims;   /* claims that returned jobs */
-  int64_t claim_ns;   /* their total time */
+  long long claims; /* claims that returned jobs */
+  int64_t claim_ns; /* their total time */
   int64_t claim_max_ns;
-  double *lag_us;     /* the lags of the jobs claimed */
+  double *lag_us; /* the lags of the jobs claimed */
   long long n_lag, cap_lag;
 } steady_second;
 
@@ -211,8 +211,8 @@ static json_t *health_json(sqlq_db *db) {
 
 /* Print the line of second t from sec (whose lags this sorts), and take
 ** the health read on db. */
-static int steady_print_second(const steady *s, long long t, steady_second *sec,
-                               long long enqueued, sqlq_db *db) {
+static int steady_print_second(const steady *s, long long t, steady_second *sec, long long enqueued,
+                               sqlq_db *db) {
   bench_result lag = {0};
   bench_percentiles(sec->lag_us, sec->n_lag, &lag);
   double sum = 0;
@@ -253,13 +253,13 @@ static int steady_print_summary(steady *s, const char *backend) {
   long long enq = atomic_load(&s->enqueued), acked = atomic_load(&s->acked);
   const bench_config *cfg = s->cfg;
   if (cfg->json) {
-    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
-                          "summary", "steady", "backend", backend, "rate",
-                          (json_int_t)cfg->steady_rate, "seconds", (json_int_t)cfg->seconds,
-                          "workers", (json_int_t)cfg->workers, "batch", (json_int_t)cfg->batch,
-                          "enqueued", (json_int_t)enq, "acked", (json_int_t)acked, "claims",
-                          (json_int_t)s->total_claims, "claim_ms", ms_json(claim_ms), "lag_p50_ms",
-                          ms_json(lag.p50_ms), "lag_p99_ms", ms_json(lag.p99_ms));
+    json_t *o =
+      json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "summary", "steady",
+                "backend", backend, "rate", (json_int_t)cfg->steady_rate, "seconds",
+                (json_int_t)cfg->seconds, "workers", (json_int_t)cfg->workers, "batch",
+                (json_int_t)cfg->batch, "enqueued", (json_int_t)enq, "acked", (json_int_t)acked,
+                "claims", (json_int_t)s->total_claims, "claim_ms", ms_json(claim_ms), "lag_p50_ms",
+                ms_json(lag.p50_ms), "lag_p99_ms", ms_json(lag.p99_ms));
     return bench_write_json(o);
   }
   printf("steady: %s, %lld jobs/s for %lld s, %lld workers, batch %lld: enqueued %lld, acked %lld,"
