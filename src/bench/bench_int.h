@@ -150,6 +150,11 @@ unsigned char *bench_payload_new(const bench_config *cfg);
 ** sqlq_ack_batch(). */
 void bench_refs(const sqlq_job *jobs, size_t n, sqlq_job_ref *refs);
 
+/* Store status in *first unless a failure is there already, and then
+** report it in one line (what, and db's message): of failures that come
+** together from several threads, only the first is reported. */
+void bench_report_first(atomic_int *first, sqlq_db *db, int status, const char *what);
+
 /* Record the failure of a call on db, and report it in one line if it is
 ** the first: every failure recorded before was reported already, so a run
 ** prints one line however many workers and producers fail together. */

@@ -52,6 +52,11 @@
 /* A phase that makes no progress for this long is reported as stuck. */
 #define BENCH_STALL_NS (60LL * 1000000000LL)
 
+void bench_report_first(atomic_int *first, sqlq_db *db, int status, const char *what) {
+  int expected = SQLQ_OK;
+  if (atomic_compare_exchange_strong(first, &expected, status)) cli_fail(db, status, what);
+}
+
 /* Record the first failure and tell everyone to stop.  Returns 1 when
 ** this is the first failure, else 0. */
 static int bench_fail(bench_shared *sh, int status) {
@@ -62,7 +67,8 @@ static int bench_fail(bench_shared *sh, int status) {
 }
 
 void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what) {
-  if (bench_fail(sh, status)) cli_fail(db, status, what);
+  atomic_store(&sh->phase, BENCH_PHASE_STOP);
+  bench_report_first(&sh->status, db, status, what);
 }
 
 void bench_stamp(unsigned char *payload) {

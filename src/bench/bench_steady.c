@@ -61,8 +61,7 @@ typedef struct steady {
 
 /* Record the failure of a call, reporting it if it is the first. */
 static void steady_fail(steady *s, sqlq_db *db, int rc, const char *what) {
-  int expected = SQLQ_OK;
-  if (atomic_compare_exchange_strong(&s->status, &expected, rc)) cli_fail(db, rc, what);
+  bench_report_first(&s->status, db, rc, what);
   atomic_store(&s->stop, 1);
   atomic_store(&s->producing, 0);
 }
