@@ -703,7 +703,31 @@ static const char migration_10[] =
   " served    bigint  NOT NULL,"
   " PRIMARY KEY (queue, grouped, group_key));";
 
+/* Version 11: claim lanes, each (queue, priority) that sqlq_jobs has
+** held a job at: the claim scans each lane from where its last scan left
+** off (CLAIM_LANES).  The trigger on INSERT that announces plain-SQL jobs
+** now records their lanes too, for every INSERT; the table is locked
+** while the trigger changes and the lanes of the jobs already there are
+** copied, so that no INSERT slips between the two. */
+static const char migration_11[] =
+  "LOCK TABLE sqlq_jobs IN SHARE MODE;"
+  "CREATE TABLE sqlq_lanes ("
+  " queue    text    NOT NULL,"
+  " priority integer NOT NULL,"
+  " PRIMARY KEY (queue, priority));"
+  "CREATE OR REPLACE FUNCTION sqlq_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$"
+  "BEGIN"
+  "  INSERT INTO sqlq_lanes (queue, priority)"
+  "    SELECT DISTINCT n.queue, n.priority FROM sqlq_inserted n ON CONFLICT DO NOTHING;"
+  "  IF coalesce(current_setting('sqlq.library', true), '') <> 'on' THEN"
+  "    PERFORM pg_notify(sqlq_channel(n.queue), count(*)::text)"
+  "      FROM sqlq_inserted n GROUP BY n.queue;"
+  "  END IF;"
+  "  RETURN NULL;"
+  "END$$;"
+  "INSERT INTO sqlq_lanes (queue, priority) SELECT DISTINCT queue, priority FROM sqlq_jobs;";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4, migration_5,
-  migration_6, migration_7, migration_8, migration_9, migration_10,
+  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
+  migration_7, migration_8, migration_9, migration_10, migration_11,
 };
