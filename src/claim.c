@@ -43,6 +43,8 @@ struct claim {
   sqlq_job *jobs;
   int n;
   size_t cap;
+  const char *cursor; /* the cursor passed (NULL: none), when lanes */
+  char *cursor_out;   /* the one the claim returned (owned; NULL: none) */
 };
 
 /* Copy n bytes and a NUL to *p, advance *p past them, return the copy. */
@@ -100,9 +102,15 @@ static int job_order(const void *a, const void *b) {
   return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Add the job of a CLAIM row to c. */
+/* Add the job of a CLAIM row to c; keep the cursor of CLAIM_LANES's last
+** row, whose id is NULL. */
 static int add_job(sqlq_db *db, sqlq__stmt *st, void *arg) {
   struct claim *c = arg;
+  if (db->driver->column_is_null(st, 0)) {
+    free(c->cursor_out);
+    c->cursor_out = NULL;
+    return sqlq__column_text(db, st, 10, &c->cursor_out, NULL);
+  }
   int rc = sqlq__grow(db, (void **)&c->jobs, &c->cap, (size_t)c->n, sizeof *c->jobs);
   if (rc == SQLQ_OK) rc = copy_row(db, st, c->queue, c->token, &c->jobs[c->n]);
   if (rc == SQLQ_OK) c->n++;
@@ -161,6 +169,8 @@ static int claim_tx(sqlq_db *db, void *arg) {
   /* A run again after a deadlock forgets what the first run copied. */
   for (int i = 0; i < c->n; i++) free((void *)c->jobs[i].payload);
   c->n = 0;
+  free(c->cursor_out);
+  c->cursor_out = NULL;
   c->limited = 0;
   c->rated = 0;
   if (d->sql[SQLQ__SQL_REAP] &&
@@ -174,12 +184,15 @@ static int claim_tx(sqlq_db *db, void *arg) {
   c->limited = fair.fair;
   if (c->counted && (rc = free_slots(db, c, &max)) != SQLQ_OK) return rc;
   c->token = sqlq__new_token();
-  /* CLAIM_UNLIMITED takes no $5. */
-  int limits = db->limits_schema != SQLQ__LIMITS_NONE;
-  sqlq__arg args[] = {SQLQ__TEXT(c->queue), SQLQ__INT(c->token), SQLQ__INT(c->lease_us),
-                      SQLQ__INT(max), SQLQ__INT(c->counted)};
-  sqlq__query q = {.sql = sqlq__limits_sql(db, SQLQ__SQL_CLAIM_UNLIMITED, SQLQ__SQL_CLAIM,
-                                           SQLQ__SQL_CLAIM_RATES, SQLQ__SQL_CLAIM_GROUPS),
+  /* CLAIM_UNLIMITED takes no $5, only CLAIM_LANES a $6. */
+  int lanes = sqlq__lanes(db);
+  size_t nargs = lanes ? 6 : db->limits_schema != SQLQ__LIMITS_NONE ? 5 : 4;
+  c->cursor = lanes ? sqlq__cursor_get(db, c->queue) : NULL;
+  sqlq__arg args[] = {SQLQ__TEXT(c->queue), SQLQ__INT(c->token),   SQLQ__INT(c->lease_us),
+                      SQLQ__INT(max),       SQLQ__INT(c->counted), SQLQ__TEXT(c->cursor)};
+  sqlq__query q = {.sql = lanes ? SQLQ__SQL_CLAIM_LANES
+                                : sqlq__limits_sql(db, SQLQ__SQL_CLAIM_UNLIMITED, SQLQ__SQL_CLAIM,
+                                                   SQLQ__SQL_CLAIM_RATES, SQLQ__SQL_CLAIM_GROUPS),
                    .row = add_job,
                    .arg = c,
                    .start = d->claim};
@@ -190,7 +203,7 @@ static int claim_tx(sqlq_db *db, void *arg) {
   else if (fair.fair)
     rc = sqlq__fair_claim(db, c->queue, &fair, max, &take, &taken);
   else
-    rc = sqlq__query_run(db, &q, args, limits ? 5 : 4);
+    rc = sqlq__query_run(db, &q, args, nargs);
   /* Its jobs started in the oldest of the free slots. */
   if (rc == SQLQ_OK && c->rated && c->n > 0)
     rc = sqlq__rate_stamp(db, c->queue, &c->free.v[c->n - 1]);
@@ -235,6 +248,10 @@ static int claim_in_tx(sqlq_db *db, struct claim *c) {
     c->counted = 1;
     rc = sqlq__in_tx(db, kind | SQLQ__TX_WAITS, claim_tx, c);
   }
+  if (rc == SQLQ_OK && c->cursor_out) {
+    sqlq__cursor_put(db, c->queue, c->cursor == NULL, c->cursor_out);
+    c->cursor_out = NULL;
+  }
   if (rc == SQLQ_OK && c->limited)
     snprintf(db->limited_queue, sizeof db->limited_queue, "%s", c->queue);
   else if (rc == SQLQ_OK && c->counted)
@@ -262,6 +279,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_
   struct claim c = {.queue = queue, .max = (int)max, .lease_us = sqlq__seconds_to_us(lease)};
   rc = claim_in_tx(db, &c);
   free(c.free.v);
+  free(c.cursor_out);
   if (rc != SQLQ_OK) {
     sqlq_jobs_free(c.jobs, (size_t)c.n);
     return rc;

@@ -138,6 +138,7 @@ SQLQ__API void sqlq_close(sqlq_db *db) {
   }
   if (db->wake_fd >= 0) close(db->wake_fd);
   forget_wakes(db);
+  sqlq__cursors_free(db);
   free(db->ident);
   free(db->url_redacted);
   free(db);

@@ -12,7 +12,7 @@
 #define UNLIMITED_RECHECK_NS 1000000000LL
 
 int sqlq__limits_known(const sqlq_db *db) {
-  return db->limits_schema == SQLQ__LIMITS_GROUPS ||
+  return (db->limits_schema == SQLQ__LIMITS_GROUPS && db->lanes) ||
          (db->limits_checked_ns &&
           sqlq__monotonic_ns() - db->limits_checked_ns < UNLIMITED_RECHECK_NS);
 }
@@ -28,6 +28,7 @@ int sqlq__limits_schema(sqlq_db *db) {
                         : version >= SQLQ__RATES_VERSION  ? SQLQ__LIMITS_RATES
                         : version >= SQLQ__LIMITS_VERSION ? SQLQ__LIMITS_CONCURRENCY
                                                           : SQLQ__LIMITS_NONE;
+    db->lanes = version >= SQLQ__LANES_VERSION;
     db->limits_checked_ns = now;
   }
   return rc;

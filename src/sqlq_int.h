@@ -411,6 +411,17 @@ enum sqlq__sql_id {
                         NULL: unknown), detail (NULL: none): one row per
                         item of docs/health.md, in one statement; NULL
                         for a driver with the health method */
+  /* Claim lanes (schema version SQLQ__LANES_VERSION; see claim.c,
+  ** "Claim cursors").  A dialect whose claim would walk the old row
+  ** versions a long-held snapshot keeps has these; NULL in the others,
+  ** which claim with CLAIM_GROUPS and wait with NEXT_DUE_GROUPS. */
+  SQLQ__SQL_CLAIM_LANES,    /* as CLAIM_GROUPS, $6 cursor (text, NULL:
+                                none: scan every lane from its start)
+                                -> CLAIM's columns and a cursor column,
+                                NULL in the job rows, then one last row
+                                whose id is NULL and whose cursor is the
+                                one the next claim of the queue passes */
+  SQLQ__SQL_NEXT_DUE_LANES, /* as NEXT_DUE_GROUPS, $2 cursor (as above) */
   SQLQ__SQL_COUNT
 };
 
@@ -732,6 +743,16 @@ struct sqlq_lock {
   struct sqlq_lock *prev;
 };
 
+/* A queue's claim cursor (cursor.c): its text as the dialect returned it
+** (owned by the handle; NULL: none) and when a claim without a cursor
+** started it (CLOCK_MONOTONIC). */
+#define SQLQ__CURSORS 4
+typedef struct sqlq__cursor {
+  char queue[SQLQ_QUEUE_NAME_MAX + 1];
+  char *text;
+  int64_t started_ns;
+} sqlq__cursor;
+
 struct sqlq_db {
   const sqlq__driver *driver;
   void *driver_data; /* the driver's state of this connection */
@@ -782,6 +803,12 @@ struct sqlq_db {
   ** yet).  See sqlq__limits_schema. */
   int limits_schema;
   int64_t limits_checked_ns;
+  /* The database has claim lanes (schema version SQLQ__LANES_VERSION),
+  ** read with limits_schema. */
+  int lanes;
+  /* The claim cursors of the last few queues claimed through this handle
+  ** (cursor.c). */
+  sqlq__cursor cursors[SQLQ__CURSORS];
 };
 
 /* The schema versions that brought concurrency limits, rate limits, and
@@ -789,6 +816,8 @@ struct sqlq_db {
 #define SQLQ__LIMITS_VERSION 6
 #define SQLQ__RATES_VERSION 8
 #define SQLQ__GROUPS_VERSION 10
+/* The schema version that brought claim lanes (sqlq_lanes). */
+#define SQLQ__LANES_VERSION 11
 
 /* The values of db->limits_schema: what limits the database has, each
 ** level with those of the levels before it. */
@@ -855,6 +884,22 @@ int sqlq__fair_lock(sqlq_db *db, const char *queue, sqlq__fair *f);
 ** receives how many.  See docs/schema.md, "Fair claiming". */
 int sqlq__fair_claim(sqlq_db *db, const char *queue, sqlq__fair *f, int max,
                      const sqlq__fair_take *t, int *n_out);
+
+/* Claim cursors (cursor.c; see claim.c, "Claim cursors").  Whether
+** db's claims and waits use them: the database has claim lanes and the
+** dialect has CLAIM_LANES. */
+int sqlq__lanes(const sqlq_db *db);
+/* The cursor the next claim or wait of queue passes (owned by db; valid
+** until the next sqlq__cursor_put or sqlq__cursors_free), or NULL when
+** there is none or it is older than SQLQ__CURSOR_LIFE_NS: the claim then
+** scans every lane from its start, which also finds what a cursor's
+** floors could miss (a job INSERTed by plain SQL with an old run_at). */
+const char *sqlq__cursor_get(sqlq_db *db, const char *queue);
+/* Keep text (malloc'd; db takes it over) as queue's cursor, returned by a
+** claim that passed a cursor (fresh 0) or none (fresh 1). */
+void sqlq__cursor_put(sqlq_db *db, const char *queue, int fresh, char *text);
+/* Free db's cursors. */
+void sqlq__cursors_free(sqlq_db *db);
 
 /* Whether db->limits_schema needs no reading now (sqlq__limits_schema
 ** would not read the schema version). */

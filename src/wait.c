@@ -103,11 +103,15 @@ static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
   *due_in_us = -1;
   int rc = sqlq__limits_schema(db);
   if (rc != SQLQ_OK) return rc;
+  const char *queue = arg;
   sqlq__query q = {.sql = sqlq__limits_sql(db, SQLQ__SQL_NEXT_DUE_UNLIMITED, SQLQ__SQL_NEXT_DUE,
                                            SQLQ__SQL_NEXT_DUE_RATES, SQLQ__SQL_NEXT_DUE_GROUPS),
                    .row = due_row,
                    .arg = due_in_us};
-  return sqlq__run(db, &q, SQLQ__TEXT((const char *)arg));
+  if (!sqlq__lanes(db)) return sqlq__run(db, &q, SQLQ__TEXT(queue));
+  /* Its scans start where the queue's claims left off (claim.c). */
+  q.sql = SQLQ__SQL_NEXT_DUE_LANES;
+  return sqlq__run(db, &q, SQLQ__TEXT(queue), SQLQ__TEXT(sqlq__cursor_get(db, queue)));
 }
 
 /* The longest a wait sleeps before it looks again, in microseconds (about

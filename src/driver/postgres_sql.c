@@ -140,6 +140,112 @@
   " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
   " j.lease_until, j.group_key, j.dedupe_key, j.payload"
 
+/* Claim cursors (schema version 11; claim.c, "Claim cursors").  The
+** cursor of a queue is an int8[] that each claim returns and the next
+** claim of the queue through the same handle passes back (as text; NULL:
+** none yet, or dropped by the core to scan everything again):
+**   [1] safe: no transaction yet to commit can make a job ready with an
+**       earlier run_at: the clock of an earlier claim, less MARGIN, once
+**       every transaction that had an id then has ended (a transaction
+**       that gets its id later makes its jobs ready with its statements'
+**       clock, later than that);
+**   [2] then, [3] then_xid: that earlier claim's clock and the first
+**       transaction id not yet given out at the time, until they settle;
+**   [4] the lease floor: every expired lease that ended before it was
+**       seen by a claim through this handle;
+**   [5] the count of sqlq_rewinds when the cursor was made: a job made
+**       ready with a run_at older than its statement's clock less MARGIN
+**       (a plain-SQL INSERT that names an old run_at, a slow INSERT ...
+**       SELECT, an UPDATE that moves a job) counts one, and every cursor
+**       made before it scans its lanes from their start again;
+**   [6], [7], ...: pairs of a lane's priority and its floor: the lane has
+**       no ready job with an earlier run_at that was not seen either.
+** Each scan starts at its floor, so that it steps only over the entries
+** of the jobs taken since the last claim, not over every job a
+** long-held snapshot keeps visible.  A floor never passes a ready job
+** the claim saw and did not take (held by another claim, a group's
+** later job, beyond the claim's limit), nor the safe time. */
+#define NO_FLOOR "(-9223372036854775807)::int8"
+#define MARGIN "100000"
+/* The cursor c (an int8[] expression) when it was made after the last
+** rewind, else NULL. */
+#define CURSOR_VALID(c) \
+  "(SELECT CASE WHEN (" c ")[5] = r.last_value THEN (" c ") END FROM sqlq_rewinds r)"
+/* The floor of lane p in c, a valid cursor or NULL. */
+#define LANE_FLOOR(c, p) \
+  "coalesce((SELECT (" c ")[i + 1] FROM generate_subscripts(" c ", 1) AS i" \
+  " WHERE i >= 6 AND i % 2 = 0 AND (" c ")[i] = " p "), " NO_FLOOR ")"
+/* The earliest run_at a ready job of any lane may have unseen by c. */
+#define DUE_FLOOR(c) \
+  "coalesce((SELECT least(min(u.x), (" c ")[1])" \
+  " FROM unnest((" c ")[6:]) WITH ORDINALITY AS u(x, k) WHERE k % 2 = 0)," \
+  " (" c ")[1], " NO_FLOOR ")"
+/* How far ahead a waiter with a cursor looks for the end of a lease
+** (NEXT_DUE_LANES): that scan steps over the acked jobs whose leases
+** would have ended by then, so it looks a second ahead and looks again. */
+#define LEASE_AHEAD "1000000"
+
+#define CLAIM_LANES \
+  "WITH clock AS MATERIALIZED (SELECT sqlq_now() AS now," \
+  "  pg_snapshot_xmin(s)::text::int8 AS xmin, pg_snapshot_xmax(s)::text::int8 AS xmax," \
+  "  (SELECT last_value FROM sqlq_rewinds) AS rewinds FROM pg_current_snapshot() AS s)," \
+  " cur AS MATERIALIZED (SELECT " CURSOR_VALID( \
+    "$6::text::int8[]") " AS c," \
+                        "  coalesce(($6::text::int8[])[4], " NO_FLOOR ") AS lease_floor)," \
+                        " halted AS MATERIALIZED (SELECT " PAUSED_IF( \
+                          LIMITED_GROUPS) " AS h)," \
+                                          " lanes AS MATERIALIZED (SELECT l.priority AS p, " LANE_FLOOR( \
+                                            "cur.c", \
+                                            "l.priority") " AS f" \
+                                                          "  FROM sqlq_lanes l, cur WHERE l.queue = $1::text ORDER BY l.priority DESC)," \
+                                                          " buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
+                                                          "  last_error = 'lease expired during attempt ' || attempts," \
+                                                          "  token = NULL, lease_until = NULL" \
+                                                          "  WHERE id = ANY(ARRAY(SELECT id FROM sqlq_jobs WHERE queue = $1::text" \
+                                                          "   AND state = 'running' AND lease_until <= sqlq_now()" \
+                                                          "   AND lease_until >= (SELECT lease_floor FROM cur) AND attempts >= max_attempts" \
+                                                          "   FOR UPDATE SKIP LOCKED)))," \
+                                                          " ready AS (SELECT r.id, r.priority, r.run_at FROM lanes AS l CROSS JOIN LATERAL" \
+                                                          "  (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+                                                          "   WHERE j.queue = $1::text AND j.state = 'ready' AND j.priority = l.p" \
+                                                          "   AND j.run_at >= l.f AND j.run_at <= sqlq_now()" \
+                                                          "   AND " GROUP_ROOM \
+                                                          " AND NOT (SELECT h FROM halted)" \
+                                                          "   ORDER BY j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED) AS r LIMIT $4::int8)," \
+                                                          " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+                                                          "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()" \
+                                                          "  AND j.lease_until >= (SELECT lease_floor FROM cur)" \
+                                                          "  AND j.attempts < j.max_attempts AND NOT (SELECT h FROM halted)" \
+                                                          "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
+                                                          " picked AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) AS due" \
+                                                          "  ORDER BY priority DESC, run_at, id LIMIT $4::int8)," \
+                                                          " taken AS (UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1," \
+                                                          "  token = $2::int8, lease_until = sqlq_now() + $3::int8," \
+                                                          "  last_error = CASE WHEN j.state = 'running'" \
+                                                          "   THEN 'lease expired during attempt ' || j.attempts ELSE j.last_error END" \
+                                                          "  WHERE j.id = ANY(ARRAY(SELECT id FROM picked))" \
+                                                          "  RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
+                                                          "  j.lease_until, j.group_key, j.dedupe_key, j.payload)," \
+                                                          " settled AS (SELECT coalesce(c[1], " NO_FLOOR \
+                                                          ") AS safe, c[2] AS then_at, c[3] AS then_xid," \
+                                                          "  lease_floor, clock.*, coalesce(c[3] <= clock.xmin, false) AS ok FROM cur, clock)," \
+                                                          " next AS (SELECT CASE WHEN ok THEN then_at - " MARGIN \
+                                                          " ELSE safe END AS safe," \
+                                                          "  CASE WHEN ok OR then_at IS NULL THEN now ELSE then_at END AS then_at," \
+                                                          "  CASE WHEN ok OR then_at IS NULL THEN xmax ELSE then_xid END AS then_xid," \
+                                                          "  CASE WHEN (SELECT h FROM halted) OR (SELECT count(*) FROM expired) >= $4::int8" \
+                                                          "   THEN lease_floor ELSE now - " MARGIN \
+                                                          " END AS lease_floor, rewinds FROM settled)" \
+                                                          " SELECT t.*, NULL::text FROM taken AS t" \
+                                                          " UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL," \
+                                                          "  (ARRAY[n.safe, n.then_at, n.then_xid, n.lease_floor, n.rewinds] || ARRAY(SELECT x FROM" \
+                                                          "   (SELECT l.p, CASE WHEN (SELECT h FROM halted) THEN l.f ELSE least(n.safe," \
+                                                          "    coalesce((SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1::text" \
+                                                          "     AND j.state = 'ready' AND j.priority = l.p AND j.run_at >= l.f AND j.run_at < n.safe" \
+                                                          "     AND j.id <> ALL(ARRAY(SELECT id FROM picked)) ORDER BY j.run_at, j.id LIMIT 1)," \
+                                                          "    n.safe)) END AS f FROM lanes AS l) AS lf," \
+                                                          "   LATERAL unnest(ARRAY[lf.p::int8, lf.f]) AS x))::text FROM next AS n"
+
 /* NEXT_DUE, whose due jobs are those that pass the tests head and waits
 ** too, and whose first due job is due at the expression at of its run_at
 ** j.run_at. */
@@ -389,6 +495,25 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_CLAIM_GROUPS] = CLAIM(PAUSED_IF(LIMITED_GROUPS), GROUP_ROOM),
   [SQLQ__SQL_PAUSED_GROUPS] = PAUSED_ROW(LIMITED_GROUPS),
   [SQLQ__SQL_NEXT_DUE_GROUPS] = NEXT_DUE_AT(GROUP_ROOM, " AND NOT " FULL, RATE_DUE),
+  /* Claim lanes (schema version 11): the claim of CLAIM_GROUPS, each
+  ** lane scanned from its floor in the cursor (see CLAIM_LANES); the wait
+  ** of NEXT_DUE_GROUPS, with its scans started at the cursor's floors and
+  ** its look for the end of a lease bounded (LEASE_AHEAD). */
+  [SQLQ__SQL_CLAIM_LANES] = CLAIM_LANES,
+  [SQLQ__SQL_NEXT_DUE_LANES] =
+    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text),"
+    " (SELECT " RATE_DUE " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'"
+    "  AND j.run_at >= " DUE_FLOOR(
+      "cur.c") " AND " GROUP_ROOM " AND NOT " FULL "  ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
+               " (SELECT coalesce(min(lease_until), CASE WHEN $2::text IS NOT NULL"
+               "  THEN sqlq_now() + " LEASE_AHEAD " END) FROM sqlq_jobs"
+               "  WHERE queue = $1::text AND state = 'running' AND lease_until >= cur.lease_floor"
+               "  AND ($2::text IS NULL OR lease_until <= sqlq_now() + " LEASE_AHEAD
+               ")) - sqlq_now()"
+               " FROM (SELECT " CURSOR_VALID(
+                 "$2::text::int8[]") " AS c,"
+                                     "  coalesce(($2::text::int8[])[4], " NO_FLOOR
+                                     ") AS lease_floor) AS cur",
   /* Fair queues (schema version 10).  FAIR_LOCK holds the queue's row as LIMIT_LOCK does; the
   ** statements after it read with snapshots taken after it was granted. */
   [SQLQ__SQL_FAIR_SET] = "INSERT INTO sqlq_queues (queue, fair)"
@@ -704,27 +829,58 @@ static const char migration_10[] =
   " PRIMARY KEY (queue, grouped, group_key));";
 
 /* Version 11: claim lanes, each (queue, priority) that sqlq_jobs has
-** held a job at: the claim scans each lane from where its last scan left
-** off (CLAIM_LANES).  The trigger on INSERT that announces plain-SQL jobs
-** now records their lanes too, for every INSERT; the table is locked
-** while the trigger changes and the lanes of the jobs already there are
-** copied, so that no INSERT slips between the two. */
+** held a job at, and the count of rewinds: the claim scans each lane from
+** where its last scan left off (CLAIM_LANES).  The trigger on INSERT that
+** announces plain-SQL jobs now records their lanes too, for every INSERT,
+** and counts a rewind for a late job; another does the same for an UPDATE
+** that makes a job ready.  The table is locked while the triggers change
+** and the lanes of the jobs already there are copied, so that no INSERT
+** slips between the two. */
 static const char migration_11[] =
   "LOCK TABLE sqlq_jobs IN SHARE MODE;"
   "CREATE TABLE sqlq_lanes ("
   " queue    text    NOT NULL,"
   " priority integer NOT NULL,"
   " PRIMARY KEY (queue, priority));"
-  "CREATE OR REPLACE FUNCTION sqlq_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$"
+  "CREATE SEQUENCE sqlq_rewinds;"
+  "SELECT nextval('sqlq_rewinds');"
+  /* Whether a job made ready with run_at is late: older than the clock
+  ** less the cursors' margin (see CLAIM_LANES). */
+  "CREATE FUNCTION sqlq_late(run_at bigint) RETURNS boolean LANGUAGE sql AS $$"
+  "  SELECT run_at < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint - " MARGIN "$$;"
+  /* The triggers run as the schema's owner: a plain-SQL producer needs
+  ** only INSERT on sqlq_jobs (docs/postgres.md), not rights on what they
+  ** keep. */
+  "CREATE OR REPLACE FUNCTION sqlq_jobs_inserted() RETURNS trigger LANGUAGE plpgsql"
+  " SECURITY DEFINER SET search_path FROM CURRENT AS $$"
   "BEGIN"
   "  INSERT INTO sqlq_lanes (queue, priority)"
   "    SELECT DISTINCT n.queue, n.priority FROM sqlq_inserted n ON CONFLICT DO NOTHING;"
+  "  IF EXISTS (SELECT 1 FROM sqlq_inserted n WHERE n.state = 'ready' AND sqlq_late(n.run_at)) THEN"
+  "    PERFORM nextval('sqlq_rewinds');"
+  "  END IF;"
   "  IF coalesce(current_setting('sqlq.library', true), '') <> 'on' THEN"
   "    PERFORM pg_notify(sqlq_channel(n.queue), count(*)::text)"
   "      FROM sqlq_inserted n GROUP BY n.queue;"
   "  END IF;"
   "  RETURN NULL;"
   "END$$;"
+  /* A job made ready again, or moved to another lane or to an earlier
+  ** run_at, by an UPDATE. */
+  "CREATE FUNCTION sqlq_jobs_made_ready() RETURNS trigger LANGUAGE plpgsql"
+  " SECURITY DEFINER SET search_path FROM CURRENT AS $$"
+  "BEGIN"
+  "  INSERT INTO sqlq_lanes (queue, priority) VALUES (NEW.queue, NEW.priority)"
+  "    ON CONFLICT DO NOTHING;"
+  "  IF sqlq_late(NEW.run_at) THEN"
+  "    PERFORM nextval('sqlq_rewinds');"
+  "  END IF;"
+  "  RETURN NULL;"
+  "END$$;"
+  "CREATE TRIGGER sqlq_jobs_made_ready AFTER UPDATE OF queue, priority, run_at, state"
+  " ON sqlq_jobs FOR EACH ROW WHEN (NEW.state = 'ready' AND (OLD.state <> 'ready'"
+  " OR OLD.queue <> NEW.queue OR OLD.priority <> NEW.priority OR NEW.run_at < OLD.run_at))"
+  " EXECUTE FUNCTION sqlq_jobs_made_ready();"
   "INSERT INTO sqlq_lanes (queue, priority) SELECT DISTINCT queue, priority FROM sqlq_jobs;";
 
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {

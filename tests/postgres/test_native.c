@@ -286,7 +286,7 @@ static void plans_use_indexes_after_vacuum(void **state) {
   assert_int_equal(scalar(conn, "SELECT relpages FROM pg_class WHERE oid = 'sqlq_jobs'::regclass"),
                    0);
 
-  char *claim = explain_prepared(conn, "WITH buried", "('q', 1, 1000000, 1)");
+  char *claim = explain_prepared(conn, "WITH clock", "('q', 1, 1000000, 1, 0, NULL)");
   char *ack = explain_prepared(conn, "DELETE FROM sqlq_jobs WHERE id = $1", "(1, 1)");
   char *acks = explain_prepared(conn, "DELETE FROM sqlq_jobs WHERE id = ANY", "('{1,2}', '{1,2}')");
   char *plans[] = {claim, ack, acks};
