@@ -1,7 +1,7 @@
 # tests/cli/pg_upgrade.sh -- a PostgreSQL database of schema version 1 is
-# upgraded by `sqlq init` to version 10 (cancellation, rings and pools, subscriptions, schedules, retention,
-# concurrency limits, dependencies, rate limits, per-group limits, fair queues)
-# with its jobs intact; a newer schema is refused.  Runs on a database of
+# upgraded by `sqlq init` to version 11 (cancellation, rings and pools, subscriptions, schedules, retention,
+# concurrency limits, dependencies, rate limits, per-group limits, fair queues,
+# claim lanes) with its jobs intact; a newer schema is refused.  Runs on a database of
 # its own (pg_database.bash); needs psql.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg_database.bash"
@@ -9,12 +9,30 @@
 sql() {
   pg_sql "$1" >/dev/null || fail "psql: $1"
 }
+# Version 11 made sqlq_lanes and taught the INSERT trigger's function to
+# record lanes: the function goes back to what version 1 made.
+undo_11() {
+  sql "DROP TABLE sqlq_lanes;
+       CREATE OR REPLACE FUNCTION sqlq_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS \$\$
+       BEGIN
+         IF coalesce(current_setting('sqlq.library', true), '') <> 'on' THEN
+           PERFORM pg_notify(sqlq_channel(n.queue), count(*)::text)
+             FROM sqlq_inserted n GROUP BY n.queue;
+         END IF;
+         RETURN NULL;
+       END\$\$;
+       DELETE FROM sqlq_schema WHERE version = 11;"
+}
+lanes() {
+  pg_sql "SELECT queue, priority FROM sqlq_lanes ORDER BY queue, priority"
+}
 undo_10() {
   sql "DROP TABLE sqlq_groups;
        ALTER TABLE sqlq_queues DROP COLUMN group_running, DROP COLUMN fair, DROP COLUMN fair_served;
        DELETE FROM sqlq_schema WHERE version = 10;"
 }
 downgrade() {
+  undo_11
   undo_10
   sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
        DROP TABLE sqlq_deps; ALTER TABLE sqlq_jobs DROP COLUMN awaited, DROP COLUMN waits,

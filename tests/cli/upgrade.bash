@@ -3,12 +3,17 @@
 # (MariaDB) after lib.sh, with
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
-#   undo_10       a function that turns a database of the current version
-#                 into version 9 by undoing what migration 10 does
+#   undo_11       a function that turns a database of the current version
+#                 into version 10 by undoing what migration 11 does
+#   undo_10       a function that turns a database of version 10 into
+#                 version 9 by undoing what migration 10 does
 #   downgrade     a function that turns a database of the current version
-#                 into version 1 by undoing what migrations 2 to 10 do
+#                 into version 1 by undoing what migrations 2 to 11 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
+#   lanes         on the backends with claim lanes (version 11) only: a
+#                 function that prints the rows of sqlq_lanes in key
+#                 order, a tab between queue and priority
 # On version 9, rate and concurrency limits work, with claims and waits of
 # the statements of that version, and per-group limits and fair queues
 # need the upgrade.
@@ -16,7 +21,9 @@
 # schedules, retention, concurrency and rate limits, dependencies,
 # cancellation, per-group limits and fair queues work after it,
 # and a worker keeping history works before it (without pruning), its
-# claims without the limits' column.
+# claims without the limits' column.  Where there are claim lanes, the
+# upgrade records the lanes of the jobs already there, and a plain-SQL
+# INSERT after it records its job's.
 
 set_version() {
   sql "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, 0)"
@@ -31,7 +38,7 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 10" "schema version 10"
+expect_out "init makes version 11" "schema version 11"
 run "push a job" 0 sq push "$q" "from version 1"
 downgrade
 
@@ -68,16 +75,28 @@ expect_err_has "cancel: the error says what to do" "run \`sqlq init\`"
 sq push "$q-h" "kept in history" >/dev/null
 run "a worker keeping history works on version 1" 0 timeout 20 "$SQLQ" --url "$hurl" work --drain "$q-h" -- true
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
+run "a job at another priority on version 1" 0 sq push -p 7 "$q-p" "at priority 7"
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 10" "schema version 10"
+expect_out "the upgrade reaches version 11" "schema version 11"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 10"
+expect_out "again changes nothing" "schema version 11"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
 run "a job after the upgrade" 0 sq push "$q" "from version 5"
-expect_out "gets the next id (the history worker's job took 2)" "3"
+expect_out "gets the next id (the history worker's job took 2, the job at priority 7 took 3)" "4"
+if declare -F lanes >/dev/null; then
+  run "the lanes after the upgrade" 0 lanes
+  expect_out "are those of the jobs there (the history worker's job is gone)" "$q	0
+$q-p	7"
+  sql "INSERT INTO sqlq_jobs (queue, priority, payload) VALUES ('$q-p', 3, 'plain SQL')"
+  run "the lanes after a plain-SQL INSERT at a new priority" 0 lanes
+  expect_out "have its lane too" "$q	0
+$q-p	3
+$q-p	7"
+fi
+sq purge "$q-p" >/dev/null
 run "subscriptions after the upgrade" 0 sq subscriptions
 expect_out "none yet" "table  tag  on  rows  status"
 run "a schedule after the upgrade" 0 sq cron add "$q" '@every 1h' "$q"
@@ -120,6 +139,7 @@ sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
+undo_11
 undo_10
 run "limits on version 9" 0 sq limit -j -c 2 -r 10/1s "$q-9"
 expect_out "show no per-group limit and no fairness" \
@@ -134,15 +154,15 @@ sq push --group g "$q-9" "two" >/dev/null
 run "a worker claims under both limits on version 9" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-9" -- true
 run "and drains the queue" 0 sq stats --json "$q-9"
 expect_out_has "drained" '"ready":0,"scheduled":0,"running":0'
-run "back to version 10" 0 sq init
-expect_out "back to version 10" "schema version 10"
+run "back to version 11" 0 sq init
+expect_out "back to version 11" "schema version 11"
 sq limit -c 0 -r 0 "$q-9" >/dev/null
 
-set_version 11
+set_version 12
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 11"
-unset_version 11
+expect_err_has "the error names the versions" "version 12"
+unset_version 12
 run "init after the newer one is gone" 0 sq init
 
 finish

@@ -1,8 +1,8 @@
 # tests/cli/upgrade.sh -- a SQLite database of schema version 1 is upgraded
-# by `sqlq init` to version 10 (rings and pools, subscriptions, schedules,
+# by `sqlq init` to version 11 (rings and pools, subscriptions, schedules,
 # retention, concurrency limits, dependencies, rate limits, cancellation,
-# per-group limits, fair queues) with its jobs intact; a newer
-# schema is refused.  Needs the
+# per-group limits, fair queues; version 11 adds nothing on SQLite) with
+# its jobs intact; a newer schema is refused.  Needs the
 # sqlite3 shell.
 . "$(dirname "$0")/lib.sh"
 
@@ -10,12 +10,16 @@ db_file=$tmp/t.db
 sql() {
   sqlite3 -bail "$db_file" "$1" || fail "sqlite3: $1"
 }
+undo_11() {
+  sql "DELETE FROM sqlq_schema WHERE version = 11;"
+}
 undo_10() {
   sql "DROP TABLE sqlq_groups; ALTER TABLE sqlq_queues DROP COLUMN group_running;
        ALTER TABLE sqlq_queues DROP COLUMN fair; ALTER TABLE sqlq_queues DROP COLUMN fair_served;
        DELETE FROM sqlq_schema WHERE version = 10;"
 }
 downgrade() {
+  undo_11
   undo_10
   sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max;
        ALTER TABLE sqlq_queues DROP COLUMN rate_period; ALTER TABLE sqlq_jobs DROP COLUMN cancelled_at;
