@@ -630,6 +630,15 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
 
 /* Version 1: jobs, queues, history, the clock, the wake-up triggers.
 ** docs/schema.md documents each column. */
+/* The body of the INSERT trigger that announces plain-SQL producers'
+** jobs: one NOTIFY per queue per statement, unless the library inserted
+** them (it announces its own after its commit). */
+#define NOTIFY_PLAIN_INSERTS \
+  "  IF coalesce(current_setting('sqlq.library', true), '') <> 'on' THEN" \
+  "    PERFORM pg_notify(sqlq_channel(n.queue), count(*)::text)" \
+  "      FROM sqlq_inserted n GROUP BY n.queue;" \
+  "  END IF;"
+
 static const char migration_1[] =
   "CREATE FUNCTION sqlq_now() RETURNS bigint LANGUAGE sql STABLE PARALLEL SAFE AS"
   " $$SELECT (extract(epoch FROM statement_timestamp()) * 1000000)::bigint$$;"
@@ -675,12 +684,7 @@ static const char migration_1[] =
   " finished_at  bigint  NOT NULL);"
   /* Plain-SQL producers: one NOTIFY per queue per INSERT statement. */
   "CREATE FUNCTION sqlq_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$"
-  "BEGIN"
-  "  IF coalesce(current_setting('sqlq.library', true), '') <> 'on' THEN"
-  "    PERFORM pg_notify(sqlq_channel(n.queue), count(*)::text)"
-  "      FROM sqlq_inserted n GROUP BY n.queue;"
-  "  END IF;"
-  "  RETURN NULL;"
+  "BEGIN" NOTIFY_PLAIN_INSERTS "  RETURN NULL;"
   "END$$;"
   "CREATE TRIGGER sqlq_jobs_inserted AFTER INSERT ON sqlq_jobs"
   " REFERENCING NEW TABLE AS sqlq_inserted"
@@ -858,12 +862,7 @@ static const char migration_11[] =
   "    SELECT DISTINCT n.queue, n.priority FROM sqlq_inserted n ON CONFLICT DO NOTHING;"
   "  IF EXISTS (SELECT 1 FROM sqlq_inserted n WHERE n.state = 'ready' AND sqlq_late(n.run_at)) THEN"
   "    PERFORM nextval('sqlq_rewinds');"
-  "  END IF;"
-  "  IF coalesce(current_setting('sqlq.library', true), '') <> 'on' THEN"
-  "    PERFORM pg_notify(sqlq_channel(n.queue), count(*)::text)"
-  "      FROM sqlq_inserted n GROUP BY n.queue;"
-  "  END IF;"
-  "  RETURN NULL;"
+  "  END IF;" NOTIFY_PLAIN_INSERTS "  RETURN NULL;"
   "END$$;"
   /* A job made ready again, or moved to another lane or to an earlier
   ** run_at, by an UPDATE. */
