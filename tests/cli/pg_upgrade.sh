@@ -9,10 +9,12 @@
 sql() {
   pg_sql "$1" >/dev/null || fail "psql: $1"
 }
-# Version 11 made sqlq_lanes and taught the INSERT trigger's function to
-# record lanes: the function goes back to what version 1 made.
+# Version 11 made sqlq_lanes, sqlq_rewinds, sqlq_late() and the trigger
+# sqlq_jobs_made_ready, and taught the INSERT trigger's function to record
+# lanes and rewinds: the function goes back to what version 1 made.
 undo_11() {
-  sql "DROP TABLE sqlq_lanes;
+  sql "DROP TRIGGER sqlq_jobs_made_ready ON sqlq_jobs; DROP FUNCTION sqlq_jobs_made_ready();
+       DROP TABLE sqlq_lanes; DROP SEQUENCE sqlq_rewinds;
        CREATE OR REPLACE FUNCTION sqlq_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS \$\$
        BEGIN
          IF coalesce(current_setting('sqlq.library', true), '') <> 'on' THEN
@@ -21,6 +23,7 @@ undo_11() {
          END IF;
          RETURN NULL;
        END\$\$;
+       DROP FUNCTION sqlq_late(bigint);
        DELETE FROM sqlq_schema WHERE version = 11;"
 }
 lanes() {
