@@ -13,7 +13,7 @@
 #include "sqlq_int.h"
 
 /* How long a cursor is used before a claim starts one afresh. */
-#define SQLQ__CURSOR_LIFE_NS 60000000000LL
+#define SQLQ__CURSOR_LIFE_NS 300000000000LL
 
 int sqlq__lanes(const sqlq_db *db) {
   return db->lanes && db->driver->sql[SQLQ__SQL_CLAIM_LANES] != NULL;

@@ -185,66 +185,91 @@
 ** would have ended by then, so it looks a second ahead and looks again. */
 #define LEASE_AHEAD "1000000"
 
+/* The most lanes a queue's claims scan one by one; a queue with more is
+** claimed in one scan of every priority, as below schema version 11. */
+#define LANES_MAX "64"
+/* CLAIM_LANES's parts: the cursor passed when valid, the floor of lane
+** l.priority in it, the test of the queue's row. */
+#define CLAIM_CURSOR CURSOR_VALID("$6::text::int8[]")
+#define CLAIM_LANE_FLOOR LANE_FLOOR("cur.c", "l.priority")
+#define CLAIM_HALTED PAUSED_IF(LIMITED_GROUPS)
 #define CLAIM_LANES \
   "WITH clock AS MATERIALIZED (SELECT sqlq_now() AS now," \
   "  pg_snapshot_xmin(s)::text::int8 AS xmin, pg_snapshot_xmax(s)::text::int8 AS xmax," \
   "  (SELECT last_value FROM sqlq_rewinds) AS rewinds FROM pg_current_snapshot() AS s)," \
-  " cur AS MATERIALIZED (SELECT " CURSOR_VALID( \
-    "$6::text::int8[]") " AS c," \
-                        "  coalesce(($6::text::int8[])[4], " NO_FLOOR ") AS lease_floor)," \
-                        " halted AS MATERIALIZED (SELECT " PAUSED_IF( \
-                          LIMITED_GROUPS) " AS h)," \
-                                          " lanes AS MATERIALIZED (SELECT l.priority AS p, " LANE_FLOOR( \
-                                            "cur.c", \
-                                            "l.priority") " AS f" \
-                                                          "  FROM sqlq_lanes l, cur WHERE l.queue = $1::text ORDER BY l.priority DESC)," \
-                                                          " buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
-                                                          "  last_error = 'lease expired during attempt ' || attempts," \
-                                                          "  token = NULL, lease_until = NULL" \
-                                                          "  WHERE id = ANY(ARRAY(SELECT id FROM sqlq_jobs WHERE queue = $1::text" \
-                                                          "   AND state = 'running' AND lease_until <= sqlq_now()" \
-                                                          "   AND lease_until >= (SELECT lease_floor FROM cur) AND attempts >= max_attempts" \
-                                                          "   FOR UPDATE SKIP LOCKED)))," \
-                                                          " ready AS (SELECT r.id, r.priority, r.run_at FROM lanes AS l CROSS JOIN LATERAL" \
-                                                          "  (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
-                                                          "   WHERE j.queue = $1::text AND j.state = 'ready' AND j.priority = l.p" \
-                                                          "   AND j.run_at >= l.f AND j.run_at <= sqlq_now()" \
-                                                          "   AND " GROUP_ROOM \
-                                                          " AND NOT (SELECT h FROM halted)" \
-                                                          "   ORDER BY j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED) AS r LIMIT $4::int8)," \
-                                                          " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
-                                                          "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()" \
-                                                          "  AND j.lease_until >= (SELECT lease_floor FROM cur)" \
-                                                          "  AND j.attempts < j.max_attempts AND NOT (SELECT h FROM halted)" \
-                                                          "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
-                                                          " picked AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) AS due" \
-                                                          "  ORDER BY priority DESC, run_at, id LIMIT $4::int8)," \
-                                                          " taken AS (UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1," \
-                                                          "  token = $2::int8, lease_until = sqlq_now() + $3::int8," \
-                                                          "  last_error = CASE WHEN j.state = 'running'" \
-                                                          "   THEN 'lease expired during attempt ' || j.attempts ELSE j.last_error END" \
-                                                          "  WHERE j.id = ANY(ARRAY(SELECT id FROM picked))" \
-                                                          "  RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
-                                                          "  j.lease_until, j.group_key, j.dedupe_key, j.payload)," \
-                                                          " settled AS (SELECT coalesce(c[1], " NO_FLOOR \
-                                                          ") AS safe, c[2] AS then_at, c[3] AS then_xid," \
-                                                          "  lease_floor, clock.*, coalesce(c[3] <= clock.xmin, false) AS ok FROM cur, clock)," \
-                                                          " next AS (SELECT CASE WHEN ok THEN then_at - " MARGIN \
-                                                          " ELSE safe END AS safe," \
-                                                          "  CASE WHEN ok OR then_at IS NULL THEN now ELSE then_at END AS then_at," \
-                                                          "  CASE WHEN ok OR then_at IS NULL THEN xmax ELSE then_xid END AS then_xid," \
-                                                          "  CASE WHEN (SELECT h FROM halted) OR (SELECT count(*) FROM expired) >= $4::int8" \
-                                                          "   THEN lease_floor ELSE now - " MARGIN \
-                                                          " END AS lease_floor, rewinds FROM settled)" \
-                                                          " SELECT t.*, NULL::text FROM taken AS t" \
-                                                          " UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL," \
-                                                          "  (ARRAY[n.safe, n.then_at, n.then_xid, n.lease_floor, n.rewinds] || ARRAY(SELECT x FROM" \
-                                                          "   (SELECT l.p, CASE WHEN (SELECT h FROM halted) THEN l.f ELSE least(n.safe," \
-                                                          "    coalesce((SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1::text" \
-                                                          "     AND j.state = 'ready' AND j.priority = l.p AND j.run_at >= l.f AND j.run_at < n.safe" \
-                                                          "     AND j.id <> ALL(ARRAY(SELECT id FROM picked)) ORDER BY j.run_at, j.id LIMIT 1)," \
-                                                          "    n.safe)) END AS f FROM lanes AS l) AS lf," \
-                                                          "   LATERAL unnest(ARRAY[lf.p::int8, lf.f]) AS x))::text FROM next AS n"
+  " cur AS MATERIALIZED (SELECT " CLAIM_CURSOR " AS c," \
+  "  coalesce(($6::text::int8[])[4], " NO_FLOOR ") AS lease_floor)," \
+  " halted AS MATERIALIZED (SELECT " CLAIM_HALTED " AS h)," \
+  " lanes AS MATERIALIZED (SELECT l.priority AS p, " CLAIM_LANE_FLOOR " AS f" \
+  "  FROM sqlq_lanes l, cur WHERE l.queue = $1::text" \
+  "  ORDER BY l.priority DESC LIMIT " LANES_MAX " + 1)," \
+  " many AS MATERIALIZED (SELECT count(*) > " LANES_MAX " AS m FROM lanes)," \
+  " buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
+  "  last_error = 'lease expired during attempt ' || attempts," \
+  "  token = NULL, lease_until = NULL" \
+  "  WHERE id = ANY(ARRAY(SELECT id FROM sqlq_jobs WHERE queue = $1::text" \
+  "   AND state = 'running' AND lease_until <= sqlq_now()" \
+  "   AND lease_until >= (SELECT lease_floor FROM cur) AND attempts >= max_attempts" \
+  "   FOR UPDATE SKIP LOCKED)))," \
+  " by_lane AS (SELECT r.id, r.priority, r.run_at FROM lanes AS l CROSS JOIN LATERAL" \
+  "  (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+  "   WHERE j.queue = $1::text AND j.state = 'ready' AND j.priority = l.p" \
+  "   AND j.run_at >= l.f AND j.run_at <= sqlq_now()" \
+  "   AND " GROUP_ROOM " AND NOT (SELECT h FROM halted)" \
+  "   ORDER BY j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED) AS r" \
+  "  WHERE NOT (SELECT m FROM many) LIMIT $4::int8)," \
+  " at_once AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+  "  WHERE (SELECT m FROM many) AND j.queue = $1::text AND j.state = 'ready'" \
+  "  AND j.run_at <= sqlq_now() AND " GROUP_ROOM " AND NOT (SELECT h FROM halted)" \
+  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
+  " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+  "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()" \
+  "  AND j.lease_until >= (SELECT lease_floor FROM cur)" \
+  "  AND j.attempts < j.max_attempts AND NOT (SELECT h FROM halted)" \
+  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
+  " picked AS (SELECT id FROM (SELECT * FROM by_lane UNION ALL SELECT * FROM at_once" \
+  "  UNION ALL SELECT * FROM expired) AS due ORDER BY priority DESC, run_at, id LIMIT $4::int8)," \
+  " taken AS (UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1," \
+  "  token = $2::int8, lease_until = sqlq_now() + $3::int8," \
+  "  last_error = CASE WHEN j.state = 'running'" \
+  "   THEN 'lease expired during attempt ' || j.attempts ELSE j.last_error END" \
+  "  WHERE j.id = ANY(ARRAY(SELECT id FROM picked))" \
+  "  RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
+  "  j.lease_until, j.group_key, j.dedupe_key, j.payload)," \
+  " settled AS (SELECT coalesce(c[1], " NO_FLOOR ") AS safe, c[2] AS then_at," \
+  "  c[3] AS then_xid, lease_floor, clock.*, coalesce(c[3] <= clock.xmin, false) AS ok" \
+  "  FROM cur, clock)," \
+  " next AS (SELECT CASE WHEN ok THEN then_at - " MARGIN " ELSE safe END AS safe," \
+  "  CASE WHEN ok OR then_at IS NULL THEN now ELSE then_at END AS then_at," \
+  "  CASE WHEN ok OR then_at IS NULL THEN xmax ELSE then_xid END AS then_xid," \
+  "  CASE WHEN (SELECT h FROM halted) OR (SELECT count(*) FROM expired) >= $4::int8" \
+  "   THEN lease_floor ELSE now - " MARGIN " END AS lease_floor, rewinds FROM settled)" \
+  " SELECT t.*, NULL::text FROM taken AS t" \
+  " UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL," \
+  "  (ARRAY[n.safe, n.then_at, n.then_xid, n.lease_floor, n.rewinds] || ARRAY(SELECT x FROM" \
+  "   (SELECT l.p, CASE WHEN (SELECT h FROM halted) THEN l.f ELSE least(n.safe," \
+  "    coalesce((SELECT j.run_at FROM sqlq_jobs j WHERE j.queue = $1::text" \
+  "     AND j.state = 'ready' AND j.priority = l.p AND j.run_at >= l.f AND j.run_at < n.safe" \
+  "     AND j.id <> ALL(ARRAY(SELECT id FROM picked)) ORDER BY j.run_at, j.id LIMIT 1)," \
+  "    n.safe)) END AS f FROM lanes AS l WHERE NOT (SELECT m FROM many)) AS lf," \
+  "   LATERAL unnest(ARRAY[lf.p::int8, lf.f]) AS x))::text FROM next AS n"
+
+/* NEXT_DUE_GROUPS with the floors of the cursor $2 (see CLAIM_LANES):
+** the first due job looked for from the lowest floor, the end of a lease
+** from the lease floor and at most LEASE_AHEAD ahead. */
+#define WAIT_CURSOR CURSOR_VALID("$2::text::int8[]")
+#define WAIT_DUE_FLOOR DUE_FLOOR("cur.c")
+#define NEXT_DUE_LANES \
+  "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text)," \
+  " (SELECT " RATE_DUE " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
+  "  AND j.run_at >= " WAIT_DUE_FLOOR " AND " GROUP_ROOM " AND NOT " FULL \
+  "  ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
+  " (SELECT coalesce(min(lease_until), CASE WHEN $2::text IS NOT NULL" \
+  "  THEN sqlq_now() + " LEASE_AHEAD " END) FROM sqlq_jobs" \
+  "  WHERE queue = $1::text AND state = 'running' AND lease_until >= cur.lease_floor" \
+  "  AND ($2::text IS NULL OR lease_until <= sqlq_now() + " LEASE_AHEAD ")) - sqlq_now()" \
+  " FROM (SELECT " WAIT_CURSOR " AS c," \
+  "  coalesce(($2::text::int8[])[4], " NO_FLOOR ") AS lease_floor) AS cur"
 
 /* NEXT_DUE, whose due jobs are those that pass the tests head and waits
 ** too, and whose first due job is due at the expression at of its run_at
@@ -500,20 +525,7 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   ** of NEXT_DUE_GROUPS, with its scans started at the cursor's floors and
   ** its look for the end of a lease bounded (LEASE_AHEAD). */
   [SQLQ__SQL_CLAIM_LANES] = CLAIM_LANES,
-  [SQLQ__SQL_NEXT_DUE_LANES] =
-    "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text),"
-    " (SELECT " RATE_DUE " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'"
-    "  AND j.run_at >= " DUE_FLOOR(
-      "cur.c") " AND " GROUP_ROOM " AND NOT " FULL "  ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
-               " (SELECT coalesce(min(lease_until), CASE WHEN $2::text IS NOT NULL"
-               "  THEN sqlq_now() + " LEASE_AHEAD " END) FROM sqlq_jobs"
-               "  WHERE queue = $1::text AND state = 'running' AND lease_until >= cur.lease_floor"
-               "  AND ($2::text IS NULL OR lease_until <= sqlq_now() + " LEASE_AHEAD
-               ")) - sqlq_now()"
-               " FROM (SELECT " CURSOR_VALID(
-                 "$2::text::int8[]") " AS c,"
-                                     "  coalesce(($2::text::int8[])[4], " NO_FLOOR
-                                     ") AS lease_floor) AS cur",
+  [SQLQ__SQL_NEXT_DUE_LANES] = NEXT_DUE_LANES,
   /* Fair queues (schema version 10).  FAIR_LOCK holds the queue's row as LIMIT_LOCK does; the
   ** statements after it read with snapshots taken after it was granted. */
   [SQLQ__SQL_FAIR_SET] = "INSERT INTO sqlq_queues (queue, fair)"
