@@ -369,7 +369,10 @@ static int two_followers(const fixture *f, void *arg) {
   }
   for (i = 0; i < 2; i++) {
     pthread_join(t[i], NULL);
-    late += w[i].status != SQLQ_OK || w[i].took >= WOKEN_WITHIN;
+    if (w[i].status == SQLQ_OK && w[i].took < WOKEN_WITHIN) continue;
+    /* Say why, for a failure seen once under load (CI, Firebird). */
+    fprintf(stderr, "follower %d: status %d after %.3f s\n", i, w[i].status, w[i].took);
+    late++;
   }
   return late;
 }
