@@ -43,8 +43,9 @@ struct claim {
   sqlq_job *jobs;
   int n;
   size_t cap;
-  const char *cursor; /* the cursor passed (NULL: none), when lanes */
-  char *cursor_out;   /* the one the claim returned (owned; NULL: none) */
+  int lanes;          /* the claim goes by lanes (cursor.c) */
+  const char *cursor; /* the cursor it passes (NULL: none) */
+  char *cursor_out;   /* the one it returned (owned; NULL: none) */
 };
 
 /* Copy n bytes and a NUL to *p, advance *p past them, return the copy. */
@@ -185,14 +186,14 @@ static int claim_tx(sqlq_db *db, void *arg) {
   if (c->counted && (rc = free_slots(db, c, &max)) != SQLQ_OK) return rc;
   c->token = sqlq__new_token();
   /* CLAIM_UNLIMITED takes no $5, only CLAIM_LANES a $6. */
-  int lanes = sqlq__lanes(db);
-  size_t nargs = lanes ? 6 : db->limits_schema != SQLQ__LIMITS_NONE ? 5 : 4;
-  c->cursor = lanes ? sqlq__cursor_get(db, c->queue) : NULL;
+  c->lanes = sqlq__cursor_get(db, c->queue, &c->cursor);
+  size_t nargs = c->lanes ? 6 : db->limits_schema != SQLQ__LIMITS_NONE ? 5 : 4;
   sqlq__arg args[] = {SQLQ__TEXT(c->queue), SQLQ__INT(c->token),   SQLQ__INT(c->lease_us),
                       SQLQ__INT(max),       SQLQ__INT(c->counted), SQLQ__TEXT(c->cursor)};
-  sqlq__query q = {.sql = lanes ? SQLQ__SQL_CLAIM_LANES
-                                : sqlq__limits_sql(db, SQLQ__SQL_CLAIM_UNLIMITED, SQLQ__SQL_CLAIM,
-                                                   SQLQ__SQL_CLAIM_RATES, SQLQ__SQL_CLAIM_GROUPS),
+  sqlq__query q = {.sql = c->lanes
+                            ? SQLQ__SQL_CLAIM_LANES
+                            : sqlq__limits_sql(db, SQLQ__SQL_CLAIM_UNLIMITED, SQLQ__SQL_CLAIM,
+                                               SQLQ__SQL_CLAIM_RATES, SQLQ__SQL_CLAIM_GROUPS),
                    .row = add_job,
                    .arg = c,
                    .start = d->claim};
@@ -202,8 +203,11 @@ static int claim_tx(sqlq_db *db, void *arg) {
     rc = SQLQ_OK;
   else if (fair.fair)
     rc = sqlq__fair_claim(db, c->queue, &fair, max, &take, &taken);
-  else
+  else {
+    int64_t t0 = sqlq__monotonic_ns();
     rc = sqlq__query_run(db, &q, args, nargs);
+    if (rc == SQLQ_OK && !c->lanes) sqlq__claim_took(db, c->queue, sqlq__monotonic_ns() - t0);
+  }
   /* Its jobs started in the oldest of the free slots. */
   if (rc == SQLQ_OK && c->rated && c->n > 0)
     rc = sqlq__rate_stamp(db, c->queue, &c->free.v[c->n - 1]);
@@ -249,7 +253,7 @@ static int claim_in_tx(sqlq_db *db, struct claim *c) {
     rc = sqlq__in_tx(db, kind | SQLQ__TX_WAITS, claim_tx, c);
   }
   if (rc == SQLQ_OK && c->cursor_out) {
-    sqlq__cursor_put(db, c->queue, c->cursor == NULL, c->cursor_out);
+    sqlq__cursor_put(db, c->queue, c->cursor_out);
     c->cursor_out = NULL;
   }
   if (rc == SQLQ_OK && c->limited)

@@ -1,10 +1,22 @@
 /*
-** cursor.c -- the claim cursors a handle keeps (see claim.c, "Claim
-** cursors"): for each of the last few queues it claimed, the text its
-** dialect's CLAIM_LANES returned, passed back to the next claim and wait
-** of the queue.  The text is the dialect's own; the core only keeps it,
-** and drops it once it is SQLQ__CURSOR_LIFE_NS old so that a claim scans
-** everything again now and then.
+** cursor.c -- the claim cursors a handle keeps (see the dialects' CLAIM_LANES
+** and docs/postgres.md, "Claims under a long-held snapshot"): for each of
+** the last few queues whose claims go by lanes, the text its dialect's
+** CLAIM_LANES returned, passed back to the next claim and wait of the
+** queue.  The text is the dialect's own; the core only keeps it.
+**
+** Claims by lanes cost more than a plain claim (a larger statement), and
+** gain only when old row versions pile up in the claim's way, which makes
+** the plain claim slow.  So a handle claims a queue plainly until its
+** plain claims take, on average (a moving average that a single slow
+** claim barely moves), more than SQLQ__SLOW_CLAIM_NS and more than
+** SLOW_FACTOR times the fastest claim it has seen (the round trip), then
+** by lanes for SQLQ__CURSOR_LIFE_NS, its first claim scanning every lane
+** from its start.
+** After that it claims plainly again, and switches back if the claims are
+** still slow: a claim that scans everything now and then finds whatever a
+** cursor's floors could miss.  The URL option lanes=on makes every claim
+** go by lanes (a fresh cursor every SQLQ__CURSOR_LIFE_NS), lanes=off none.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,46 +24,78 @@
 
 #include "sqlq_int.h"
 
-/* How long a cursor is used before a claim starts one afresh. */
+/* How long a queue's claims go by lanes once they were found slow. */
 #define SQLQ__CURSOR_LIFE_NS 300000000000LL
+/* A plain claim slower than this, and than SLOW_FACTOR times the fastest,
+** was slowed down by what it had to step over. */
+#define SQLQ__SLOW_CLAIM_NS 2000000LL
+#define SLOW_FACTOR 4
 
 int sqlq__lanes(const sqlq_db *db) {
-  return db->lanes && db->driver->sql[SQLQ__SQL_CLAIM_LANES] != NULL;
+  return db->lanes && db->lanes_mode != SQLQ__LANES_OFF &&
+         db->driver->sql[SQLQ__SQL_CLAIM_LANES] != NULL;
 }
 
+/* The queue's entry while its claims go by lanes, else NULL (an entry
+** that outlived its life is freed). */
 static sqlq__cursor *find(sqlq_db *db, const char *queue) {
-  for (int i = 0; i < SQLQ__CURSORS; i++)
-    if (db->cursors[i].text && strcmp(db->cursors[i].queue, queue) == 0) return &db->cursors[i];
+  for (int i = 0; i < SQLQ__CURSORS; i++) {
+    sqlq__cursor *c = &db->cursors[i];
+    if (c->started_ns == 0 || strcmp(c->queue, queue) != 0) continue;
+    if (sqlq__monotonic_ns() - c->started_ns <= SQLQ__CURSOR_LIFE_NS) return c;
+    free(c->text);
+    memset(c, 0, sizeof *c);
+  }
   return NULL;
 }
 
-const char *sqlq__cursor_get(sqlq_db *db, const char *queue) {
-  sqlq__cursor *c = find(db, queue);
-  if (c == NULL || sqlq__monotonic_ns() - c->started_ns > SQLQ__CURSOR_LIFE_NS) return NULL;
-  return c->text;
+/* Make queue's entry, in a free place or the one started longest ago. */
+static sqlq__cursor *start(sqlq_db *db, const char *queue) {
+  sqlq__cursor *c = &db->cursors[0];
+  for (int i = 0; i < SQLQ__CURSORS && c->started_ns; i++)
+    if (db->cursors[i].started_ns == 0 || db->cursors[i].started_ns < c->started_ns)
+      c = &db->cursors[i];
+  free(c->text);
+  memset(c, 0, sizeof *c);
+  snprintf(c->queue, sizeof c->queue, "%s", queue);
+  c->started_ns = sqlq__monotonic_ns();
+  return c;
 }
 
-void sqlq__cursor_put(sqlq_db *db, const char *queue, int fresh, char *text) {
+int sqlq__cursor_get(sqlq_db *db, const char *queue, const char **text) {
+  sqlq__cursor *c = sqlq__lanes(db) ? find(db, queue) : NULL;
+  /* With lanes=on, every claim goes by lanes. */
+  if (c == NULL && sqlq__lanes(db) && db->lanes_mode == SQLQ__LANES_ON) c = start(db, queue);
+  *text = c ? c->text : NULL;
+  return c != NULL;
+}
+
+void sqlq__cursor_put(sqlq_db *db, const char *queue, char *text) {
   sqlq__cursor *c = find(db, queue);
   if (c == NULL) {
-    /* A free place, else the one started longest ago. */
-    c = &db->cursors[0];
-    for (int i = 0; i < SQLQ__CURSORS && c->text; i++)
-      if (db->cursors[i].text == NULL || db->cursors[i].started_ns < c->started_ns)
-        c = &db->cursors[i];
-    free(c->text);
-    c->text = NULL;
-    snprintf(c->queue, sizeof c->queue, "%s", queue);
-    fresh = 1;
+    free(text);
+    return;
   }
   free(c->text);
   c->text = text;
-  if (fresh) c->started_ns = sqlq__monotonic_ns();
+}
+
+void sqlq__claim_took(sqlq_db *db, const char *queue, int64_t took_ns) {
+  if (!sqlq__lanes(db) || db->lanes_mode != SQLQ__LANES_AUTO) return;
+  if (db->claim_fastest_ns == 0 || took_ns < db->claim_fastest_ns) db->claim_fastest_ns = took_ns;
+  /* The average of the last 16 or so. */
+  db->claim_average_ns += (took_ns - db->claim_average_ns) / 16;
+  int64_t average = db->claim_average_ns;
+  if (average > SQLQ__SLOW_CLAIM_NS && average > SLOW_FACTOR * db->claim_fastest_ns &&
+      find(db, queue) == NULL) {
+    start(db, queue);
+    db->claim_average_ns = 0;
+  }
 }
 
 void sqlq__cursors_free(sqlq_db *db) {
   for (int i = 0; i < SQLQ__CURSORS; i++) {
     free(db->cursors[i].text);
-    db->cursors[i].text = NULL;
+    memset(&db->cursors[i], 0, sizeof db->cursors[i]);
   }
 }

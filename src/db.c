@@ -54,7 +54,7 @@ static int driver_option(const sqlq__driver *drv, const char *key) {
 /* Refuse an option that neither the core nor drv reads, naming the known
 ** ones. */
 static int unknown_option(sqlq_db *db, const sqlq__driver *drv, const char *key) {
-  char known[256] = "payload_limit, history, busy_timeout";
+  char known[256] = "payload_limit, history, busy_timeout, lanes";
   size_t len = strlen(known);
   for (const char *const *o = drv->options; *o && len < sizeof known; o++)
     len += (size_t)snprintf(known + len, sizeof known - len, ", %s", *o);
@@ -82,6 +82,12 @@ static int apply_url_options(sqlq_db *db, const sqlq__driver *drv, const sqlq__u
       if (*v == '\0' || *end || !(s >= 0 && s <= 86400))
         return sqlq__error(db, SQLQ_MISUSE, "URL option busy_timeout must be 0 to 86400 seconds");
       db->busy_timeout = s;
+    } else if (strcmp(k, "lanes") == 0) {
+      if (strcmp(v, "auto") && strcmp(v, "on") && strcmp(v, "off"))
+        return sqlq__error(db, SQLQ_MISUSE, "URL option lanes must be auto, on or off");
+      db->lanes_mode = v[1] == 'u'   ? SQLQ__LANES_AUTO
+                       : v[1] == 'n' ? SQLQ__LANES_ON
+                                     : SQLQ__LANES_OFF;
     } else if (!driver_option(drv, k)) {
       return unknown_option(db, drv, k);
     }

@@ -411,8 +411,8 @@ enum sqlq__sql_id {
                         NULL: unknown), detail (NULL: none): one row per
                         item of docs/health.md, in one statement; NULL
                         for a driver with the health method */
-  /* Claim lanes (schema version SQLQ__LANES_VERSION; see claim.c,
-  ** "Claim cursors").  A dialect whose claim would walk the old row
+  /* Claim lanes (schema version SQLQ__LANES_VERSION; see cursor.c,
+  ** and the dialect's CLAIM_LANES).  A dialect whose claim would walk the old row
   ** versions a long-held snapshot keeps has these; NULL in the others,
   ** which claim with CLAIM_GROUPS and wait with NEXT_DUE_GROUPS. */
   SQLQ__SQL_CLAIM_LANES,    /* as CLAIM_GROUPS, $6 cursor (text, NULL:
@@ -743,9 +743,9 @@ struct sqlq_lock {
   struct sqlq_lock *prev;
 };
 
-/* A queue's claim cursor (cursor.c): its text as the dialect returned it
-** (owned by the handle; NULL: none) and when a claim without a cursor
-** started it (CLOCK_MONOTONIC). */
+/* A queue whose claims go by lanes (cursor.c): its cursor as the dialect
+** returned it (owned by the handle; NULL: none yet), and when its claims
+** started to go by lanes (CLOCK_MONOTONIC; 0: a free place). */
 #define SQLQ__CURSORS 4
 typedef struct sqlq__cursor {
   char queue[SQLQ_QUEUE_NAME_MAX + 1];
@@ -806,9 +806,13 @@ struct sqlq_db {
   /* The database has claim lanes (schema version SQLQ__LANES_VERSION),
   ** read with limits_schema. */
   int lanes;
-  /* The claim cursors of the last few queues claimed through this handle
+  /* The queues whose claims through this handle go by lanes, the fastest
+  ** plain claim it made and the moving average of its plain claims
   ** (cursor.c). */
   sqlq__cursor cursors[SQLQ__CURSORS];
+  int64_t claim_fastest_ns, claim_average_ns;
+  /* The URL option lanes: SQLQ__LANES_AUTO (the default), _ON or _OFF. */
+  int lanes_mode;
 };
 
 /* The schema versions that brought concurrency limits, rate limits, and
@@ -885,19 +889,22 @@ int sqlq__fair_lock(sqlq_db *db, const char *queue, sqlq__fair *f);
 int sqlq__fair_claim(sqlq_db *db, const char *queue, sqlq__fair *f, int max,
                      const sqlq__fair_take *t, int *n_out);
 
-/* Claim cursors (cursor.c; see claim.c, "Claim cursors").  Whether
-** db's claims and waits use them: the database has claim lanes and the
-** dialect has CLAIM_LANES. */
+/* The values of db->lanes_mode. */
+enum { SQLQ__LANES_AUTO, SQLQ__LANES_ON, SQLQ__LANES_OFF };
+
+/* Claim cursors (cursor.c).  Whether db's claims and waits may go by
+** lanes: the database has claim lanes and the dialect has CLAIM_LANES. */
 int sqlq__lanes(const sqlq_db *db);
-/* The cursor the next claim or wait of queue passes (owned by db; valid
-** until the next sqlq__cursor_put or sqlq__cursors_free), or NULL when
-** there is none or it is older than SQLQ__CURSOR_LIFE_NS: the claim then
-** scans every lane from its start, which also finds what a cursor's
-** floors could miss (a job INSERTed by plain SQL with an old run_at). */
-const char *sqlq__cursor_get(sqlq_db *db, const char *queue);
-/* Keep text (malloc'd; db takes it over) as queue's cursor, returned by a
-** claim that passed a cursor (fresh 0) or none (fresh 1). */
-void sqlq__cursor_put(sqlq_db *db, const char *queue, int fresh, char *text);
+/* Whether queue's claims and waits go by lanes now; *text receives the
+** cursor to pass (owned by db, valid until the next call on db's cursors;
+** NULL: none yet, scan every lane from its start). */
+int sqlq__cursor_get(sqlq_db *db, const char *queue, const char **text);
+/* Keep text (malloc'd; db takes it over) as queue's cursor, returned by
+** its claim by lanes. */
+void sqlq__cursor_put(sqlq_db *db, const char *queue, char *text);
+/* A plain claim of queue took took_ns: when that is slow, its claims go by
+** lanes from now on, for a while (cursor.c). */
+void sqlq__claim_took(sqlq_db *db, const char *queue, int64_t took_ns);
 /* Free db's cursors. */
 void sqlq__cursors_free(sqlq_db *db);
 

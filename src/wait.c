@@ -108,10 +108,11 @@ static int job_due(sqlq_db *db, void *arg, int64_t *due_in_us) {
                                            SQLQ__SQL_NEXT_DUE_RATES, SQLQ__SQL_NEXT_DUE_GROUPS),
                    .row = due_row,
                    .arg = due_in_us};
-  if (!sqlq__lanes(db)) return sqlq__run(db, &q, SQLQ__TEXT(queue));
-  /* Its scans start where the queue's claims left off (claim.c). */
+  const char *cursor;
+  if (!sqlq__cursor_get(db, queue, &cursor)) return sqlq__run(db, &q, SQLQ__TEXT(queue));
+  /* Its scans start where the queue's claims left off (cursor.c). */
   q.sql = SQLQ__SQL_NEXT_DUE_LANES;
-  return sqlq__run(db, &q, SQLQ__TEXT(queue), SQLQ__TEXT(sqlq__cursor_get(db, queue)));
+  return sqlq__run(db, &q, SQLQ__TEXT(queue), SQLQ__TEXT(cursor));
 }
 
 /* The longest a wait sleeps before it looks again, in microseconds (about

@@ -140,7 +140,7 @@
   " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
   " j.lease_until, j.group_key, j.dedupe_key, j.payload"
 
-/* Claim cursors (schema version 11; claim.c, "Claim cursors").  The
+/* Claim cursors (schema version 11; cursor.c).  The
 ** cursor of a queue is an int8[] that each claim returns and the next
 ** claim of the queue through the same handle passes back (as text; NULL:
 ** none yet, or dropped by the core to scan everything again):
@@ -870,9 +870,15 @@ static const char migration_11[] =
   "CREATE OR REPLACE FUNCTION sqlq_jobs_inserted() RETURNS trigger LANGUAGE plpgsql"
   " SECURITY DEFINER SET search_path FROM CURRENT AS $$"
   "BEGIN"
-  "  INSERT INTO sqlq_lanes (queue, priority)"
-  "    SELECT DISTINCT n.queue, n.priority FROM sqlq_inserted n ON CONFLICT DO NOTHING;"
-  "  IF EXISTS (SELECT 1 FROM sqlq_inserted n WHERE n.state = 'ready' AND sqlq_late(n.run_at)) THEN"
+  "  IF EXISTS (SELECT 1 FROM (SELECT DISTINCT n.queue, n.priority FROM sqlq_inserted n) AS n"
+  "      WHERE NOT EXISTS (SELECT 1 FROM sqlq_lanes l"
+  "        WHERE l.queue = n.queue AND l.priority = n.priority)) THEN"
+  "    INSERT INTO sqlq_lanes (queue, priority)"
+  "      SELECT DISTINCT n.queue, n.priority FROM sqlq_inserted n ON CONFLICT DO NOTHING;"
+  "  END IF;"
+  /* The library's own INSERTs set run_at from their statement's clock. */
+  "  IF coalesce(current_setting('sqlq.library', true), '') <> 'on' AND EXISTS (SELECT 1"
+  "      FROM sqlq_inserted n WHERE n.state = 'ready' AND sqlq_late(n.run_at)) THEN"
   "    PERFORM nextval('sqlq_rewinds');"
   "  END IF;" NOTIFY_PLAIN_INSERTS "  RETURN NULL;"
   "END$$;"

@@ -20,7 +20,7 @@ sq() { "$SQLQ" --url "$url" "$@"; }
 
 run "init" 0 sq init
 # Each command appends its payload and a newline.
-"$SQLQ" --url "$url" work "$q" -- sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/done" \
+"$SQLQ" --url "$url?lanes=on" work "$q" -- sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/done" \
   >"$tmp/worker.log" 2>&1 &
 worker=$!
 bg_pids+=("$worker")
@@ -93,7 +93,7 @@ expect_eq "the moved job ran" "$(grep -c '^moved$' "$tmp/done")" 1
 # A queue with more lanes than a claim scans one by one (64) is claimed in
 # one scan of all its priorities, still highest first.
 for p in $(seq 70); do sq push --priority "$p" "$q-many" "$p" >/dev/null || fail "push $p"; done
-run "drain the queue of many lanes" 0 timeout 30 "$SQLQ" --url "$url" work --drain "$q-many" -- \
+run "drain the queue of many lanes" 0 timeout 30 "$SQLQ" --url "$url?lanes=on" work --drain "$q-many" -- \
   sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/many"
 expect_eq "its jobs ran highest first" "$(tr '\n' , < "$tmp/many")" "$(seq 70 -1 1 | tr '\n' ,)"
 

@@ -39,6 +39,12 @@ expect_error_line "bad poll_interval"
 run "bad worker_synchronous_commit" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?worker_synchronous_commit=1" stats
 expect_error_line "bad worker_synchronous_commit"
 expect_err_has "bad worker_synchronous_commit" "worker_synchronous_commit must be on or off"
+for v in "" maybe ON autox 1; do
+  run "bad lanes '$v'" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?lanes=$v" stats
+  expect_error_line "bad lanes '$v'"
+  expect_err_has "bad lanes '$v'" "lanes must be auto, on or off"
+done
+for v in auto on off; do run "lanes=$v" 0 "$SQLQ" --url "$SQLQ_TEST_PG_URL?lanes=$v" stats; done
 run "unknown option" 64 "$SQLQ" --url "$SQLQ_TEST_PG_URL?colour=blue" stats
 expect_error_line "unknown option"
 expect_err_has "unknown option" "unknown URL option 'colour'"

@@ -286,11 +286,26 @@ static void plans_use_indexes_after_vacuum(void **state) {
   assert_int_equal(scalar(conn, "SELECT relpages FROM pg_class WHERE oid = 'sqlq_jobs'::regclass"),
                    0);
 
-  char *claim = explain_prepared(conn, "WITH clock", "('q', 1, 1000000, 1, 0, NULL)");
+  /* A handle whose claims go by lanes (schema version 11), in the same
+  ** schema, prepares the claim by lanes. */
+  char url[1024];
+  const char *base = getenv("SQLQ_TEST_PG_URL");
+  snprintf(url, sizeof url, "%s%clanes=on", base, strchr(base, '?') ? '&' : '?');
+  sqlq_db *lanes_db = NULL;
+  assert_int_equal(sqlq_open(url, NULL, &lanes_db), SQLQ_OK);
+  PGconn *lanes_conn = sqlq_native_handle(lanes_db);
+  snprintf(sql, sizeof sql, "SET search_path = %s", f->table);
+  exec_ok(lanes_conn, sql);
+  assert_int_equal(sqlq_claim(lanes_db, f->queue, 1, NULL, &jobs, &n), SQLQ_OK);
+  assert_int_equal(n, 0);
+
+  char *claim = explain_prepared(conn, "WITH buried", "('q', 1, 1000000, 1, 0)");
+  char *by_lanes = explain_prepared(lanes_conn, "WITH clock", "('q', 1, 1000000, 1, 0, NULL)");
   char *ack = explain_prepared(conn, "DELETE FROM sqlq_jobs WHERE id = $1", "(1, 1)");
   char *acks = explain_prepared(conn, "DELETE FROM sqlq_jobs WHERE id = ANY", "('{1,2}', '{1,2}')");
-  char *plans[] = {claim, ack, acks};
-  for (int i = 0; i < 3; i++) {
+  sqlq_close(lanes_db);
+  char *plans[] = {claim, by_lanes, ack, acks};
+  for (int i = 0; i < 4; i++) {
     assert_non_null(plans[i]);
     int bounded = scans_bounded(plans[i]);
     if (!bounded) print_error("%s", plans[i]);

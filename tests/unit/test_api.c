@@ -258,7 +258,7 @@ static int open_and_close(const char *url) {
 ** with SQLQ_MISUSE; nothing crashes or leaks (run under ASan and valgrind). */
 static void fuzz_sqlite_query_strings(void **state) {
   static const char prefix[] = "sqlite::memory:?";
-  static const char valid[] = "payload_limit=100&history=1&sync=normal&busy_timeout=2.5";
+  static const char valid[] = "payload_limit=100&history=1&sync=normal&busy_timeout=2.5&lanes=on";
   char url[128];
   int i;
   (void)state;
