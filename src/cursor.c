@@ -11,12 +11,10 @@
 ** plain claims take, on average (a moving average that a single slow
 ** claim barely moves), more than SQLQ__SLOW_CLAIM_NS and more than
 ** SLOW_FACTOR times the fastest claim it has seen (the round trip), then
-** by lanes for SQLQ__CURSOR_LIFE_NS, its first claim scanning every lane
-** from its start.
-** After that it claims plainly again, and switches back if the claims are
-** still slow: a claim that scans everything now and then finds whatever a
-** cursor's floors could miss.  The URL option lanes=on makes every claim
-** go by lanes (a fresh cursor every SQLQ__CURSOR_LIFE_NS), lanes=off none.
+** by lanes from then on, its first claim scanning every lane from its
+** start.  (Going back to plain claims would step over everything once: a
+** stall of tens of milliseconds while the snapshot is still held.)  The
+** URL option lanes=on makes every claim go by lanes, lanes=off none.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +22,6 @@
 
 #include "sqlq_int.h"
 
-/* How long a queue's claims go by lanes once they were found slow. */
-#define SQLQ__CURSOR_LIFE_NS 300000000000LL
 /* A plain claim slower than this, and than SLOW_FACTOR times the fastest,
 ** was slowed down by what it had to step over. */
 #define SQLQ__SLOW_CLAIM_NS 2000000LL
@@ -36,15 +32,11 @@ int sqlq__lanes(const sqlq_db *db) {
          db->driver->sql[SQLQ__SQL_CLAIM_LANES] != NULL;
 }
 
-/* The queue's entry while its claims go by lanes, else NULL (an entry
-** that outlived its life is freed). */
+/* The queue's entry while its claims go by lanes, else NULL. */
 static sqlq__cursor *find(sqlq_db *db, const char *queue) {
   for (int i = 0; i < SQLQ__CURSORS; i++) {
     sqlq__cursor *c = &db->cursors[i];
-    if (c->started_ns == 0 || strcmp(c->queue, queue) != 0) continue;
-    if (sqlq__monotonic_ns() - c->started_ns <= SQLQ__CURSOR_LIFE_NS) return c;
-    free(c->text);
-    memset(c, 0, sizeof *c);
+    if (c->started_ns && strcmp(c->queue, queue) == 0) return c;
   }
   return NULL;
 }
@@ -64,7 +56,8 @@ static sqlq__cursor *start(sqlq_db *db, const char *queue) {
 
 int sqlq__cursor_get(sqlq_db *db, const char *queue, const char **text) {
   sqlq__cursor *c = sqlq__lanes(db) ? find(db, queue) : NULL;
-  /* With lanes=on, every claim goes by lanes. */
+  /* With lanes=on, every claim goes by lanes.  (An entry taken over by
+  ** another queue, the handle's fifth, starts afresh.) */
   if (c == NULL && sqlq__lanes(db) && db->lanes_mode == SQLQ__LANES_ON) c = start(db, queue);
   *text = c ? c->text : NULL;
   return c != NULL;

@@ -151,13 +151,17 @@
 **       clock, later than that);
 **   [2] then, [3] then_xid: that earlier claim's clock and the first
 **       transaction id not yet given out at the time, until they settle;
-**   [4] the lease floor: every expired lease that ended before it was
-**       seen by a claim through this handle;
+**   [4] the lease floor: every lease that ended before it was seen by a
+**       claim through this handle, and taken or buried (it stays at the
+**       first expired lease a claim saw and did not take: held by an ack
+**       that may yet roll back);
 **   [5] the count of sqlq_rewinds when the cursor was made: a job made
 **       ready with a run_at older than its statement's clock less MARGIN
 **       (a plain-SQL INSERT that names an old run_at, a slow INSERT ...
-**       SELECT, an UPDATE that moves a job) counts one, and every cursor
-**       made before it scans its lanes from their start again;
+**       SELECT, an UPDATE that moves a job), or a lease set into the past,
+**       counts one, and every cursor made before it is dropped: the next
+**       claim scans every lane and lease from its start.  So is a cursor
+**       whose [2] is later than the clock (the server's clock went back);
 **   [6], [7], ...: pairs of a lane's priority and its floor: the lane has
 **       no ready job with an earlier run_at that was not seen either.
 ** Each scan starts at its floor, so that it steps only over the entries
@@ -168,9 +172,10 @@
 #define NO_FLOOR "(-9223372036854775807)::int8"
 #define MARGIN "100000"
 /* The cursor c (an int8[] expression) when it was made after the last
-** rewind, else NULL. */
+** rewind and the clock has not gone back since, else NULL. */
 #define CURSOR_VALID(c) \
-  "(SELECT CASE WHEN (" c ")[5] = r.last_value THEN (" c ") END FROM sqlq_rewinds r)"
+  "(SELECT CASE WHEN (" c ")[5] = r.last_value AND (" c ")[2] <= sqlq_now() THEN (" c ") END" \
+  " FROM sqlq_rewinds r)"
 /* The floor of lane p in c, a valid cursor or NULL. */
 #define LANE_FLOOR(c, p) \
   "coalesce((SELECT (" c ")[i + 1] FROM generate_subscripts(" c ", 1) AS i" \
@@ -197,8 +202,8 @@
   "WITH clock AS MATERIALIZED (SELECT sqlq_now() AS now," \
   "  pg_snapshot_xmin(s)::text::int8 AS xmin, pg_snapshot_xmax(s)::text::int8 AS xmax," \
   "  (SELECT last_value FROM sqlq_rewinds) AS rewinds FROM pg_current_snapshot() AS s)," \
-  " cur AS MATERIALIZED (SELECT " CLAIM_CURSOR " AS c," \
-  "  coalesce(($6::text::int8[])[4], " NO_FLOOR ") AS lease_floor)," \
+  " valid AS MATERIALIZED (SELECT " CLAIM_CURSOR " AS c)," \
+  " cur AS MATERIALIZED (SELECT c, coalesce(c[4], " NO_FLOOR ") AS lease_floor FROM valid)," \
   " halted AS MATERIALIZED (SELECT " CLAIM_HALTED " AS h)," \
   " lanes AS MATERIALIZED (SELECT l.priority AS p, " CLAIM_LANE_FLOOR " AS f" \
   "  FROM sqlq_lanes l, cur WHERE l.queue = $1::text" \
@@ -243,7 +248,10 @@
   "  CASE WHEN ok OR then_at IS NULL THEN now ELSE then_at END AS then_at," \
   "  CASE WHEN ok OR then_at IS NULL THEN xmax ELSE then_xid END AS then_xid," \
   "  CASE WHEN (SELECT h FROM halted) OR (SELECT count(*) FROM expired) >= $4::int8" \
-  "   THEN lease_floor ELSE now - " MARGIN " END AS lease_floor, rewinds FROM settled)" \
+  "   THEN lease_floor ELSE least(now - " MARGIN ", (SELECT min(r.lease_until) FROM sqlq_jobs r" \
+  "    WHERE r.queue = $1::text AND r.state = 'running' AND r.lease_until >= lease_floor" \
+  "    AND r.lease_until <= now AND r.id <> ALL(ARRAY(SELECT id FROM picked))))" \
+  "   END AS lease_floor, rewinds FROM settled)" \
   " SELECT t.*, NULL::text FROM taken AS t" \
   " UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL," \
   "  (ARRAY[n.safe, n.then_at, n.then_xid, n.lease_floor, n.rewinds] || ARRAY(SELECT x FROM" \
@@ -268,8 +276,8 @@
   "  THEN sqlq_now() + " LEASE_AHEAD " END) FROM sqlq_jobs" \
   "  WHERE queue = $1::text AND state = 'running' AND lease_until >= cur.lease_floor" \
   "  AND ($2::text IS NULL OR lease_until <= sqlq_now() + " LEASE_AHEAD ")) - sqlq_now()" \
-  " FROM (SELECT " WAIT_CURSOR " AS c," \
-  "  coalesce(($2::text::int8[])[4], " NO_FLOOR ") AS lease_floor) AS cur"
+  " FROM (SELECT c, coalesce(c[4], " NO_FLOOR ") AS lease_floor" \
+  "  FROM (SELECT " WAIT_CURSOR " AS c) AS valid) AS cur"
 
 /* NEXT_DUE, whose due jobs are those that pass the tests head and waits
 ** too, and whose first due job is due at the expression at of its run_at
@@ -883,10 +891,16 @@ static const char migration_11[] =
   "  END IF;" NOTIFY_PLAIN_INSERTS "  RETURN NULL;"
   "END$$;"
   /* A job made ready again, or moved to another lane or to an earlier
-  ** run_at, by an UPDATE. */
+  ** run_at, or a lease cut short, by an UPDATE. */
   "CREATE FUNCTION sqlq_jobs_made_ready() RETURNS trigger LANGUAGE plpgsql"
   " SECURITY DEFINER SET search_path FROM CURRENT AS $$"
   "BEGIN"
+  "  IF NEW.state = 'running' THEN"
+  "    IF sqlq_late(NEW.lease_until) THEN"
+  "      PERFORM nextval('sqlq_rewinds');"
+  "    END IF;"
+  "    RETURN NULL;"
+  "  END IF;"
   "  INSERT INTO sqlq_lanes (queue, priority) VALUES (NEW.queue, NEW.priority)"
   "    ON CONFLICT DO NOTHING;"
   "  IF sqlq_late(NEW.run_at) THEN"
@@ -894,9 +908,11 @@ static const char migration_11[] =
   "  END IF;"
   "  RETURN NULL;"
   "END$$;"
-  "CREATE TRIGGER sqlq_jobs_made_ready AFTER UPDATE OF queue, priority, run_at, state"
-  " ON sqlq_jobs FOR EACH ROW WHEN (NEW.state = 'ready' AND (OLD.state <> 'ready'"
-  " OR OLD.queue <> NEW.queue OR OLD.priority <> NEW.priority OR NEW.run_at < OLD.run_at))"
+  "CREATE TRIGGER sqlq_jobs_made_ready"
+  " AFTER UPDATE OF queue, priority, run_at, state, lease_until ON sqlq_jobs FOR EACH ROW"
+  " WHEN ((NEW.state = 'ready' AND (OLD.state <> 'ready' OR OLD.queue <> NEW.queue"
+  " OR OLD.priority <> NEW.priority OR NEW.run_at < OLD.run_at))"
+  " OR (NEW.state = 'running' AND NEW.lease_until < OLD.lease_until))"
   " EXECUTE FUNCTION sqlq_jobs_made_ready();"
   "INSERT INTO sqlq_lanes (queue, priority) SELECT DISTINCT queue, priority FROM sqlq_jobs;";
 
