@@ -185,10 +185,14 @@
   "coalesce((SELECT least(min(u.x), (" c ")[1])" \
   " FROM unnest((" c ")[6:]) WITH ORDINALITY AS u(x, k) WHERE k % 2 = 0)," \
   " (" c ")[1], " NO_FLOOR ")"
-/* How far ahead a waiter with a cursor looks for the end of a lease
-** (NEXT_DUE_LANES): that scan steps over the acked jobs whose leases
-** would have ended by then, so it looks a second ahead and looks again. */
+/* A waiter with a cursor (NEXT_DUE_LANES) does not look ahead for the end
+** of a lease: that scan would step over every acked job whose lease would
+** have ended by then, the last lease's worth of them.  It looks only for
+** a lease that has ended, no further back than LEASE_BACK (one that ended
+** before its handle's last claim was seen by that claim), and looks again
+** every LEASE_AHEAD. */
 #define LEASE_AHEAD "1000000"
+#define LEASE_BACK "2000000"
 
 /* The most lanes a queue's claims scan one by one; a queue with more is
 ** claimed in one scan of every priority, as below schema version 11. */
@@ -263,8 +267,8 @@
   "   LATERAL unnest(ARRAY[lf.p::int8, lf.f]) AS x))::text FROM next AS n"
 
 /* NEXT_DUE_GROUPS with the floors of the cursor $2 (see CLAIM_LANES):
-** the first due job looked for from the lowest floor, the end of a lease
-** from the lease floor and at most LEASE_AHEAD ahead. */
+** the first due job looked for from the lowest floor; for leases, 0 when
+** one has ended (see LEASE_AHEAD), else LEASE_AHEAD. */
 #define WAIT_CURSOR CURSOR_VALID("$2::text::int8[]")
 #define WAIT_DUE_FLOOR DUE_FLOOR("cur.c")
 #define NEXT_DUE_LANES \
@@ -272,10 +276,11 @@
   " (SELECT " RATE_DUE " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
   "  AND j.run_at >= " WAIT_DUE_FLOOR " AND " GROUP_ROOM " AND NOT " FULL \
   "  ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
-  " (SELECT coalesce(min(lease_until), CASE WHEN $2::text IS NOT NULL" \
-  "  THEN sqlq_now() + " LEASE_AHEAD " END) FROM sqlq_jobs" \
-  "  WHERE queue = $1::text AND state = 'running' AND lease_until >= cur.lease_floor" \
-  "  AND ($2::text IS NULL OR lease_until <= sqlq_now() + " LEASE_AHEAD ")) - sqlq_now()" \
+  " CASE WHEN cur.c IS NULL THEN (SELECT min(lease_until) FROM sqlq_jobs" \
+  "   WHERE queue = $1::text AND state = 'running') - sqlq_now()" \
+  "  WHEN EXISTS (SELECT 1 FROM sqlq_jobs WHERE queue = $1::text AND state = 'running'" \
+  "   AND lease_until >= greatest(cur.lease_floor, sqlq_now() - " LEASE_BACK ")" \
+  "   AND lease_until <= sqlq_now()) THEN 0 ELSE " LEASE_AHEAD " END" \
   " FROM (SELECT c, coalesce(c[4], " NO_FLOOR ") AS lease_floor" \
   "  FROM (SELECT " WAIT_CURSOR " AS c) AS valid) AS cur"
 

@@ -90,6 +90,26 @@ n=$((n + 1))
 wait_for_lines "$tmp/done" "$n"
 expect_eq "the moved job ran" "$(grep -c '^moved$' "$tmp/done")" 1
 
+# A lease that ends while a worker whose claims go by lanes waits: another
+# worker took the job with a lease of a second and was killed.
+run "a job to lose" 0 sq push "$q-lease" "lost"
+"$SQLQ" --url "$url" work --lease 1 "$q-lease" -- sleep 30 >/dev/null 2>&1 &
+loser=$!
+bg_pids+=("$loser")
+tries=0
+until [ "$(pg_sql "SELECT count(*) FROM sqlq_jobs WHERE queue = '$q-lease' AND state = 'running'")" = 1 ]; do
+  tries=$((tries + 1))
+  [ "$tries" -lt 100 ] || { fail "the first worker never took the job"; break; }
+  sleep 0.1
+done
+"$SQLQ" --url "$url?lanes=on" work "$q-lease" -- sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/lease" \
+  >/dev/null 2>&1 &
+bg_pids+=("$!")
+sleep 0.5
+kill -9 "$loser"
+wait_for_lines "$tmp/lease" 1
+expect_eq "the waiting worker took the job whose lease ended" "$(cat "$tmp/lease" 2>/dev/null)" "lost"
+
 # A queue with more lanes than a claim scans one by one (64) is claimed in
 # one scan of all its priorities, still highest first.
 for p in $(seq 70); do sq push --priority "$p" "$q-many" "$p" >/dev/null || fail "push $p"; done
