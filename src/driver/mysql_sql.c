@@ -764,40 +764,12 @@ static const char migration_10[] =
   "  RETURN k < n;"
   " END";
 
-/* Version 11: claim lanes, each (queue, priority) that sqlq_jobs has held
-** a job at (docs/schema.md, "Lanes").  The trigger sqlq_jobs_lane records
-** the lane of every job inserted, by the library or by plain SQL, with an
-** INSERT IGNORE of the row's values, which reads no table and writes none
-** with an AUTO_INCREMENT column (statement-based replication, migration
-** 3); a lane already there costs one lookup of its key.  The trigger is
-** made before the lanes of the jobs already there are copied: making it
-** waits for every transaction that inserted into sqlq_jobs to end, so each
-** job is either seen by the copy or recorded by the trigger.  The copy
-** inserts the lanes one at a time, with INSERT IGNORE: a trigger may be
-** recording the same lane meanwhile, and an INSERT IGNORE ... SELECT is
-** logged as unsafe.  DDL commits as it goes: each step may run again. */
-static const char migration_11[] =
-  "CREATE TABLE IF NOT EXISTS sqlq_lanes ("
-  " queue    VARCHAR(128) NOT NULL,"
-  " priority INT          NOT NULL,"
-  " PRIMARY KEY (queue, priority)"
-  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
-  "CREATE OR REPLACE TRIGGER sqlq_jobs_lane AFTER INSERT ON sqlq_jobs FOR EACH ROW"
-  " INSERT IGNORE INTO sqlq_lanes (queue, priority) VALUES (NEW.queue, NEW.priority);"
-  "BEGIN NOT ATOMIC"
-  " DECLARE done INT DEFAULT 0;"
-  " DECLARE q VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;"
-  " DECLARE p INT;"
-  " DECLARE lanes CURSOR FOR SELECT DISTINCT queue, priority FROM sqlq_jobs;"
-  " DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = 1;"
-  " OPEN lanes;"
-  " copying: LOOP"
-  "  FETCH lanes INTO q, p;"
-  "  IF done THEN LEAVE copying; END IF;"
-  "  INSERT IGNORE INTO sqlq_lanes (queue, priority) VALUES (q, p);"
-  " END LOOP;"
-  " CLOSE lanes;"
-  "END";
+/* Version 11 adds nothing on MariaDB yet: its claim does not read
+** sqlq_lanes.  (A trigger that recorded lanes, made with CREATE OR REPLACE
+** TRIGGER by every `sqlq init` that found version 10, failed a concurrent
+** claim with "Unknown trigger has an error in its body" in CI: the lanes
+** come back with the claim that reads them.) */
+static const char migration_11[] = "DO 0";
 
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
