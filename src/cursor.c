@@ -55,10 +55,13 @@ static sqlq__cursor *start(sqlq_db *db, const char *queue) {
 }
 
 int sqlq__cursor_get(sqlq_db *db, const char *queue, const char **text) {
-  sqlq__cursor *c = sqlq__lanes(db) ? find(db, queue) : NULL;
-  /* With lanes=on, every claim goes by lanes.  (An entry taken over by
-  ** another queue, the handle's fifth, starts afresh.) */
-  if (c == NULL && sqlq__lanes(db) && db->lanes_mode == SQLQ__LANES_ON) c = start(db, queue);
+  sqlq__cursor *c = NULL;
+  if (sqlq__lanes(db)) {
+    c = find(db, queue);
+    /* With lanes=on, every claim goes by lanes.  (An entry taken over by
+    ** another queue, the handle's fifth, starts afresh.) */
+    if (c == NULL && db->lanes_mode == SQLQ__LANES_ON) c = start(db, queue);
+  }
   *text = c ? c->text : NULL;
   return c != NULL;
 }

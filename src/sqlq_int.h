@@ -857,8 +857,9 @@ int sqlq__rate_free(sqlq_db *db, const char *queue, int64_t period_us, int max, 
 ** the jobs a claim took in the free slots that it read. */
 int sqlq__rate_stamp(sqlq_db *db, const char *queue, const sqlq__slot *last);
 
-/* Set db->limits_schema: once the database is found to have per-group
-** limits (the latest), for good; until then, by reading its schema version again
+/* Set db->limits_schema and db->lanes: once the database is found to have
+** per-group limits and claim lanes (the latest), for good; until then, by
+** reading its schema version again
 ** at most once a second, so that a database upgraded by `sqlq init` under
 ** a running worker has its limits enforced within a second.  Runs inside a
 ** transaction.  Returns SQLQ_OK or the read's error. */

@@ -113,32 +113,47 @@
   "DELETE FROM sqlq_jobs WHERE id = ANY($1::int8[]) AND " RUNNING \
   " AND (id, token) IN (SELECT * FROM unnest($1::int8[], $2::int8[]))"
 
-/* The claim (see CLAIM below), with paused as its test of the queue's
-** row and head as its test of a job's group. */
-#define CLAIM(paused, head) \
-  "WITH buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
+/* The parts both claims share.  BURIED_IF: jobs out of attempts whose
+** lease ended (and that pass the test since, "" or " AND ...") are dead.
+** EXPIRED_IF ... EXPIRED_ORDER: the jobs whose lease ended (and that pass
+** since) that may run again, unless the test between the two holds.  TAKE_PICKED: the jobs of picked run, with a
+** new token and lease; returned as the driver reads a claim. */
+#define BURIED_IF(since) \
+  " buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
   "  last_error = 'lease expired during attempt ' || attempts," \
   "  token = NULL, lease_until = NULL" \
   "  WHERE id = ANY(ARRAY(SELECT id FROM sqlq_jobs WHERE queue = $1::text" \
-  "   AND state = 'running' AND lease_until <= sqlq_now() AND attempts >= max_attempts" \
-  "   FOR UPDATE SKIP LOCKED)))," \
-  " ready AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
-  "  WHERE j.queue = $1::text AND j.state = 'ready' AND j.run_at <= sqlq_now()" \
-  "  AND " head " AND NOT " paused \
-  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
+  "   AND state = 'running' AND lease_until <= sqlq_now()" since \
+  "   AND attempts >= max_attempts FOR UPDATE SKIP LOCKED)))"
+#define EXPIRED_IF(since) \
   " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
   "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()" \
-  "  AND j.attempts < j.max_attempts AND NOT " paused \
-  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
-  " picked AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) AS due" \
-  "  ORDER BY priority DESC, run_at, id LIMIT $4::int8)" \
-  " UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1," \
+  "  " since " AND j.attempts < j.max_attempts AND NOT "
+#define EXPIRED_ORDER \
+  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)"
+#define TAKE_PICKED \
+  "UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1," \
   " token = $2::int8, lease_until = sqlq_now() + $3::int8," \
   " last_error = CASE WHEN j.state = 'running'" \
   "  THEN 'lease expired during attempt ' || j.attempts ELSE j.last_error END" \
   " WHERE j.id = ANY(ARRAY(SELECT id FROM picked))" \
   " RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
   " j.lease_until, j.group_key, j.dedupe_key, j.payload"
+
+/* The claim (see CLAIM below), with paused as its test of the queue's
+** row and head as its test of a job's group.  Its scans start at the
+** oldest key. */
+#define CLAIM_BURIED BURIED_IF("")
+#define CLAIM_EXPIRED EXPIRED_IF("")
+#define CLAIM(paused, head) \
+  "WITH" CLAIM_BURIED "," \
+  " ready AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+  "  WHERE j.queue = $1::text AND j.state = 'ready' AND j.run_at <= sqlq_now()" \
+  "  AND " head " AND NOT " paused \
+  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," CLAIM_EXPIRED \
+    paused EXPIRED_ORDER "," \
+  " picked AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) AS due" \
+  "  ORDER BY priority DESC, run_at, id LIMIT $4::int8) " TAKE_PICKED
 
 /* Claim cursors (schema version 11; cursor.c).  The
 ** cursor of a queue is an int8[] that each claim returns and the next
@@ -202,6 +217,9 @@
 #define CLAIM_CURSOR CURSOR_VALID("$6::text::int8[]")
 #define CLAIM_LANE_FLOOR LANE_FLOOR("cur.c", "l.priority")
 #define CLAIM_HALTED PAUSED_IF(LIMITED_GROUPS)
+#define SINCE_LEASE_FLOOR " AND lease_until >= (SELECT lease_floor FROM cur)"
+#define LANES_BURIED BURIED_IF(SINCE_LEASE_FLOOR)
+#define LANES_EXPIRED EXPIRED_IF(SINCE_LEASE_FLOOR) "(SELECT h FROM halted)" EXPIRED_ORDER
 #define CLAIM_LANES \
   "WITH clock AS MATERIALIZED (SELECT sqlq_now() AS now," \
   "  pg_snapshot_xmin(s)::text::int8 AS xmin, pg_snapshot_xmax(s)::text::int8 AS xmax," \
@@ -212,14 +230,7 @@
   " lanes AS MATERIALIZED (SELECT l.priority AS p, " CLAIM_LANE_FLOOR " AS f" \
   "  FROM sqlq_lanes l, cur WHERE l.queue = $1::text" \
   "  ORDER BY l.priority DESC LIMIT " LANES_MAX " + 1)," \
-  " many AS MATERIALIZED (SELECT count(*) > " LANES_MAX " AS m FROM lanes)," \
-  " buried AS (UPDATE sqlq_jobs SET state = 'dead'," \
-  "  last_error = 'lease expired during attempt ' || attempts," \
-  "  token = NULL, lease_until = NULL" \
-  "  WHERE id = ANY(ARRAY(SELECT id FROM sqlq_jobs WHERE queue = $1::text" \
-  "   AND state = 'running' AND lease_until <= sqlq_now()" \
-  "   AND lease_until >= (SELECT lease_floor FROM cur) AND attempts >= max_attempts" \
-  "   FOR UPDATE SKIP LOCKED)))," \
+  " many AS MATERIALIZED (SELECT count(*) > " LANES_MAX " AS m FROM lanes)," LANES_BURIED "," \
   " by_lane AS (SELECT r.id, r.priority, r.run_at FROM lanes AS l CROSS JOIN LATERAL" \
   "  (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
   "   WHERE j.queue = $1::text AND j.state = 'ready' AND j.priority = l.p" \
@@ -230,21 +241,11 @@
   " at_once AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
   "  WHERE (SELECT m FROM many) AND j.queue = $1::text AND j.state = 'ready'" \
   "  AND j.run_at <= sqlq_now() AND " GROUP_ROOM " AND NOT (SELECT h FROM halted)" \
-  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
-  " expired AS (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
-  "  WHERE j.queue = $1::text AND j.state = 'running' AND j.lease_until <= sqlq_now()" \
-  "  AND j.lease_until >= (SELECT lease_floor FROM cur)" \
-  "  AND j.attempts < j.max_attempts AND NOT (SELECT h FROM halted)" \
-  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," \
+  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $4::int8 FOR UPDATE SKIP LOCKED)," LANES_EXPIRED \
+  "," \
   " picked AS (SELECT id FROM (SELECT * FROM by_lane UNION ALL SELECT * FROM at_once" \
   "  UNION ALL SELECT * FROM expired) AS due ORDER BY priority DESC, run_at, id LIMIT $4::int8)," \
-  " taken AS (UPDATE sqlq_jobs j SET state = 'running', attempts = j.attempts + 1," \
-  "  token = $2::int8, lease_until = sqlq_now() + $3::int8," \
-  "  last_error = CASE WHEN j.state = 'running'" \
-  "   THEN 'lease expired during attempt ' || j.attempts ELSE j.last_error END" \
-  "  WHERE j.id = ANY(ARRAY(SELECT id FROM picked))" \
-  "  RETURNING j.id, j.priority, j.run_at, j.attempts, j.max_attempts, j.created_at," \
-  "  j.lease_until, j.group_key, j.dedupe_key, j.payload)," \
+  " taken AS (" TAKE_PICKED ")," \
   " settled AS (SELECT coalesce(c[1], " NO_FLOOR ") AS safe, c[2] AS then_at," \
   "  c[3] AS then_xid, lease_floor, clock.*, coalesce(c[3] <= clock.xmin, false) AS ok" \
   "  FROM cur, clock)," \
@@ -266,33 +267,38 @@
   "    n.safe)) END AS f FROM lanes AS l WHERE NOT (SELECT m FROM many)) AS lf," \
   "   LATERAL unnest(ARRAY[lf.p::int8, lf.f]) AS x))::text FROM next AS n"
 
+/* The parts of the waits' statements (NEXT_DUE and NEXT_DUE_LANES):
+** whether the queue is paused; how long until the first ready job that
+** passes tests is due, at the expression at of its run_at j.run_at; how
+** long until the first lease ends. */
+#define PAUSED_NOW "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text),"
+#define FIRST_DUE(at, tests) \
+  " (SELECT " at " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
+  "  AND " tests " ORDER BY j.run_at LIMIT 1) - sqlq_now(),"
+#define FIRST_LEASE_END \
+  "(SELECT min(lease_until) FROM sqlq_jobs" \
+  "  WHERE queue = $1::text AND state = 'running') - sqlq_now()"
+
 /* NEXT_DUE_GROUPS with the floors of the cursor $2 (see CLAIM_LANES):
 ** the first due job looked for from the lowest floor; for leases, 0 when
 ** one has ended (see LEASE_AHEAD), else LEASE_AHEAD. */
 #define WAIT_CURSOR CURSOR_VALID("$2::text::int8[]")
 #define WAIT_DUE_FLOOR DUE_FLOOR("cur.c")
+#define WAIT_DUE \
+  FIRST_DUE(RATE_DUE, "j.run_at >= " WAIT_DUE_FLOOR " AND " GROUP_ROOM " AND NOT " FULL)
 #define NEXT_DUE_LANES \
-  "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text)," \
-  " (SELECT " RATE_DUE " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
-  "  AND j.run_at >= " WAIT_DUE_FLOOR " AND " GROUP_ROOM " AND NOT " FULL \
-  "  ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
-  " CASE WHEN cur.c IS NULL THEN (SELECT min(lease_until) FROM sqlq_jobs" \
-  "   WHERE queue = $1::text AND state = 'running') - sqlq_now()" \
-  "  WHEN EXISTS (SELECT 1 FROM sqlq_jobs WHERE queue = $1::text AND state = 'running'" \
-  "   AND lease_until >= greatest(cur.lease_floor, sqlq_now() - " LEASE_BACK ")" \
-  "   AND lease_until <= sqlq_now()) THEN 0 ELSE " LEASE_AHEAD " END" \
-  " FROM (SELECT c, coalesce(c[4], " NO_FLOOR ") AS lease_floor" \
-  "  FROM (SELECT " WAIT_CURSOR " AS c) AS valid) AS cur"
+  PAUSED_NOW WAIT_DUE \
+    " CASE WHEN cur.c IS NULL THEN " FIRST_LEASE_END \
+    "  WHEN EXISTS (SELECT 1 FROM sqlq_jobs WHERE queue = $1::text AND state = 'running'" \
+    "   AND lease_until >= greatest(cur.lease_floor, sqlq_now() - " LEASE_BACK ")" \
+    "   AND lease_until <= sqlq_now()) THEN 0 ELSE " LEASE_AHEAD " END" \
+    " FROM (SELECT c, coalesce(c[4], " NO_FLOOR ") AS lease_floor" \
+    "  FROM (SELECT " WAIT_CURSOR " AS c) AS valid) AS cur"
 
 /* NEXT_DUE, whose due jobs are those that pass the tests head and waits
 ** too, and whose first due job is due at the expression at of its run_at
 ** j.run_at. */
-#define NEXT_DUE_AT(head, waits, at) \
-  "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1::text)," \
-  " (SELECT " at " FROM sqlq_jobs j WHERE j.queue = $1::text AND j.state = 'ready'" \
-  "  AND " head waits " ORDER BY j.run_at LIMIT 1) - sqlq_now()," \
-  " (SELECT min(lease_until) FROM sqlq_jobs" \
-  "  WHERE queue = $1::text AND state = 'running') - sqlq_now()"
+#define NEXT_DUE_AT(head, waits, at) PAUSED_NOW FIRST_DUE(at, head waits) " " FIRST_LEASE_END
 #define NEXT_DUE(head, waits) NEXT_DUE_AT(head, waits, "j.run_at")
 /* A job is due no sooner than the queue's rate frees its oldest slot. */
 #define RATE_DUE \
