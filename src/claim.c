@@ -205,8 +205,10 @@ static int claim_tx(sqlq_db *db, void *arg) {
     rc = sqlq__fair_claim(db, c->queue, &fair, max, &take, &taken);
   else {
     int64_t t0 = sqlq__monotonic_ns();
+    int n0 = c->n;
     rc = sqlq__query_run(db, &q, args, nargs);
-    if (rc == SQLQ_OK && !c->lanes) sqlq__claim_took(db, c->queue, sqlq__monotonic_ns() - t0);
+    if (rc == SQLQ_OK && !c->lanes)
+      sqlq__claim_took(db, c->queue, c->n - n0, sqlq__monotonic_ns() - t0);
   }
   /* Its jobs started in the oldest of the free slots. */
   if (rc == SQLQ_OK && c->rated && c->n > 0)

@@ -9,8 +9,9 @@
 ** gain only when old row versions pile up in the claim's way, which makes
 ** the plain claim slow.  So a handle claims a queue plainly until its
 ** plain claims take, on average (a moving average that a single slow
-** claim barely moves), more than SQLQ__SLOW_CLAIM_NS and more than
-** SLOW_FACTOR times the fastest claim it has seen (the round trip), then
+** claim barely moves), more than SQLQ__SLOW_CLAIM_NS beyond the fastest
+** claim it has seen of as many jobs (within a factor of two), and more
+** than SLOW_FACTOR times that fastest claim (the round trip), then
 ** by lanes from then on, its first claim scanning every lane from its
 ** start.  (Going back to plain claims would step over everything once: a
 ** stall of tens of milliseconds while the snapshot is still held.)  The
@@ -22,8 +23,9 @@
 
 #include "sqlq_int.h"
 
-/* A plain claim slower than this, and than SLOW_FACTOR times the fastest,
-** was slowed down by what it had to step over. */
+/* A plain claim slower by this than the fastest of its size class, and by
+** SLOW_FACTOR times that fastest claim, was slowed down by what it had to
+** step over. */
 #define SQLQ__SLOW_CLAIM_NS 2000000LL
 #define SLOW_FACTOR 4
 
@@ -76,16 +78,27 @@ void sqlq__cursor_put(sqlq_db *db, const char *queue, char *text) {
   c->text = text;
 }
 
-void sqlq__claim_took(sqlq_db *db, const char *queue, int64_t took_ns) {
+/* The size class of a claim that took jobs jobs: 0 or 1, 2-3, 4-7, ...,
+** up to SQLQ__CLAIM_SIZES - 1 (128 and more). */
+static int size_class(int jobs) {
+  int k = 0;
+  for (; jobs > 1 && k < SQLQ__CLAIM_SIZES - 1; jobs >>= 1) k++;
+  return k;
+}
+
+void sqlq__claim_took(sqlq_db *db, const char *queue, int jobs, int64_t took_ns) {
   if (!sqlq__lanes(db) || db->lanes_mode != SQLQ__LANES_AUTO) return;
-  if (db->claim_fastest_ns == 0 || took_ns < db->claim_fastest_ns) db->claim_fastest_ns = took_ns;
-  /* The average of the last 16 or so. */
-  db->claim_average_ns += (took_ns - db->claim_average_ns) / 16;
-  int64_t average = db->claim_average_ns;
-  if (average > SQLQ__SLOW_CLAIM_NS && average > SLOW_FACTOR * db->claim_fastest_ns &&
-      find(db, queue) == NULL) {
+  int64_t *fastest = &db->claim_fastest_ns[size_class(jobs)];
+  if (*fastest == 0 || took_ns < *fastest) *fastest = took_ns;
+  /* The average of the last 16 or so of what each took beyond the
+  ** fastest claim of its size class: a claim that took a hundred jobs is
+  ** slower than one that took one for what it wrote, not for what it
+  ** stepped over. */
+  db->claim_excess_ns += (took_ns - *fastest - db->claim_excess_ns) / 16;
+  int64_t excess = db->claim_excess_ns;
+  if (excess > SQLQ__SLOW_CLAIM_NS && excess > SLOW_FACTOR * *fastest && find(db, queue) == NULL) {
     start(db, queue);
-    db->claim_average_ns = 0;
+    db->claim_excess_ns = 0;
   }
 }
 

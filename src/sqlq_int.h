@@ -747,6 +747,7 @@ struct sqlq_lock {
 ** returned it (owned by the handle; NULL: none yet), and when its claims
 ** started to go by lanes (CLOCK_MONOTONIC; 0: a free place). */
 #define SQLQ__CURSORS 4
+#define SQLQ__CLAIM_SIZES 8
 typedef struct sqlq__cursor {
   char queue[SQLQ_QUEUE_NAME_MAX + 1];
   char *text;
@@ -807,10 +808,10 @@ struct sqlq_db {
   ** read with limits_schema. */
   int lanes;
   /* The queues whose claims through this handle go by lanes, the fastest
-  ** plain claim it made and the moving average of its plain claims
-  ** (cursor.c). */
+  ** plain claim it made of each size class and the moving average of what
+  ** its plain claims took beyond those (cursor.c). */
   sqlq__cursor cursors[SQLQ__CURSORS];
-  int64_t claim_fastest_ns, claim_average_ns;
+  int64_t claim_fastest_ns[SQLQ__CLAIM_SIZES], claim_excess_ns;
   /* The URL option lanes: SQLQ__LANES_AUTO (the default), _ON or _OFF. */
   int lanes_mode;
 };
@@ -903,9 +904,11 @@ int sqlq__cursor_get(sqlq_db *db, const char *queue, const char **text);
 /* Keep text (malloc'd; db takes it over) as queue's cursor, returned by
 ** its claim by lanes. */
 void sqlq__cursor_put(sqlq_db *db, const char *queue, char *text);
-/* A plain claim of queue took took_ns: when that is slow, its claims go by
-** lanes from now on, for a while (cursor.c). */
-void sqlq__claim_took(sqlq_db *db, const char *queue, int64_t took_ns);
+
+/* A plain claim of queue took jobs jobs and took_ns: when claims are slow
+** for their size, its claims go by lanes from now on (cursor.c). */
+void sqlq__claim_took(sqlq_db *db, const char *queue, int jobs, int64_t took_ns);
+
 /* Free db's cursors. */
 void sqlq__cursors_free(sqlq_db *db);
 
