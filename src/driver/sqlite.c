@@ -145,16 +145,27 @@ static void open_failed(sqlq_db *db, sqlite_shared *sh, int src) {
               sh->key ? sh->key : ":memory:", msg);
 }
 
+/* The size the WAL file is cut back to when it starts over.  A reader that
+** holds an old snapshot keeps every checkpoint from the frames written
+** after it began, so the WAL grows by every commit's pages while it reads
+** (docs/health.md, checkpoint_starved_frames); SQLite reuses the file
+** from its start afterwards but keeps its size, gigabytes after a long
+** report.  With this limit the first commit after a complete checkpoint
+** truncates it. */
+#define WAL_LIMIT "PRAGMA journal_size_limit=67108864"
+
 /* Run the connection's pragmas once, before its first statement: WAL
 ** (persistent in the file, so this only matters for a new database), the
-** sync option, temporary tables in memory.  These read the file's header
-** and schema, which is where a file that is not a database fails. */
+** sync option, temporary tables in memory, and WAL_LIMIT.  These read the
+** file's header and schema, which is where a file that is not a database
+** fails. */
 static int configure(sqlq_db *db, sqlite_shared *sh) {
   if (sh->configured) return SQLQ_OK;
   int src = SQLITE_OK;
   if (sh->key) src = sqlite3_exec(sh->conn, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
   if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, sh->sync, NULL, NULL, NULL);
   if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, "PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
+  if (src == SQLITE_OK) src = sqlite3_exec(sh->conn, WAL_LIMIT, NULL, NULL, NULL);
   if (src != SQLITE_OK) {
     open_failed(db, sh, src);
     return db->errcode;
