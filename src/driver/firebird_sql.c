@@ -1083,8 +1083,10 @@ static const char migration_10[] =
 ** versions (sqlq_lanes is for the backends whose claims do).  The version
 ** is recorded all the same, by a block that does nothing. */
 static const char migration_11[] = "EXECUTE BLOCK AS BEGIN END";
+/* Version 12 changes the PostgreSQL INSERT trigger only. */
+static const char migration_12[] = "EXECUTE BLOCK AS BEGIN END";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11,
+  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
 };

@@ -1,5 +1,5 @@
 # tests/cli/my_upgrade.sh -- a MariaDB database of schema version 1 is
-# upgraded by `sqlq init` to version 11 (per-group limits, fair queues, cancellation, rate limits, dependencies, concurrency limits, rings and pools, subscriptions, job
+# upgraded by `sqlq init` to version 12 (per-group limits, fair queues, cancellation, rate limits, dependencies, concurrency limits, rings and pools, subscriptions, job
 # ids from a counter instead of AUTO_INCREMENT, schedules, retention) with its jobs and their ids
 # intact; a newer schema is refused.  Runs on a database of its own
 # (my_database.bash); needs the mariadb client.
@@ -10,6 +10,9 @@ sql() {
   mariadb --no-defaults -h 127.0.0.1 -P "$SQLQ_TEST_MY_PORT" -u sqlq -N -B "$my_database" \
     -e "$1" >/dev/null || fail "mariadb: $1"
 }
+undo_12() {
+  sql "DELETE FROM sqlq_schema WHERE version = 12;"
+}
 undo_11() {
   sql "DELETE FROM sqlq_schema WHERE version = 11;"
 }
@@ -19,6 +22,7 @@ undo_10() {
        DELETE FROM sqlq_schema WHERE version = 10;"
 }
 downgrade() {
+  undo_12
   undo_11
   undo_10
   sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;

@@ -117,6 +117,30 @@ run "drain the queue of many lanes" 0 timeout 30 "$SQLQ" --url "$url?lanes=on" w
   sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/many"
 expect_eq "its jobs ran highest first" "$(tr '\n' , < "$tmp/many")" "$(seq 70 -1 1 | tr '\n' ,)"
 
+# The INSERT trigger (schema version 12) skips the lookup of a lane its
+# session has seen when the statement names it in sqlq.lane, as the
+# library's one-job enqueue does (LIBRARY_LANE_TX in postgres_sql.c), and
+# clears that name: a plain-SQL INSERT later in the same transaction, at a
+# new priority, still records its lane.  A lane recorded by a transaction
+# that rolled back is not remembered by the session either.
+lib_insert() { # QUEUE PRIORITY: a one-job INSERT that names its lane
+  printf "INSERT INTO sqlq_jobs (queue, priority, payload) SELECT '%s', %s, 'lib' FROM
+    (SELECT set_config('sqlq.library', 'on', true), set_config('sqlq.lane',
+     chr(2) || '%s' || chr(1) || %s || chr(2), true)) AS library_tx;\n" "$1" "$2" "$1" "$2"
+}
+lane_of() { pg_sql "SELECT count(*) FROM sqlq_lanes WHERE queue = '$1' AND priority = $2"; }
+run "named lane, then a plain INSERT at a new priority, in one transaction" 0 \
+  psql -X -q -v ON_ERROR_STOP=1 "$url" -c "$(lib_insert "$q-tx" 1)" -c "BEGIN" \
+  -c "$(lib_insert "$q-tx" 1)" \
+  -c "INSERT INTO sqlq_jobs (queue, priority, payload) VALUES ('$q-tx', 2, 'plain')" -c "COMMIT"
+expect_eq "the named lane is recorded" "$(lane_of "$q-tx" 1)" "1"
+expect_eq "the plain INSERT's lane too" "$(lane_of "$q-tx" 2)" "1"
+run "a named lane rolled back, then named again in the same session" 0 \
+  psql -X -q -v ON_ERROR_STOP=1 "$url" -c "BEGIN" -c "$(lib_insert "$q-tx" 5)" -c "ROLLBACK" \
+  -c "$(lib_insert "$q-tx" 5)"
+expect_eq "the lane is recorded" "$(lane_of "$q-tx" 5)" "1"
+sq purge "$q-tx" >/dev/null
+
 run "stats" 0 sq stats --json "$q"
 expect_out_has "the queue is empty" '"ready":0,"scheduled":0,"running":0,"dead":0'
 kill "$worker" 2>/dev/null
