@@ -59,6 +59,8 @@ typedef struct bench_config {
   int json;               /* print one JSON object instead of text */
   long long steady_rate;  /* --steady RATE: jobs a second, one a commit */
   long long seconds;      /* --seconds S: how long the steady producer runs */
+  int mix;                /* --mix: the steady run's jobs are delayed, fail
+                             and die too (bench_steady.c) */
 } bench_config;
 
 /* The phases the workers go through, in order. */
@@ -140,6 +142,8 @@ int bench_run(const bench_config *cfg, bench_result *res);
 /* Write the current time (CLOCK_REALTIME, microseconds) into the first
 ** BENCH_STAMP_BYTES of payload; bench_stamp_read() reads it back. */
 void bench_stamp(unsigned char *payload);
+/* Stamp payload with the time us (microseconds since the epoch) instead. */
+void bench_stamp_at(unsigned char *payload, int64_t us);
 int64_t bench_stamp_read(const unsigned char *payload);
 
 /* A payload buffer of cfg's size, stamp space followed by padding, which

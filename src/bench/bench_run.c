@@ -71,9 +71,12 @@ void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what
   bench_report_first(&sh->status, db, status, what);
 }
 
+void bench_stamp_at(unsigned char *payload, int64_t us) {
+  for (int i = 0; i < BENCH_STAMP_BYTES; i++) payload[i] = (unsigned char)((uint64_t)us >> (8 * i));
+}
+
 void bench_stamp(unsigned char *payload) {
-  uint64_t now = (uint64_t)cli_realtime_us();
-  for (int i = 0; i < BENCH_STAMP_BYTES; i++) payload[i] = (unsigned char)(now >> (8 * i));
+  bench_stamp_at(payload, cli_realtime_us());
 }
 
 int64_t bench_stamp_read(const unsigned char *payload) {

@@ -16,6 +16,13 @@
 ** in the database (dead rows, a history list, a WAL, a transaction gap).
 ** That is the measure of issue 21: a reader that holds an old snapshot
 ** (bench/run-hold.sh starts one) must not make the claim slow down.
+**
+** With --mix the jobs are not all alike, as in a queue that runs for
+** months (bench/run-soak.sh): one in ten is enqueued with a delay of 1 to
+** 3 s, one in twenty fails its first attempt and runs again after a
+** backoff of 0.5 s, one in a thousand fails for good and stays dead.  The
+** kind is the payload's byte after the stamp; a delayed job's stamp is its
+** due time, and only first attempts count for the lag.
 */
 #include <errno.h>
 #include <jansson.h>
@@ -32,12 +39,27 @@
 /* How long the workers may take to finish the backlog after the producer
 ** stopped. */
 #define STEADY_DRAIN_S 30.0
+/* The backoff of a --mix job that fails once. */
+#define MIX_BACKOFF_S 0.5
+
+/* The kinds of job of --mix, in the payload's byte after the stamp. */
+enum { MIX_PLAIN = 'x', MIX_DELAYED = 'd', MIX_FAILS_ONCE = 'f', MIX_DIES = 'k' };
+
+/* The kind of the i-th job of a --mix run. */
+static int mix_kind(long long i) {
+  if (i % 1000 == 999) return MIX_DIES;
+  if (i % 20 == 7) return MIX_FAILS_ONCE;
+  if (i % 10 == 3) return MIX_DELAYED;
+  return MIX_PLAIN;
+}
 
 /* What one second saw, added to by the workers under the lock. */
 typedef struct steady_second {
   long long acked;
-  long long claims; /* claims that returned jobs */
-  int64_t claim_ns; /* their total time */
+  long long retried; /* --mix: first attempts failed, to run again */
+  long long died;    /* --mix: jobs failed for good */
+  long long claims;  /* claims that returned jobs */
+  int64_t claim_ns;  /* their total time */
   int64_t claim_max_ns;
   double *lag_us; /* the lags of the jobs claimed */
   long long n_lag, cap_lag;
@@ -54,6 +76,7 @@ typedef struct steady {
   long long total_claims;
   atomic_llong enqueued; /* jobs committed so far */
   atomic_llong acked;    /* jobs acked so far */
+  atomic_llong died;     /* jobs failed for good so far (--mix) */
   atomic_int producing;  /* 1 while the producer runs */
   atomic_int stop;       /* the workers stop */
   atomic_int status;     /* first failure (SQLQ_*), else SQLQ_OK */
@@ -92,16 +115,21 @@ static void *steady_producer(void *arg) {
   } else {
     int64_t start = cli_monotonic_ns(), period = 1000000000LL / cfg->steady_rate;
     int64_t end = start + cfg->seconds * 1000000000LL, next = start;
-    while (atomic_load(&s->producing)) {
+    for (long long i = 0; atomic_load(&s->producing); i++) {
       int64_t now = cli_monotonic_ns();
       if (now >= end) break;
       if (next > now) {
         cli_sleep_us((long)((next - now) / 1000));
+        i--;
         continue;
       }
       if (now - next > 1000000000LL) next = now - 1000000000LL;
-      bench_stamp(payload);
-      sqlq_job_spec spec = {.payload = payload, .payload_len = (size_t)cfg->payload};
+      int kind = cfg->mix ? mix_kind(i) : MIX_PLAIN;
+      double delay = kind == MIX_DELAYED ? (double)(1 + i % 3) : 0;
+      bench_stamp_at(payload, cli_realtime_us() + (int64_t)(delay * 1e6));
+      if (cfg->mix) payload[BENCH_STAMP_BYTES] = (unsigned char)kind;
+      sqlq_job_spec spec = {
+        .payload = payload, .payload_len = (size_t)cfg->payload, .delay = delay};
       if ((rc = sqlq_enqueue(db, cfg->queue, &spec, NULL, NULL)) != SQLQ_OK) {
         steady_fail(s, db, rc, "bench: enqueue");
         break;
@@ -116,7 +144,8 @@ static void *steady_producer(void *arg) {
   return NULL;
 }
 
-/* Count one claim of n jobs that took ns, with the lags of its jobs. */
+/* Count one claim of n jobs that took ns, with the lags of its jobs'
+** first attempts. */
 static int steady_count(steady *s, const sqlq_job *jobs, size_t n, int64_t ns) {
   int64_t now_us = cli_realtime_us();
   int bad = 0;
@@ -128,12 +157,44 @@ static int steady_count(steady *s, const sqlq_job *jobs, size_t n, int64_t ns) {
   s->total_claims++;
   s->total_claim_ns += ns;
   for (size_t i = 0; i < n && !bad; i++) {
+    if (jobs[i].attempts > 1) continue;
     double lag = (double)(now_us - bench_stamp_read(jobs[i].payload));
     bad = push_double(&sec->lag_us, &sec->n_lag, &sec->cap_lag, lag) != 0 ||
           push_double(&s->total_lag, &s->n_total, &s->cap_total, lag) != 0;
   }
   pthread_mutex_unlock(&s->lock);
   return bad ? -1 : 0;
+}
+
+/* Fail the jobs[0..n) of --mix that fail now, and put the others in
+** refs[0..*k) to be acked. */
+static int steady_sort(steady *s, sqlq_db *db, const sqlq_job *jobs, size_t n, sqlq_job_ref *refs,
+                       size_t *k) {
+  sqlq_fail_options once = SQLQ_OPTIONS_INIT(sqlq_fail_options), dies = once;
+  once.backoff = MIX_BACKOFF_S;
+  dies.dead = 1;
+  long long retried = 0, died = 0;
+  int rc = SQLQ_OK;
+  for (size_t i = 0; i < n && rc == SQLQ_OK; i++) {
+    int kind = s->cfg->mix ? jobs[i].payload[BENCH_STAMP_BYTES] : MIX_PLAIN;
+    if (kind == MIX_DIES) {
+      rc = sqlq_fail(db, jobs[i].id, jobs[i].token, "bench --mix: dies", &dies);
+      died++;
+    } else if (kind == MIX_FAILS_ONCE && jobs[i].attempts == 1) {
+      rc = sqlq_fail(db, jobs[i].id, jobs[i].token, "bench --mix: fails once", &once);
+      retried++;
+    } else {
+      refs[*k].id = jobs[i].id;
+      refs[(*k)++].token = jobs[i].token;
+    }
+  }
+  if (rc != SQLQ_OK) return rc;
+  atomic_fetch_add(&s->died, died);
+  pthread_mutex_lock(&s->lock);
+  s->now.retried += retried;
+  s->now.died += died;
+  pthread_mutex_unlock(&s->lock);
+  return SQLQ_OK;
 }
 
 /* A worker: claim up to B, ack them in one call; wait when none is due. */
@@ -164,9 +225,14 @@ static void *steady_worker(void *arg) {
       steady_fail(s, db, SQLQ_NOMEM, "bench: out of memory");
       break;
     }
-    bench_refs(jobs, n, refs);
+    size_t k = 0;
+    rc = steady_sort(s, db, jobs, n, refs, &k);
     sqlq_jobs_free(jobs, n);
-    if ((rc = sqlq_ack_batch(db, refs, n, &acked)) != SQLQ_OK) {
+    if (rc != SQLQ_OK) {
+      steady_fail(s, db, rc, "bench: fail");
+      break;
+    }
+    if ((rc = sqlq_ack_batch(db, refs, k, &acked)) != SQLQ_OK) {
       steady_fail(s, db, rc, "bench: ack");
       break;
     }
@@ -208,6 +274,11 @@ static json_t *health_json(sqlq_db *db) {
   return o;
 }
 
+/* The jobs enqueued and not yet acked or dead. */
+static long long steady_backlog(const steady *s) {
+  return atomic_load(&s->enqueued) - atomic_load(&s->acked) - atomic_load(&s->died);
+}
+
 /* Print the line of second t from sec (whose lags this sorts), and take
 ** the health read on db. */
 static int steady_print_second(const steady *s, long long t, steady_second *sec, long long enqueued,
@@ -220,7 +291,7 @@ static int steady_print_second(const steady *s, long long t, steady_second *sec,
   double lag_max = sec->n_lag ? sec->lag_us[sec->n_lag - 1] / 1000.0 : NAN;
   double claim_ms = sec->claims ? (double)sec->claim_ns / (double)sec->claims / 1e6 : NAN;
   double claim_max = sec->claims ? (double)sec->claim_max_ns / 1e6 : NAN;
-  long long backlog = atomic_load(&s->enqueued) - atomic_load(&s->acked);
+  long long backlog = steady_backlog(s);
   if (s->cfg->json) {
     json_t *o = json_pack(
       "{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:o}", "t", (json_int_t)t, "enqueued",
@@ -228,6 +299,10 @@ static int steady_print_second(const steady *s, long long t, steady_second *sec,
       "claim_ms", ms_json(claim_ms), "claim_max_ms", ms_json(claim_max), "lag_ms",
       ms_json(lag_mean), "lag_p99_ms", ms_json(lag.p99_ms), "lag_max_ms", ms_json(lag_max),
       "backlog", (json_int_t)backlog, "health", health_json(db));
+    if (o && s->cfg->mix) {
+      json_object_set_new(o, "retried", json_integer((json_int_t)sec->retried));
+      json_object_set_new(o, "died", json_integer((json_int_t)sec->died));
+    }
     return bench_write_json(o);
   }
   if (t == 1)
@@ -259,6 +334,7 @@ static int steady_print_summary(steady *s, const char *backend) {
                 (json_int_t)cfg->batch, "enqueued", (json_int_t)enq, "acked", (json_int_t)acked,
                 "claims", (json_int_t)s->total_claims, "claim_ms", ms_json(claim_ms), "lag_p50_ms",
                 ms_json(lag.p50_ms), "lag_p99_ms", ms_json(lag.p99_ms));
+    if (o && cfg->mix) json_object_set_new(o, "died", json_integer(atomic_load(&s->died)));
     return bench_write_json(o);
   }
   printf("steady: %s, %lld jobs/s for %lld s, %lld workers, batch %lld: enqueued %lld, acked %lld,"
@@ -300,7 +376,7 @@ static int steady_report(steady *s, sqlq_db *db) {
     free(sec.lag_us);
     enq_before = enq;
     if (atomic_load(&s->producing)) continue;
-    if (atomic_load(&s->acked) >= atomic_load(&s->enqueued)) break;
+    if (steady_backlog(s) <= 0) break;
     if (!drain_end) drain_end = cli_monotonic_ns() + (int64_t)(STEADY_DRAIN_S * 1e9);
     if (cli_monotonic_ns() >= drain_end) {
       cli_error("bench: the workers did not finish the backlog within %.0f s", STEADY_DRAIN_S);

@@ -76,12 +76,15 @@ static void bench_usage(FILE *f) {
         "[--work-us U]\n"
         "                  [--processes] [--json]\n"
         "       sqlq bench --steady RATE [--seconds S] [--workers W] [--batch B]\n"
-        "                  [--payload BYTES] [--queue NAME] [--json]\n"
+        "                  [--mix] [--payload BYTES] [--queue NAME] [--json]\n"
         "  --steady RATE        one producer enqueues RATE jobs a second (1..1000000),\n"
         "                       one a commit, while W worker threads claim up to B and\n"
         "                       ack them; a line a second (with --json: a JSON object\n"
         "                       a line, the database's health included), then a summary\n"
         "  --seconds S          how long the --steady producer runs (default 60)\n"
+        "  --mix                with --steady: one job in ten is delayed 1 to 3 s, one\n"
+        "                       in twenty fails its first attempt (retried after 0.5 s),\n"
+        "                       one in a thousand fails for good (dead)\n"
         "  --drain              W workers claim and ack the jobs ready in "
         "queue NAME\n"
         "  --ring               W clients push N entries into a ring of 1000, "
@@ -161,6 +164,7 @@ static const struct option bench_options[] = {
   {"tenants", required_argument, NULL, 'T'},
   {"steady", required_argument, NULL, 'S'},
   {"seconds", required_argument, NULL, 's'},
+  {"mix", no_argument, NULL, 'X'},
   {"processes", no_argument, NULL, 'P'},
   {"ring", no_argument, NULL, 'R'},
   {"pool", no_argument, NULL, 'O'},
@@ -218,6 +222,9 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     case 'j':
       cfg->json = 1;
       break;
+    case 'X':
+      cfg->mix = 1;
+      break;
     case 'K':
       cfg->keep_backlog = 1;
       break;
@@ -269,6 +276,14 @@ static int bench_parse(bench_config *cfg, int argc, char **argv) {
     return EXIT_USAGE;
   }
   if (cfg->mode == BENCH_MODE_STEADY && cfg->seconds == 0) cfg->seconds = 60;
+  if (cfg->mix && cfg->mode != BENCH_MODE_STEADY) {
+    cli_error("bench: --mix goes with --steady");
+    return EXIT_USAGE;
+  }
+  if (cfg->mix && cfg->payload <= BENCH_STAMP_BYTES) {
+    cli_error("bench: --mix needs a payload of at least %d bytes", BENCH_STAMP_BYTES + 1);
+    return EXIT_USAGE;
+  }
   if (cfg->work_us && cfg->mode != BENCH_MODE_DRAIN) {
     cli_error("bench: --work-us goes with --drain");
     return EXIT_USAGE;
