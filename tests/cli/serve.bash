@@ -157,9 +157,10 @@ serve_backend_tests() {
   run "stats after resume" 0 sq stats --json serve-dead
   expect_out_has "not paused" '"paused":false'
 
-  # Cancel a running job: a worker runs it until told.
+  # Cancel a running job: a worker runs it until told (exec: the SIGTERM
+  # of the lost lease ends the sleep, which would hold ctest's pipe open).
   sq push serve-slow 'long' >/dev/null
-  start_worker "$tmp/slow.err" serve-slow -- sh -c 'cat >/dev/null; sleep 60'
+  start_worker "$tmp/slow.err" serve-slow -- sh -c 'cat >/dev/null; exec sleep 60'
   local tries=200
   until http "running jobs" 200 GET '/api/v1/queues/serve-slow/jobs?state=running' 2>/dev/null &&
     grep -q '"state":"running"' "$tmp/body" || [ $tries -le 0 ]; do
