@@ -103,4 +103,3 @@ json_t *cli_job_json(const sqlq_job_info *j) {
   cli_json_set_payload(o, j->payload, j->payload_len);
   return o;
 }
-

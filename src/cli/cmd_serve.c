@@ -160,8 +160,7 @@ static int serve(serve_ctx *ctx, const struct sockaddr_storage *ss, socklen_t le
     printf("listening on http://[%s]:%u/\n", shown, port);
   }
   fflush(stdout);
-  while (sigwait(&stop, &sig) != 0) {
-  }
+  while (sigwait(&stop, &sig) != 0) {}
   serve_http_stop(h);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return 0;
@@ -216,8 +215,8 @@ int cmd_serve(const cli_global *g, int argc, char **argv) {
     }
   } else if ((env = getenv("SQLQ_SERVE_TOKEN")) != NULL && env[0] != '\0') {
     if (check_token(env) != 0) {
-      cli_error("serve: $SQLQ_SERVE_TOKEN must be %d to %d printable ASCII characters",
-                TOKEN_MIN, TOKEN_MAX);
+      cli_error("serve: $SQLQ_SERVE_TOKEN must be %d to %d printable ASCII characters", TOKEN_MIN,
+                TOKEN_MAX);
       return EXIT_DATAERR;
     }
     snprintf(token, sizeof token, "%s", env);

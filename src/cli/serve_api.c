@@ -8,8 +8,8 @@
 **   GET  /api/v1/queues/Q/jobs?state=S&limit=N
 **   GET  /api/v1/health                      the database's health items
 **   POST /api/v1/queues/Q/pause | resume | retry-dead
-**   POST /api/v1/queues/Q/retry              body {"ids":[ID,...]}
-**   POST /api/v1/queues/Q/jobs/ID/retry
+**   POST /api/v1/queues/Q/retry | delete     body {"ids":[ID,...]}
+**   POST /api/v1/queues/Q/jobs/ID/retry | delete
 **   POST /api/v1/jobs/ID/cancel
 **
 ** Each answer is one library call or a few bounded ones (a listing takes
@@ -181,18 +181,41 @@ static void reply_count(serve_ctx *ctx, serve_reply *r, int rc, const char *what
   }
 }
 
-/* POST /api/v1/queues/Q/ACTION, or /api/v1/queues/Q/jobs/ID/retry (id > 0). */
-static void post_queue(serve_ctx *ctx, const char *queue, const char *action, int64_t id,
-                       const serve_body *body, serve_reply *r) {
+/* POST /api/v1/queues/Q/retry or delete with ids (n of them): retry the
+** dead or scheduled jobs, or delete the dead ones. */
+static void post_jobs(serve_ctx *ctx, const char *queue, const char *action, const int64_t *ids,
+                      size_t n, serve_reply *r) {
   size_t count = 0;
   int rc;
-  if (body->n_ids > 0 && (id > 0 || strcmp(action, "retry") != 0)) {
-    serve_reply_error(r, 400, "only POST .../retry takes ids");
-  } else if (id > 0 && strcmp(action, "retry") == 0) {
-    rc = sqlq_retry(ctx->db, queue, &id, 1, &count);
+  if (strcmp(action, "retry") == 0) {
+    rc = sqlq_retry(ctx->db, queue, ids, n, &count);
     reply_count(ctx, r, rc, "retry", "retried", count);
+  } else {
+    rc = sqlq_delete_dead(ctx->db, queue, ids, n, &count);
+    reply_count(ctx, r, rc, "delete", "deleted", count);
+  }
+}
+
+/* POST /api/v1/queues/Q/ACTION, or /api/v1/queues/Q/jobs/ID/ACTION (id > 0). */
+static void post_queue(serve_ctx *ctx, const char *queue, const char *action, int64_t id,
+                       const serve_body *body, serve_reply *r) {
+  int jobs = strcmp(action, "retry") == 0 || strcmp(action, "delete") == 0;
+  size_t count = 0;
+  int rc;
+  if (body->n_ids > 0 && (id > 0 || !jobs)) {
+    serve_reply_error(r, 400, "only POST .../retry and .../delete take ids");
   } else if (id > 0) {
-    serve_reply_error(r, 404, "no such action on a job (retry)");
+    if (jobs) {
+      post_jobs(ctx, queue, action, &id, 1, r);
+    } else {
+      serve_reply_error(r, 404, "no such action on a job (retry, delete)");
+    }
+  } else if (jobs) {
+    if (body->n_ids == 0) {
+      serve_reply_error(r, 400, "POST .../retry and .../delete need a body {\"ids\":[ID,...]}");
+    } else {
+      post_jobs(ctx, queue, action, body->ids, body->n_ids, r);
+    }
   } else if (strcmp(action, "pause") == 0 || strcmp(action, "resume") == 0) {
     int pause = action[0] == 'p';
     rc = pause ? sqlq_pause(ctx->db, queue) : sqlq_resume(ctx->db, queue);
@@ -204,15 +227,9 @@ static void post_queue(serve_ctx *ctx, const char *queue, const char *action, in
   } else if (strcmp(action, "retry-dead") == 0) {
     rc = sqlq_retry(ctx->db, queue, NULL, 0, &count);
     reply_count(ctx, r, rc, "retry", "retried", count);
-  } else if (strcmp(action, "retry") == 0) {
-    if (body->n_ids == 0) {
-      serve_reply_error(r, 400, "POST .../retry needs a body {\"ids\":[ID,...]}");
-      return;
-    }
-    rc = sqlq_retry(ctx->db, queue, body->ids, body->n_ids, &count);
-    reply_count(ctx, r, rc, "retry", "retried", count);
   } else {
-    serve_reply_error(r, 404, "no such action on a queue (pause, resume, retry, retry-dead)");
+    serve_reply_error(r, 404,
+                      "no such action on a queue (pause, resume, retry, retry-dead, delete)");
   }
 }
 
@@ -248,7 +265,7 @@ void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body
   } else if (n == 5 && strcmp(seg[2], "jobs") == 0 && strcmp(seg[4], "cancel") == 0 && post) {
     size_t count = 0;
     if (body->n_ids > 0) {
-      serve_reply_error(r, 400, "only POST .../retry takes ids");
+      serve_reply_error(r, 400, "only POST .../retry and .../delete take ids");
     } else if (serve_parse_id(seg[3], INT64_MAX, &id) != 0) {
       serve_reply_error(r, 400, "a job id must be a whole number >= 1");
     } else {

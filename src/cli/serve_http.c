@@ -160,9 +160,8 @@ static int check_action(serve_ctx *ctx, struct MHD_Connection *conn, const reque
     serve_reply_error(r, 403, "sqlq serve runs --read-only: no actions");
   } else if (req->body_too_big) {
     serve_reply_error(r, 413, "the body is too large");
-  } else if (req->body_len > 0 &&
-             (type == NULL || strncmp(type, "application/json", 16) != 0 ||
-              (type[16] != '\0' && type[16] != ';'))) {
+  } else if (req->body_len > 0 && (type == NULL || strncmp(type, "application/json", 16) != 0 ||
+                                   (type[16] != '\0' && type[16] != ';'))) {
     serve_reply_error(r, 415, "a body must be application/json");
   } else if (serve_parse_body(req->body, req->body_len, body, &why) != 0) {
     serve_reply_error(r, 400, why);
@@ -255,10 +254,9 @@ struct serve_http *serve_http_start(serve_ctx *ctx, const void *addr, size_t add
   errno = 0;
   h->daemon = MHD_start_daemon(
     flags, 0, NULL, NULL, handle, ctx, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_URI_LOG_CALLBACK,
-    uri_logger, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-    MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32,
-    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-    (size_t)65536, MHD_OPTION_END);
+    uri_logger, NULL, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL, MHD_OPTION_CONNECTION_LIMIT,
+    (unsigned)64, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32, MHD_OPTION_CONNECTION_TIMEOUT,
+    (unsigned)30, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
   if (h->daemon == NULL) {
     snprintf(why, why_size, "%s", errno ? strerror(errno) : "libmicrohttpd refused to start");
     free(h);

@@ -71,8 +71,7 @@ int serve_parse_target(const char *raw, size_t len, serve_target *t, const char 
   /* Segments: between the slashes; a trailing slash ends the path. */
   for (start = 1; start < path_len; start = i + 1) {
     long n;
-    for (i = start; i < path_len && raw[i] != '/'; i++) {
-    }
+    for (i = start; i < path_len && raw[i] != '/'; i++) {}
     if (i == start) {
       *why = "the path has an empty segment";
       return -1;
@@ -99,8 +98,7 @@ int serve_parse_target(const char *raw, size_t len, serve_target *t, const char 
   for (start = path_len + 1; start <= len; start = i + 1) {
     const char *eq;
     long n;
-    for (i = start; i < len && raw[i] != '&'; i++) {
-    }
+    for (i = start; i < len && raw[i] != '&'; i++) {}
     if (i == start) {
       continue;
     }
@@ -186,8 +184,8 @@ int serve_parse_body(const char *body, size_t len, serve_body *b, const char **w
     }
   }
   ids = json_object_get(root, "ids");
-  if (ids != NULL && (!json_is_array(ids) || json_array_size(ids) == 0 ||
-                      json_array_size(ids) > SERVE_MAX_IDS)) {
+  if (ids != NULL &&
+      (!json_is_array(ids) || json_array_size(ids) == 0 || json_array_size(ids) > SERVE_MAX_IDS)) {
     json_decref(root);
     *why = "\"ids\" must be an array of 1 to 1000 job ids";
     return -1;
@@ -227,9 +225,8 @@ int serve_host_is_local(const char *host) {
   for (i = 0; i < sizeof names / sizeof names[0]; i++) {
     size_t n = strlen(names[i]);
     if (strncmp(host, names[i], n) == 0 &&
-        (host[n] == '\0' ||
-         (host[n] == ':' && host[n + 1] != '\0' &&
-          strspn(host + n + 1, "0123456789") == strlen(host + n + 1)))) {
+        (host[n] == '\0' || (host[n] == ':' && host[n + 1] != '\0' &&
+                             strspn(host + n + 1, "0123456789") == strlen(host + n + 1)))) {
       return 1;
     }
   }

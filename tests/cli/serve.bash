@@ -149,6 +149,20 @@ serve_backend_tests() {
   expect_body_has "retry every dead job" '{"retried":1}'
   run "stats after retry-dead" 0 sq stats --json serve-dead
   expect_out_has "two ready, none dead" '"ready":2,"scheduled":0,"running":0,"dead":0'
+  # Delete: a dead job goes, a ready one stays.
+  sq push -a 1 serve-del 'to delete' >/dev/null
+  sq push serve-del 'to keep' >/dev/null
+  sq work --drain -c 1 serve-del -- sh -c 'test "$(cat)" = "to keep"' 2>/dev/null
+  sq push serve-del 'ready' >/dev/null
+  http "the dead job to delete" 200 GET '/api/v1/queues/serve-del/jobs?state=dead'
+  id=$(grep -o '"id":[0-9]*' "$tmp/body" | head -n 1 | cut -d: -f2)
+  act "delete a ready job" 200 /api/v1/queues/serve-del/delete -H 'Content-Type: application/json' \
+    -d "{\"ids\":[$((id + 2))]}"
+  expect_body_has "a ready job is not deleted" '{"deleted":0}'
+  act "delete the dead job" 200 "/api/v1/queues/serve-del/jobs/${id:-0}/delete"
+  expect_body_has "delete the dead job" '{"deleted":1}'
+  run "stats after the delete" 0 sq stats --json serve-del
+  expect_out_has "none dead, one ready" '"ready":1,"scheduled":0,"running":0,"dead":0'
   act "pause" 200 /api/v1/queues/serve-dead/pause
   run "stats after pause" 0 sq stats --json serve-dead
   expect_out_has "paused" '"paused":true'

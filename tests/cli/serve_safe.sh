@@ -109,6 +109,13 @@ for body in '' 'x' '[]' '{' '{"ids":[]}' '{"ids":[0]}' '{"ids":[-1]}' '{"ids":["
   act "retry body '${body:0:40}'" 400 /api/v1/queues/safe-q/retry -H 'Content-Type: application/json' \
     --data-binary "$body"
 done
+for body in '' '{"ids":[0]}' '{"ids":"1"}'; do
+  act "delete body '$body'" 400 /api/v1/queues/safe-q/delete -H 'Content-Type: application/json' \
+    --data-binary "$body"
+done
+act "a bad job id to delete" 400 /api/v1/queues/safe-q/jobs/-1/delete
+act "delete with ids on a job" 400 /api/v1/queues/safe-q/jobs/1/delete \
+  -H 'Content-Type: application/json' -d '{"ids":[1]}'
 act "a form body" 415 /api/v1/queues/safe-q/retry -d 'ids=1'
 act "ids on pause" 400 /api/v1/queues/safe-q/pause -H 'Content-Type: application/json' -d '{"ids":[1]}'
 head -c 70000 /dev/zero | tr '\0' ' ' >"$tmp/big"
@@ -140,7 +147,7 @@ serve_stop INT
 # --read-only: reads work, every action is 403 and changes nothing.
 serve_start --read-only
 http "read-only: queues" 200 GET /api/v1/queues
-for action in pause resume retry-dead; do
+for action in pause resume retry-dead jobs/1/delete; do
   act "read-only: $action" 403 "/api/v1/queues/safe-q/$action"
   expect_body_has "read-only: $action says so" 'read-only'
 done

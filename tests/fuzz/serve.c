@@ -76,9 +76,9 @@ static void host(const char *p, size_t n) {
                (name == 9 && strncmp(s, "localhost", 9) == 0) ||
                (name == 5 && strncmp(s, "[::1]", 5) == 0),
              "'%s' is taken as local", s);
-    FZ_CHECK(colon == NULL || (colon[1] != '\0' && strspn(colon + 1, "0123456789") ==
-                                                     strlen(colon + 1)),
-             "'%s' has a bad port", s);
+    FZ_CHECK(
+      colon == NULL || (colon[1] != '\0' && strspn(colon + 1, "0123456789") == strlen(colon + 1)),
+      "'%s' has a bad port", s);
   }
   free(s);
 }
