@@ -11,11 +11,13 @@
 command -v curl >/dev/null || { echo "FAIL: curl is not installed"; exit 1; }
 
 # serve_start ARGS...: start `sqlq serve --listen 127.0.0.1:0 ARGS...` (an
-# ARGS --listen comes later and wins) on $url in the background; once it
+# ARGS --listen comes later and wins) on $url in the background, under the
+# command $SQLQ_TEST_SERVE_VALGRIND when set (valgrind_cli_serve*); once it
 # listens, $serve_pid is its pid and $base its http://ADDR:PORT.
 serve_start() {
   rm -f "$tmp/serve.out" # not the last server's line, before the new one truncates it
-  "$SQLQ" --url "$url" serve --listen 127.0.0.1:0 "$@" >"$tmp/serve.out" 2>"$tmp/serve.err" &
+  # shellcheck disable=SC2086 # the command's words
+  ${SQLQ_TEST_SERVE_VALGRIND:-} "$SQLQ" --url "$url" serve --listen 127.0.0.1:0 "$@" >"$tmp/serve.out" 2>"$tmp/serve.err" &
   serve_pid=$!
   bg_pids+=("$serve_pid")
   local tries=200
