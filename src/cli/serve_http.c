@@ -29,6 +29,77 @@
 #include "cli.h"
 #include "serve.h"
 
+/*
+** libmicrohttpd is loaded with dlopen when `sqlq serve` starts (with
+** SQLQ_DLOPEN, the default, as the backends' client libraries are:
+** README.md), so that the other commands do not load it and the TLS
+** libraries it links; SERVE_MHD_API lists every function called here, and
+** each is redirected to the loaded one.  Built without SQLQ_DLOPEN it is
+** linked.
+*/
+#define SERVE_MHD_API(X) \
+  X(MHD_add_response_header) \
+  X(MHD_create_response_from_buffer) \
+  X(MHD_destroy_response) \
+  X(MHD_get_daemon_info) \
+  X(MHD_lookup_connection_value) \
+  X(MHD_queue_response) \
+  X(MHD_start_daemon) \
+  X(MHD_stop_daemon)
+#define SERVE_MHD_SONAME "libmicrohttpd.so.12"
+
+#ifdef SQLQ_DLOPEN
+#include <dlfcn.h>
+
+#define SERVE_MHD_ID(name) SERVE_MHD_##name,
+#define SERVE_MHD_NAME(name) #name,
+enum { SERVE_MHD_API(SERVE_MHD_ID) SERVE_MHD_COUNT };
+static void (*mhd_fns[SERVE_MHD_COUNT])(void);
+/* The loaded function name, typed as its declaration (a macro is not
+** expanded again inside itself). */
+#define SERVE_MHD(name) ((__typeof__(&name))mhd_fns[SERVE_MHD_##name])
+#define MHD_add_response_header SERVE_MHD(MHD_add_response_header)
+#define MHD_create_response_from_buffer SERVE_MHD(MHD_create_response_from_buffer)
+#define MHD_destroy_response SERVE_MHD(MHD_destroy_response)
+#define MHD_get_daemon_info SERVE_MHD(MHD_get_daemon_info)
+#define MHD_lookup_connection_value SERVE_MHD(MHD_lookup_connection_value)
+#define MHD_queue_response SERVE_MHD(MHD_queue_response)
+#define MHD_start_daemon SERVE_MHD(MHD_start_daemon)
+#define MHD_stop_daemon SERVE_MHD(MHD_stop_daemon)
+
+/* Load the library and its functions, once.  It stays loaded until the
+** process ends.  Returns 0, or -1 with a message in why. */
+static int mhd_load(char *why, size_t why_size) {
+  static const char *const names[] = {SERVE_MHD_API(SERVE_MHD_NAME) NULL};
+  static void *lib;
+  size_t i;
+  if (lib != NULL) {
+    return 0;
+  }
+  if ((lib = dlopen(SERVE_MHD_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+    snprintf(why, why_size, "cannot load %s (install libmicrohttpd12)", SERVE_MHD_SONAME);
+    return -1;
+  }
+  for (i = 0; names[i] != NULL; i++) {
+    void *fn = dlsym(lib, names[i]);
+    if (fn == NULL) {
+      snprintf(why, why_size, "%s lacks %s", SERVE_MHD_SONAME, names[i]);
+      dlclose(lib);
+      lib = NULL;
+      return -1;
+    }
+    memcpy(&mhd_fns[i], &fn, sizeof fn);
+  }
+  return 0;
+}
+#else
+static int mhd_load(char *why, size_t why_size) {
+  (void)why;
+  (void)why_size;
+  return 0;
+}
+#endif
+
 /* One request: what the URI log callback copied, and the body so far. */
 typedef struct request {
   char *target; /* the raw request target, NUL-terminated */
@@ -246,6 +317,10 @@ struct serve_http *serve_http_start(serve_ctx *ctx, const void *addr, size_t add
   (void)addr_len;
   if (h == NULL) {
     snprintf(why, why_size, "out of memory");
+    return NULL;
+  }
+  if (mhd_load(why, why_size) != 0) {
+    free(h);
     return NULL;
   }
   if (sa->sa_family == AF_INET6) {
