@@ -222,7 +222,7 @@ static void post_queue(serve_ctx *ctx, const char *queue, const char *action, in
     if (rc != SQLQ_OK) {
       reply_failure(ctx, r, rc, action);
     } else {
-      reply_json(r, json_pack("{s:s,s:b}", "queue", queue, "paused", pause));
+      reply_json(r, json_pack("{s:o,s:b}", "queue", cli_json_text(queue), "paused", pause));
     }
   } else if (strcmp(action, "retry-dead") == 0) {
     rc = sqlq_retry(ctx->db, queue, NULL, 0, &count);

@@ -208,9 +208,13 @@ static int check_access(serve_ctx *ctx, struct MHD_Connection *conn, serve_reply
   return 1;
 }
 
-/* Whether the Origin header origin is http://HOST of the Host header. */
+/* Whether the Origin header origin is http://HOST or https://HOST (behind
+** a TLS proxy that keeps the Host) of the Host header. */
 static int same_origin(const char *origin, const char *host) {
-  return host != NULL && strncmp(origin, "http://", 7) == 0 && strcmp(origin + 7, host) == 0;
+  size_t skip = strncmp(origin, "http://", 7) == 0    ? 7
+                : strncmp(origin, "https://", 8) == 0 ? 8
+                                                      : 0;
+  return host != NULL && skip > 0 && strcmp(origin + skip, host) == 0;
 }
 
 /* Step 4 for a POST: whether it may act; else r is set. */

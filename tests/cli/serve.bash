@@ -49,7 +49,7 @@ serve_stop() {
 http() {
   local name=$1 want=$2 method=$3 path=$4 got
   shift 4
-  got=$(curl -s -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "$@" \
+  got=$(curl -s -g -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "$@" \
     "$base$path")
   expect_eq "$name: HTTP status" "$got" "$want"
 }

@@ -78,6 +78,8 @@ act "a cross-site action (Origin null)" 403 /api/v1/queues/safe-q/pause -H 'Orig
 act "a cross-site action (Sec-Fetch-Site)" 403 /api/v1/queues/safe-q/pause -H 'Sec-Fetch-Site: cross-site'
 act "a same-site action (Sec-Fetch-Site)" 403 /api/v1/queues/safe-q/pause -H 'Sec-Fetch-Site: same-site'
 expect_eq "refused actions changed nothing" "$(stored)" "$baseline"
+act "an https origin of another host" 403 /api/v1/queues/safe-q/pause \
+  -H "Origin: https://evil.example"
 act "a same-origin action" 200 /api/v1/queues/safe-q/pause -H "Origin: $base" \
   -H 'Sec-Fetch-Site: same-origin'
 run "the queue is paused" 0 sq stats --json safe-q
@@ -143,6 +145,11 @@ http "/metrics counts the refusals" 200 GET /metrics
 checks=$((checks + 1))
 grep -q '^sqlq_serve_requests_total{class="refused"} [1-9]' "$tmp/body" || fail "no refusal counted"
 serve_stop INT
+
+# IPv6 loopback goes without a token too.
+serve_start --listen '[::1]:0'
+http "[::1]" 200 GET /api/v1/queues
+serve_stop
 
 # --read-only: reads work, every action is 403 and changes nothing.
 serve_start --read-only
