@@ -68,16 +68,23 @@ static void (*mhd_fns[SERVE_MHD_COUNT])(void);
 #define MHD_stop_daemon SERVE_MHD(MHD_stop_daemon)
 
 /* Load the library and its functions, once.  It stays loaded until the
-** process ends.  Returns 0, or -1 with a message in why. */
+** process ends.  Returns 0, or -1 with a message in why.  As for the
+** backends' libraries (src/dl.c), tests, and only tests, may set
+** SQLQ_TEST_LIBDIR to a directory to open DIR/soname instead (read with
+** secure_getenv(): a set-user-ID program ignores it). */
 static int mhd_load(char *why, size_t why_size) {
   static const char *const names[] = {SERVE_MHD_API(SERVE_MHD_NAME) NULL};
   static void *lib;
+  const char *dir = secure_getenv("SQLQ_TEST_LIBDIR");
+  char path[4096];
   size_t i;
   if (lib != NULL) {
     return 0;
   }
-  if ((lib = dlopen(SERVE_MHD_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-    snprintf(why, why_size, "cannot load %s (install libmicrohttpd12)", SERVE_MHD_SONAME);
+  snprintf(path, sizeof path, "%s%s%s", dir ? dir : "", dir ? "/" : "", SERVE_MHD_SONAME);
+  if ((lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+    snprintf(why, why_size, "cannot load %s (install the package libmicrohttpd12)",
+             SERVE_MHD_SONAME);
     return -1;
   }
   for (i = 0; names[i] != NULL; i++) {

@@ -91,6 +91,19 @@ if [ "${SQLQ_TEST_SERVE:-OFF}" = ON ]; then
   kill -TERM "$serve_pid"
   wait "$serve_pid"
   expect_eq "serve exits 0" $? 0
+  if [ "$SQLQ_TEST_DLOPEN" = ON ]; then
+    run "serve: $mhd missing" 69 env SQLQ_TEST_LIBDIR="$tmp/empty" "$SQLQ" --url "$url" serve \
+      --listen 127.0.0.1:0
+    expect_error_line "serve: $mhd missing"
+    expect_err_has "serve: the soname is named" "$mhd"
+    expect_err_has "serve: the package is named" "package libmicrohttpd12"
+    mkdir "$tmp/wrong-serve"
+    ln -s "$(soname_path libsqlite3.so.0)" "$tmp/wrong-serve/$mhd"
+    run "serve: wrong library" 69 env SQLQ_TEST_LIBDIR="$tmp/wrong-serve" "$SQLQ" --url "$url" \
+      serve --listen 127.0.0.1:0
+    expect_error_line "serve: wrong library"
+    expect_err_has "serve: a missing function is named" "lacks MHD_"
+  fi
 fi
 
 finish
