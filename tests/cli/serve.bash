@@ -73,13 +73,17 @@ metric() {
 }
 
 # wait_metric NAME_AND_LABELS TEST VALUE: poll until the metric's value
-# compares so (-lt, -gt, -eq) with VALUE; returns non-zero after 20 s.
+# compares so (-lt or -eq) with VALUE; returns non-zero after 20 s.
 wait_metric() {
-  local tries=200 v
+  local tries=200 v ok
   while [ $tries -gt 0 ]; do
     v=$(metric "$1")
     v=${v%%.*}
-    if [ -n "$v" ] && [ "$v" "$2" "$3" ]; then
+    case $2 in
+    -lt) ok=$((${v:-0} < $3)) ;;
+    *) ok=$((${v:-0} == $3)) ;;
+    esac
+    if [ -n "$v" ] && [ "$ok" = 1 ]; then
       return 0
     fi
     sleep 0.1

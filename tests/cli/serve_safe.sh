@@ -136,7 +136,7 @@ expect_eq "garbage changed nothing" "$(stored)" "$baseline"
 hostport=${base#http://}
 for junk in 'GARBAGE\r\n\r\n' 'GET\r\n\r\n' 'GET /api/v1/queues HTTP/9.9\r\n\r\n' \
   'GET /api/v1/queues HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n' '\x00\xff\xfe\r\n\r\n'; do
-  (exec 3<>"/dev/tcp/${hostport%:*}/${hostport#*:}" && printf "$junk" >&3 && timeout 5 cat <&3 >/dev/null) 2>/dev/null
+  (exec 3<>"/dev/tcp/${hostport%:*}/${hostport#*:}" && printf '%b' "$junk" >&3 && timeout 5 cat <&3 >/dev/null) 2>/dev/null
 done
 checks=$((checks + 1))
 alive "$serve_pid" || fail "garbage on the socket stopped the server"
