@@ -3,11 +3,12 @@
 ** internal thread answers every request; docs/serve.md says why this
 ** library).  Every request passes, in this order:
 **
-**   1. its target parses (serve_parse_target(): the raw target, as the
+**   1. with a token: "Authorization: Bearer TOKEN", compared in constant
+**      time (401 otherwise, whatever else the request holds); without one,
+**      a Host header naming a loopback address or localhost (403: a DNS
+**      rebinding page cannot send it);
+**   2. its target parses (serve_parse_target(): the raw target, as the
 **      URI log callback sees it, before libmicrohttpd decodes anything);
-**   2. with a token: "Authorization: Bearer TOKEN", compared in constant
-**      time (401 otherwise); without one, a Host header naming a loopback
-**      address or localhost (403: a DNS rebinding page cannot send it);
 **   3. GET (or HEAD) for what is read, POST for actions (405 otherwise);
 **   4. a POST: the header "X-Sqlq-Csrf: 1", which a page of another site
 **      cannot send without a CORS preflight that this server never
@@ -199,7 +200,7 @@ static const char *header(struct MHD_Connection *conn, const char *name) {
   return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
-/* Step 2: whether the request may go on; else r is set. */
+/* Step 1: whether the request may go on; else r is set. */
 static int check_access(serve_ctx *ctx, struct MHD_Connection *conn, serve_reply *r) {
   const char *auth = header(conn, "Authorization");
   if (ctx->token != NULL) {
@@ -262,10 +263,10 @@ static void answer(serve_ctx *ctx, struct MHD_Connection *conn, const request *r
   int post = strcmp(method, "POST") == 0;
   int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
   body.n_ids = 0;
-  if (serve_parse_target(req->target, strlen(req->target), &t, &why) != 0) {
-    serve_reply_error(r, 400, why);
-  } else if (!check_access(ctx, conn, r)) {
+  if (!check_access(ctx, conn, r)) {
     /* r is set */
+  } else if (serve_parse_target(req->target, strlen(req->target), &t, &why) != 0) {
+    serve_reply_error(r, 400, why);
   } else if (!get && !post) {
     serve_reply_error(r, 405, "only GET, HEAD and POST");
   } else if (post && !check_action(ctx, conn, req, &body, r)) {

@@ -42,6 +42,8 @@ http "no token" 401 GET /api/v1/queues
 expect_body_has "no token: a JSON message" '{"error":"a token is needed'
 grep -qi '^WWW-Authenticate: Bearer' "$tmp/headers" || fail "401 without WWW-Authenticate"
 http "no token: /metrics" 401 GET /metrics
+http "no token: a garbage target" 401 GET '/%zz/../x?%'
+http "no token: a garbage method" 401 PATCH /api/v1/queues
 http "no token: an action" 401 POST /api/v1/queues/safe-q/pause -H 'X-Sqlq-Csrf: 1'
 http "a wrong token" 401 GET /api/v1/queues -H "Authorization: Bearer ${token}x"
 http "a token cut short" 401 GET /api/v1/queues -H "Authorization: Bearer ${token%?}"
