@@ -688,6 +688,19 @@ void sqlq_job_infos_free(sqlq_job_info *jobs, size_t n);
 */
 int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n, size_t *count_out);
 
+/*
+** Delete the dead jobs ids[0..n) of queue for good, in one transaction,
+** without a copy in history (libsqlq 1.1).  An id of a job that is not
+** dead, of another queue's or of no job is no error and changes nothing;
+** nor is a dead job that other jobs wait for (sqlq_enqueue_after())
+** deleted: it stays for sqlq_retry() or sqlq_purge(), so that they do not
+** wait for ever.  *deleted_out (may be NULL) receives how many were
+** deleted.  n may be 0; ids may be NULL only then.  A database below
+** schema version 7 answers SQLQ_SCHEMA ("run sqlq init").
+*/
+int sqlq_delete_dead(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
+                     size_t *deleted_out);
+
 /* Delete every job of queue, in every state.  The tokens of running jobs
 ** become stale.  *count_out (may be NULL) receives the number deleted.
 ** queue may hold control characters, which no other call takes, so that a

@@ -10,6 +10,8 @@
 # for the first time, Debian's "main" cluster on port 5432 is not created.
 # Postfix is likewise only run by the test tests/mail/postfix.sh, as a
 # private instance: debconf is told "No configuration" (below).
+# Prometheus is likewise only installed for its promtool (tests/cli/serve*.sh):
+# its service is not started (policy-rc.d below) and the tests never run it.
 # The Firebird server is likewise only run by the tests
 # (tests/servers/firebird.sh): its SYSDBA password is preseeded with debconf,
 # so that installing asks nothing, and Debian's own firebird3.0 service is
@@ -22,6 +24,7 @@ packages=(
   libsqlite3-dev                    # the SQLite backend
   libpq-dev                         # the PostgreSQL backend
   libjansson-dev                    # the CLI's JSON output
+  libmicrohttpd-dev                 # sqlq serve's HTTP server (built only when found)
   libcmocka-dev valgrind            # the C tests
   'postgresql|postgresql-15'        # the PostgreSQL tests' server
   'postgresql-client|postgresql-client-15'  # and psql
@@ -37,6 +40,7 @@ packages=(
   clang-format                      # the style test (.clang-format, scripts/format.sh)
   python3-pytest python3-venv       # bindings/python: its tests, and pip install into a venv
   python3-psycopg python3-mysqldb   # bindings/python: transactional enqueue through each driver
+  prometheus curl                   # sqlq serve's tests: promtool check metrics, HTTP requests
 )
 server_package=postgresql
 createcluster_conf=/etc/postgresql-common/createcluster.conf

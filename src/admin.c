@@ -1,5 +1,6 @@
 /*
-** admin.c -- queue administration: pause, resume, stats, list, retry, purge.
+** admin.c -- queue administration: pause, resume, stats, list, retry,
+** delete dead jobs, purge.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -62,16 +63,47 @@ static int retry_tx(sqlq_db *db, void *arg) {
   return rc;
 }
 
+/* Run tx on the n ids of queue in a write transaction, and give the count
+** it left in q->count to *count_out (may be NULL; 0 on failure). */
+static int ids_op(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
+                  int (*tx)(sqlq_db *, void *), size_t *count_out) {
+  struct queue_op q = {.queue = queue, .ids = ids, .n_ids = n};
+  int rc = sqlq__in_tx(db, SQLQ__TX_WRITE, tx, &q);
+  if (count_out) *count_out = rc == SQLQ_OK ? (size_t)q.count : 0;
+  return rc;
+}
+
 SQLQ__API int sqlq_retry(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
                          size_t *count_out) {
   if (count_out) *count_out = 0;
   int rc = sqlq__enter(db);
   if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
-  if (rc != SQLQ_OK) return rc;
-  struct queue_op q = {.queue = queue, .ids = ids, .n_ids = n};
-  rc = sqlq__in_tx(db, SQLQ__TX_WRITE, retry_tx, &q);
-  if (count_out) *count_out = rc == SQLQ_OK ? (size_t)q.count : 0;
+  return rc == SQLQ_OK ? ids_op(db, queue, ids, n, retry_tx, count_out) : rc;
+}
+
+static int delete_dead_tx(sqlq_db *db, void *arg) {
+  struct queue_op *q = arg;
+  int version = 0;
+  int rc = sqlq__schema_version(db, &version);
+  q->count = 0;
+  if (rc == SQLQ_OK && version < SQLQ__DEPS_VERSION)
+    return sqlq__error(db, SQLQ_SCHEMA,
+                       "deleting dead jobs needs schema version %d: run `sqlq init`",
+                       SQLQ__DEPS_VERSION);
+  for (size_t i = 0; i < q->n_ids && rc == SQLQ_OK; i++)
+    rc = sqlq__run_for_queue(db, SQLQ__SQL_DELETE_DEAD_ID, q->queue, &q->ids[i], &q->count);
   return rc;
+}
+
+SQLQ__API int sqlq_delete_dead(sqlq_db *db, const char *queue, const int64_t *ids, size_t n,
+                               size_t *deleted_out) {
+  if (deleted_out) *deleted_out = 0;
+  int rc = sqlq__enter(db);
+  if (rc == SQLQ_OK) rc = sqlq__check_queue(db, queue);
+  if (rc != SQLQ_OK) return rc;
+  if (ids == NULL && n > 0)
+    return sqlq__error(db, SQLQ_MISUSE, "sqlq_delete_dead() needs the ids of its %zu jobs", n);
+  return n == 0 ? SQLQ_OK : ids_op(db, queue, ids, n, delete_dead_tx, deleted_out);
 }
 
 static int purge_tx(sqlq_db *db, void *arg) {

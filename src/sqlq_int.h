@@ -143,6 +143,8 @@ enum sqlq__sql_id {
   SQLQ__SQL_RETRY_ID,       /* $1 queue $2 id */
   SQLQ__SQL_RETRY_DEAD,     /* $1 queue */
   SQLQ__SQL_PURGE,          /* $1 queue */
+  SQLQ__SQL_DELETE_DEAD_ID, /* $1 queue $2 id: the job if it is dead and no
+                               job waits for it (schema version 7) */
   /* Batch statements over arrays, for dialects that bind them (the others
   ** leave these NULL, and the core runs the one-row statements instead). */
   SQLQ__SQL_ENQUEUE_ARRAY,     /* $1 queue $2 priority[] $3 delay_us[]

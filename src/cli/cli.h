@@ -274,6 +274,18 @@ struct json_t *cli_json_base64(const unsigned char *p, size_t len);
 ** string) when it is UTF-8, else as "payload_base64". */
 void cli_json_set_payload(struct json_t *o, const unsigned char *p, size_t len);
 
+/* The name of a job state SQLQ_STATE_* ("ready", "dead", ...; "unknown"
+** for another number), and the state of a name, or -1 (admin_json.c). */
+const char *cli_state_name(int state);
+int cli_parse_state(const char *name);
+
+/* The JSON of `sqlq stats --json` and `sqlq jobs --json`, new values
+** (NULL when memory ran out) that the caller owns (admin_json.c): an array
+** of the n queues' counts, an array of the n health items, one job. */
+struct json_t *cli_stats_json(const sqlq_queue_stats *st, size_t n);
+struct json_t *cli_health_json(const sqlq_health_item *items, size_t n);
+struct json_t *cli_job_json(const sqlq_job_info *j);
+
 /* Print value (which this takes; NULL means memory ran out) compact, keys
 ** in insertion order, and a newline.  Returns the exit code. */
 int cli_print_json(struct json_t *value);
@@ -308,5 +320,6 @@ int cmd_pool(const cli_global *g, int argc, char **argv);
 int cmd_subscribe(const cli_global *g, int argc, char **argv);
 int cmd_unsubscribe(const cli_global *g, int argc, char **argv);
 int cmd_subscriptions(const cli_global *g, int argc, char **argv);
+int cmd_serve(const cli_global *g, int argc, char **argv); /* cmd_serve.c, serve_*.c */
 
 #endif /* SQLQ_CLI_H */

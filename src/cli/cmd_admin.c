@@ -86,42 +86,6 @@ static const char purge_usage[] =
   "escaped in bash's $'...' quoting.\n";
 
 /* ---------------------------------------------------------------------
-** Formatting.
-*/
-
-static const char *state_name(int state) {
-  switch (state) {
-  case SQLQ_STATE_READY:
-    return "ready";
-  case SQLQ_STATE_SCHEDULED:
-    return "scheduled";
-  case SQLQ_STATE_RUNNING:
-    return "running";
-  case SQLQ_STATE_DEAD:
-    return "dead";
-  case SQLQ_STATE_DONE:
-    return "done";
-  case SQLQ_STATE_WAITING:
-    return "waiting";
-  default:
-    return "unknown";
-  }
-}
-
-/* The SQLQ_STATE_* called name, or -1. */
-static int parse_state(const char *name) {
-  static const int states[] = {SQLQ_STATE_READY, SQLQ_STATE_SCHEDULED, SQLQ_STATE_RUNNING,
-                               SQLQ_STATE_DEAD,  SQLQ_STATE_DONE,      SQLQ_STATE_WAITING};
-  size_t i;
-  for (i = 0; i < sizeof states / sizeof states[0]; i++) {
-    if (strcmp(state_name(states[i]), name) == 0) {
-      return states[i];
-    }
-  }
-  return -1;
-}
-
-/* ---------------------------------------------------------------------
 ** Flags and arguments.
 */
 
@@ -210,22 +174,6 @@ int cmd_purge(const cli_global *g, int argc, char **argv) {
 ** stats
 */
 
-static json_t *stats_json(const sqlq_queue_stats *st, size_t n) {
-  json_t *queues = json_array();
-  size_t i;
-  for (i = 0; queues != NULL && i < n; i++) {
-    json_t *q = json_object();
-    json_object_set_new(q, "queue", cli_json_text(st[i].queue));
-    json_object_set_new(q, "ready", json_integer(st[i].ready));
-    json_object_set_new(q, "scheduled", json_integer(st[i].scheduled));
-    json_object_set_new(q, "running", json_integer(st[i].running));
-    json_object_set_new(q, "dead", json_integer(st[i].dead));
-    json_object_set_new(q, "paused", json_boolean(st[i].paused));
-    json_array_append_new(queues, q);
-  }
-  return queues;
-}
-
 static int print_stats_table(const sqlq_queue_stats *st, size_t n) {
   static const char *const header[] = {"queue", "ready", "scheduled", "running", "dead", "paused"};
   cli_table t;
@@ -302,29 +250,6 @@ static const char *shown_text(const char *text, char *out) {
   return out;
 }
 
-static json_t *health_json(const sqlq_health_item *items, size_t n) {
-  json_t *array = json_array();
-  char at[CLI_TIME_SIZE];
-  size_t i;
-  for (i = 0; array != NULL && i < n; i++) {
-    const sqlq_health_item *h = &items[i];
-    json_t *o = json_object();
-    if (h->started_at_us != 0) {
-      cli_format_time(h->started_at_us, 1, at);
-    }
-    json_object_set_new(o, "name", cli_json_text(h->name));
-    json_object_set_new(o, "value", json_integer(h->value));
-    json_object_set_new(o, "unit", cli_json_text(h->unit));
-    json_object_set_new(o, "threshold", json_integer(h->threshold));
-    json_object_set_new(o, "over", json_boolean(h->over));
-    json_object_set_new(o, "holder", cli_json_text(h->holder));
-    json_object_set_new(o, "started_at", h->started_at_us ? json_string(at) : json_null());
-    json_object_set_new(o, "detail", cli_json_text(h->detail));
-    json_array_append_new(array, o);
-  }
-  return array;
-}
-
 static int print_health_table(const sqlq_health_item *items, size_t n) {
   static const char *const header[] = {"health", "value", "threshold", "holder", "since"};
   cli_table t;
@@ -385,9 +310,9 @@ static int print_stats(sqlq_db *db, const sqlq_queue_stats *st, size_t n, int js
   }
   apply_warn(items, n_items, w, n_w);
   if (json) {
-    json_t *out = json_pack("{s:o}", "queues", stats_json(st, n));
+    json_t *out = json_pack("{s:o}", "queues", cli_stats_json(st, n));
     if (out != NULL && health) {
-      json_object_set_new(out, "health", health_json(items, n_items));
+      json_object_set_new(out, "health", cli_health_json(items, n_items));
     }
     code = cli_print_json(out);
   } else {
@@ -473,36 +398,11 @@ int cmd_stats(const cli_global *g, int argc, char **argv) {
 ** jobs
 */
 
-static json_t *job_json(const sqlq_job_info *j) {
-  json_t *o = json_object();
-  char run_at[CLI_TIME_SIZE], created_at[CLI_TIME_SIZE], lease_until[CLI_TIME_SIZE];
-  cli_format_time(j->run_at_us, 1, run_at);
-  cli_format_time(j->created_at_us, 1, created_at);
-  if (j->lease_until_us != 0) {
-    cli_format_time(j->lease_until_us, 1, lease_until);
-  }
-  json_object_set_new(o, "id", json_integer(j->id));
-  json_object_set_new(o, "state", json_string(state_name(j->state)));
-  json_object_set_new(o, "priority", json_integer(j->priority));
-  json_object_set_new(o, "attempts", json_integer(j->attempts));
-  json_object_set_new(o, "max_attempts", json_integer(j->max_attempts));
-  /* A finished job's time is when it finished. */
-  json_object_set_new(o, j->state == SQLQ_STATE_DONE ? "finished_at" : "run_at",
-                      j->run_at_us ? json_string(run_at) : json_null());
-  json_object_set_new(o, "created_at", json_string(created_at));
-  json_object_set_new(o, "lease_until", j->lease_until_us ? json_string(lease_until) : json_null());
-  json_object_set_new(o, "dedupe_key", cli_json_text(j->dedupe_key));
-  json_object_set_new(o, "group_key", cli_json_text(j->group_key));
-  json_object_set_new(o, "last_error", cli_json_text(j->last_error));
-  cli_json_set_payload(o, j->payload, j->payload_len);
-  return o;
-}
-
 static int print_jobs_json(const sqlq_job_info *jobs, size_t n) {
   json_t *array = json_array();
   size_t i;
   for (i = 0; array != NULL && i < n; i++) {
-    json_array_append_new(array, job_json(&jobs[i]));
+    json_array_append_new(array, cli_job_json(&jobs[i]));
   }
   return cli_print_json(array);
 }
@@ -524,7 +424,7 @@ static int add_job_row(cli_table *t, const sqlq_job_info *j) {
   }
   cli_escape(j->payload, j->payload_len, PREVIEW_MAX, payload);
   row[0] = id;
-  row[1] = state_name(j->state);
+  row[1] = cli_state_name(j->state);
   row[2] = priority;
   row[3] = attempts;
   row[4] = run_at;
@@ -563,7 +463,7 @@ int cmd_jobs(const cli_global *g, int argc, char **argv) {
   while ((c = cli_getopt("jobs", argc, argv, ":s:n:jh", options)) != -1) {
     switch (c) {
     case 's':
-      if ((state = parse_state(optarg)) < 0) {
+      if ((state = cli_parse_state(optarg)) < 0) {
         return cli_usage_error(
           "jobs", "unknown state '%.40s' (ready, scheduled, running, dead, done)", optarg);
       }

@@ -43,6 +43,7 @@ static const cli_command commands[] = {
   {"subscriptions", cmd_subscriptions, "list the table subscriptions"},
   {"cron", cmd_cron, "enqueue jobs on schedules (crontab specs, @every)"},
   {"bench", cmd_bench, "measure throughput and latency"},
+  {"serve", cmd_serve, "serve a JSON API and Prometheus metrics over HTTP"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -435,6 +435,8 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
               " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
               "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
+  [SQLQ__SQL_DELETE_DEAD_ID] = "DELETE FROM sqlq_jobs WHERE queue = $1 AND id = $2"
+                               " AND state = 'dead' AND awaited IS NULL",
 
   /* Batches: each array comes packed in one parameter and is taken apart
   ** by the block, one INSERT or DELETE per job, in one round trip. */

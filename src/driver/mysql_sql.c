@@ -238,6 +238,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "j") " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
          "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
+  [SQLQ__SQL_DELETE_DEAD_ID] = "DELETE FROM sqlq_jobs WHERE queue = $1 AND id = $2"
+                               " AND state = 'dead' AND awaited IS NULL",
 
   /* Batches (MariaDB's INSERT and DELETE ... RETURNING): a section
   ** [[...]] is repeated once per element of the arrays (mysql_bind.c).

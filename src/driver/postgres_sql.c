@@ -402,6 +402,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
       "j") " AND (j.dedupe_key IS NULL OR j.id = (SELECT min(d.id) FROM sqlq_jobs d"
            "  WHERE d.queue = j.queue AND d.dedupe_key = j.dedupe_key AND d.state = 'dead'))",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1::text",
+  [SQLQ__SQL_DELETE_DEAD_ID] = "DELETE FROM sqlq_jobs WHERE queue = $1::text AND id = $2::int8"
+                               " AND state = 'dead' AND awaited IS NULL",
 
   [SQLQ__SQL_ENQUEUE_ARRAY] =
     REGISTER "INSERT INTO sqlq_jobs (queue, priority, run_at, max_attempts, group_key,"

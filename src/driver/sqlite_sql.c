@@ -160,6 +160,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                            " run_at = sqlq_now(), token = NULL, lease_until = NULL"
                            " WHERE queue = $1 AND state = 'dead'",
   [SQLQ__SQL_PURGE] = "DELETE FROM sqlq_jobs WHERE queue = $1",
+  [SQLQ__SQL_DELETE_DEAD_ID] = "DELETE FROM sqlq_jobs WHERE queue = $1 AND id = $2"
+                               " AND state = 'dead' AND awaited IS NULL",
 
   /* Rings.  Writers take turns (BEGIN IMMEDIATE), so the counter needs no
   ** more care; there is no one-statement RING_PUSH, since a statement here

@@ -75,4 +75,35 @@ for client in $SQLQ_TEST_CLIENTS; do
 done
 run "SQLite still works" 0 sq stats
 
+# libmicrohttpd (SQLQ_TEST_SERVE=ON: sqlq serve is built) is loaded by
+# `sqlq serve` alone, when it starts.
+if [ "${SQLQ_TEST_SERVE:-OFF}" = ON ]; then
+  mhd=libmicrohttpd.so.12
+  if [ "$SQLQ_TEST_DLOPEN" = ON ]; then
+    expect_eq "--version does not load $mhd" "$(loaded_objects "$SQLQ" --version | grep -c "file=$mhd")" 0
+  fi
+  "$SQLQ" --url "$url" serve --listen 127.0.0.1:0 >"$tmp/serve.out" 2>&1 &
+  serve_pid=$!
+  bg_pids+=("$serve_pid")
+  checks=$((checks + 1))
+  wait_for_file "$tmp/serve.out" 20 || fail "serve did not start"
+  expect_eq "serve loads $mhd" "$(grep -c "/$mhd" "/proc/$serve_pid/maps" | grep -c '^[1-9]')" 1
+  kill -TERM "$serve_pid"
+  wait "$serve_pid"
+  expect_eq "serve exits 0" $? 0
+  if [ "$SQLQ_TEST_DLOPEN" = ON ]; then
+    run "serve: $mhd missing" 69 env SQLQ_TEST_LIBDIR="$tmp/empty" "$SQLQ" --url "$url" serve \
+      --listen 127.0.0.1:0
+    expect_error_line "serve: $mhd missing"
+    expect_err_has "serve: the soname is named" "$mhd"
+    expect_err_has "serve: the package is named" "package libmicrohttpd12"
+    mkdir "$tmp/wrong-serve"
+    ln -s "$(soname_path libsqlite3.so.0)" "$tmp/wrong-serve/$mhd"
+    run "serve: wrong library" 69 env SQLQ_TEST_LIBDIR="$tmp/wrong-serve" "$SQLQ" --url "$url" \
+      serve --listen 127.0.0.1:0
+    expect_error_line "serve: wrong library"
+    expect_err_has "serve: a missing function is named" "lacks MHD_"
+  fi
+fi
+
 finish

@@ -203,6 +203,34 @@ static void retry_keeps_dead_when_key_taken(void **state) {
   fx_assert_counts(f->db, f, 1, 0, 0, 1);
 }
 
+/* delete_dead deletes the dead jobs given and no other: not a job in
+** another state, another queue's or an unknown one, nor a dead job that
+** another waits for. */
+static void delete_dead_by_ids(void **state) {
+  fixture *f = *state;
+  sqlq_job_spec spec = {0};
+  int64_t ids[5], waiter;
+  size_t count = 99;
+  make_one_of_each(f); /* 2 ready, 1 scheduled, 1 running, 1 dead */
+  ids[0] = fx_push(f->db, f, "second dead", 9);
+  assert_int_equal(make_dead(f), ids[0]);
+  ids[1] = fx_push(f->db, f, "awaited", 9);
+  assert_int_equal(make_dead(f), ids[1]);
+  assert_ok(f->db, sqlq_enqueue_after(f->db, f->queue, &spec, 1, &ids[1], 1, &waiter));
+  ids[2] = fx_push(f->db, f, "ready", 0);
+  ids[3] = INT64_MAX;
+  ids[4] = ids[0];
+  fx_assert_counts(f->db, f, 3, 2, 1, 3);
+  assert_ok(f->db, sqlq_delete_dead(f->db, f->queue, ids, 5, &count));
+  assert_int_equal(count, 1);
+  fx_assert_counts(f->db, f, 3, 2, 1, 2);
+  /* Nothing to do, and a bad call. */
+  assert_ok(f->db, sqlq_delete_dead(f->db, f->queue, NULL, 0, &count));
+  assert_int_equal(count, 0);
+  assert_status(f->db, sqlq_delete_dead(f->db, f->queue, NULL, 1, &count), SQLQ_MISUSE);
+  assert_status(f->db, sqlq_delete_dead(f->db, "", ids, 1, &count), SQLQ_MISUSE);
+}
+
 /* purge deletes every job and makes running tokens stale. */
 static void purge_makes_tokens_stale(void **state) {
   fixture *f = *state;
@@ -286,6 +314,7 @@ int run_admin_tests(void) {
     FX_TEST(retry_all_dead),
     FX_TEST(retry_scheduled_by_id),
     FX_TEST(retry_keeps_dead_when_key_taken),
+    FX_TEST(delete_dead_by_ids),
     FX_TEST(purge_makes_tokens_stale),
     FX_TEST(transaction_rollback_drops_job),
     FX_TEST(transaction_commit_keeps_job),

@@ -1,0 +1,278 @@
+/*
+** serve_api.c -- the JSON API of `sqlq serve`, version 1, under /api/v1/
+** (docs/serve.md lists it).  Queues, jobs and health items have the shape
+** that `sqlq stats --json` and `sqlq jobs --json` print (admin_json.c).
+**
+**   GET  /api/v1/queues                      every queue's counts
+**   GET  /api/v1/queues/Q                    one queue's counts
+**   GET  /api/v1/queues/Q/jobs?state=S&limit=N
+**   GET  /api/v1/health                      the database's health items
+**   POST /api/v1/queues/Q/pause | resume | retry-dead
+**   POST /api/v1/queues/Q/retry | delete     body {"ids":[ID,...]}
+**   POST /api/v1/queues/Q/jobs/ID/retry | delete
+**   POST /api/v1/jobs/ID/cancel
+**
+** Each answer is one library call or a few bounded ones (a listing takes
+** at most SERVE_LIMIT_MAX jobs; a queue's oldest ready job is one listing of
+** one job), never a scan the caller did not bound.
+*/
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "serve.h"
+
+/* Set r to the JSON value (which this takes) with status 200. */
+static void reply_json(serve_reply *r, json_t *value) {
+  r->body =
+    value ? json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
+  json_decref(value);
+  if (r->body == NULL) {
+    serve_reply_error(r, 500, "out of memory");
+    return;
+  }
+  r->status = 200;
+  r->content_type = "application/json";
+  r->len = strlen(r->body);
+}
+
+/* Set r to the failure rc of the library call what. */
+static void reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
+  char message[512];
+  snprintf(message, sizeof message, "%s: %s", what, sqlq_errmsg(ctx->db));
+  serve_reply_error(r, serve_http_status(rc), message);
+}
+
+/* The age in seconds of the ready job of queue that a claim would take
+** next (its run_at: when it became due), into *age (-1 when none). */
+static int oldest_ready_age(serve_ctx *ctx, const char *queue, double *age) {
+  sqlq_job_info *jobs = NULL;
+  size_t n = 0;
+  int rc = sqlq_list(ctx->db, queue, SQLQ_STATE_READY, 1, &jobs, &n);
+  *age = -1;
+  if (rc == SQLQ_OK && n > 0) {
+    int64_t us = cli_realtime_us() - jobs[0].run_at_us;
+    *age = us > 0 ? (double)us / 1e6 : 0;
+  }
+  sqlq_job_infos_free(jobs, n);
+  return rc;
+}
+
+int serve_queue_ages(serve_ctx *ctx, const sqlq_queue_stats *st, size_t n, double *ages) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    int rc = SQLQ_OK;
+    ages[i] = -1;
+    if (st[i].ready > 0 && (rc = oldest_ready_age(ctx, st[i].queue, &ages[i])) != SQLQ_OK) {
+      return rc;
+    }
+  }
+  return SQLQ_OK;
+}
+
+/* GET /api/v1/queues[/Q]: the counts, each with "oldest_ready_age" (seconds,
+** null when no job is ready). */
+static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
+  sqlq_queue_stats *st = NULL, zero;
+  double *ages = NULL;
+  size_t n = 0, i;
+  int rc = sqlq_stats(ctx->db, queue, &st, &n);
+  json_t *queues;
+  if (rc != SQLQ_OK) {
+    reply_failure(ctx, r, rc, "stats");
+    return;
+  }
+  if (queue != NULL && n == 0) {
+    /* A queue without jobs is a queue with zero of each. */
+    memset(&zero, 0, sizeof zero);
+    snprintf(zero.queue, sizeof zero.queue, "%s", queue);
+  }
+  if ((ages = calloc(n + 1, sizeof *ages)) == NULL) {
+    sqlq_queue_stats_free(st, n);
+    serve_reply_error(r, 500, "out of memory");
+    return;
+  }
+  rc = serve_queue_ages(ctx, st, n, ages);
+  if (rc != SQLQ_OK) {
+    reply_failure(ctx, r, rc, "list");
+  } else {
+    queues = n == 0 && queue != NULL ? cli_stats_json(&zero, 1) : cli_stats_json(st, n);
+    for (i = 0; queues != NULL && i < n; i++) {
+      json_object_set_new(json_array_get(queues, i), "oldest_ready_age",
+                          ages[i] >= 0 ? json_real(ages[i]) : json_null());
+    }
+    if (queues != NULL && n == 0 && queue != NULL) {
+      json_object_set_new(json_array_get(queues, 0), "oldest_ready_age", json_null());
+    }
+    if (queue == NULL) {
+      reply_json(r, json_pack("{s:s,s:o}", "backend", sqlq_backend(ctx->db), "queues", queues));
+    } else {
+      json_t *one = json_incref(json_array_get(queues, 0));
+      json_decref(queues);
+      reply_json(r, one);
+    }
+  }
+  free(ages);
+  sqlq_queue_stats_free(st, n);
+}
+
+/* GET /api/v1/queues/Q/jobs?state=S&limit=N */
+static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, serve_reply *r) {
+  sqlq_job_info *jobs = NULL;
+  size_t n = 0, i;
+  int64_t limit = SERVE_LIMIT_DEFAULT;
+  int state = 0, dup_state, dup_limit, rc;
+  const char *s = serve_param(t, "state", &dup_state);
+  const char *l = serve_param(t, "limit", &dup_limit);
+  json_t *array;
+  for (i = 0; i < t->n_params; i++) {
+    if (strcmp(t->keys[i], "state") != 0 && strcmp(t->keys[i], "limit") != 0) {
+      serve_reply_error(r, 400, "unknown parameter (state, limit)");
+      return;
+    }
+  }
+  if (dup_state || dup_limit) {
+    serve_reply_error(r, 400, "a parameter is given twice");
+    return;
+  }
+  if (s != NULL && (state = cli_parse_state(s)) < 0) {
+    serve_reply_error(r, 400, "unknown state (ready, scheduled, waiting, running, dead, done)");
+    return;
+  }
+  if (l != NULL && serve_parse_id(l, SERVE_LIMIT_MAX, &limit) != 0) {
+    serve_reply_error(r, 400, "limit must be a whole number from 1 to 500");
+    return;
+  }
+  rc = sqlq_list(ctx->db, queue, state, (size_t)limit, &jobs, &n);
+  if (rc != SQLQ_OK) {
+    reply_failure(ctx, r, rc, "list");
+    return;
+  }
+  array = json_array();
+  for (i = 0; array != NULL && i < n; i++) {
+    json_array_append_new(array, cli_job_json(&jobs[i]));
+  }
+  sqlq_job_infos_free(jobs, n);
+  reply_json(r, json_pack("{s:o}", "jobs", array));
+}
+
+/* GET /api/v1/health */
+static void get_health(serve_ctx *ctx, serve_reply *r) {
+  sqlq_health_item *items = NULL;
+  size_t n = 0;
+  int rc = sqlq_health(ctx->db, &items, &n);
+  if (rc != SQLQ_OK) {
+    reply_failure(ctx, r, rc, "health");
+    return;
+  }
+  reply_json(r, json_pack("{s:o}", "health", cli_health_json(items, n)));
+  sqlq_health_items_free(items, n);
+}
+
+/* Set r to {KEY:count} after the action what returned rc. */
+static void reply_count(serve_ctx *ctx, serve_reply *r, int rc, const char *what, const char *key,
+                        size_t count) {
+  if (rc != SQLQ_OK) {
+    reply_failure(ctx, r, rc, what);
+  } else {
+    reply_json(r, json_pack("{s:I}", key, (json_int_t)count));
+  }
+}
+
+/* POST /api/v1/queues/Q/retry or delete with ids (n of them): retry the
+** dead or scheduled jobs, or delete the dead ones. */
+static void post_jobs(serve_ctx *ctx, const char *queue, const char *action, const int64_t *ids,
+                      size_t n, serve_reply *r) {
+  size_t count = 0;
+  int rc;
+  if (strcmp(action, "retry") == 0) {
+    rc = sqlq_retry(ctx->db, queue, ids, n, &count);
+    reply_count(ctx, r, rc, "retry", "retried", count);
+  } else {
+    rc = sqlq_delete_dead(ctx->db, queue, ids, n, &count);
+    reply_count(ctx, r, rc, "delete", "deleted", count);
+  }
+}
+
+/* POST /api/v1/queues/Q/ACTION, or /api/v1/queues/Q/jobs/ID/ACTION (id > 0). */
+static void post_queue(serve_ctx *ctx, const char *queue, const char *action, int64_t id,
+                       const serve_body *body, serve_reply *r) {
+  int jobs = strcmp(action, "retry") == 0 || strcmp(action, "delete") == 0;
+  size_t count = 0;
+  int rc;
+  if (body->n_ids > 0 && (id > 0 || !jobs)) {
+    serve_reply_error(r, 400, "only POST .../retry and .../delete take ids");
+  } else if (id > 0) {
+    if (jobs) {
+      post_jobs(ctx, queue, action, &id, 1, r);
+    } else {
+      serve_reply_error(r, 404, "no such action on a job (retry, delete)");
+    }
+  } else if (jobs) {
+    if (body->n_ids == 0) {
+      serve_reply_error(r, 400, "POST .../retry and .../delete need a body {\"ids\":[ID,...]}");
+    } else {
+      post_jobs(ctx, queue, action, body->ids, body->n_ids, r);
+    }
+  } else if (strcmp(action, "pause") == 0 || strcmp(action, "resume") == 0) {
+    int pause = action[0] == 'p';
+    rc = pause ? sqlq_pause(ctx->db, queue) : sqlq_resume(ctx->db, queue);
+    if (rc != SQLQ_OK) {
+      reply_failure(ctx, r, rc, action);
+    } else {
+      reply_json(r, json_pack("{s:o,s:b}", "queue", cli_json_text(queue), "paused", pause));
+    }
+  } else if (strcmp(action, "retry-dead") == 0) {
+    rc = sqlq_retry(ctx->db, queue, NULL, 0, &count);
+    reply_count(ctx, r, rc, "retry", "retried", count);
+  } else {
+    serve_reply_error(r, 404,
+                      "no such action on a queue (pause, resume, retry, retry-dead, delete)");
+  }
+}
+
+void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body *body,
+               serve_reply *r) {
+  const char *const *seg = t->segments;
+  size_t n = t->n_segments;
+  int64_t id = 0;
+  if (n < 3 || strcmp(seg[1], "v1") != 0) {
+    serve_reply_error(r, 404, "no such API (see /api/v1/)");
+    return;
+  }
+  if (t->n_params > 0 && !(n == 5 && strcmp(seg[4], "jobs") == 0 && !post)) {
+    serve_reply_error(r, 400, "this resource takes no query string");
+    return;
+  }
+  if (n == 3 && strcmp(seg[2], "queues") == 0 && !post) {
+    get_queues(ctx, NULL, r);
+  } else if (n == 3 && strcmp(seg[2], "health") == 0 && !post) {
+    get_health(ctx, r);
+  } else if (n == 4 && strcmp(seg[2], "queues") == 0 && !post) {
+    get_queues(ctx, seg[3], r);
+  } else if (n == 5 && strcmp(seg[2], "queues") == 0 && strcmp(seg[4], "jobs") == 0 && !post) {
+    get_jobs(ctx, t, seg[3], r);
+  } else if (n == 5 && strcmp(seg[2], "queues") == 0 && post) {
+    post_queue(ctx, seg[3], seg[4], 0, body, r);
+  } else if (n == 7 && strcmp(seg[2], "queues") == 0 && strcmp(seg[4], "jobs") == 0 && post) {
+    if (serve_parse_id(seg[5], INT64_MAX, &id) != 0) {
+      serve_reply_error(r, 400, "a job id must be a whole number >= 1");
+    } else {
+      post_queue(ctx, seg[3], seg[6], id, body, r);
+    }
+  } else if (n == 5 && strcmp(seg[2], "jobs") == 0 && strcmp(seg[4], "cancel") == 0 && post) {
+    size_t count = 0;
+    if (body->n_ids > 0) {
+      serve_reply_error(r, 400, "only POST .../retry and .../delete take ids");
+    } else if (serve_parse_id(seg[3], INT64_MAX, &id) != 0) {
+      serve_reply_error(r, 400, "a job id must be a whole number >= 1");
+    } else {
+      int rc = sqlq_cancel(ctx->db, &id, 1, &count);
+      reply_count(ctx, r, rc, "cancel", "cancelled", count);
+    }
+  } else {
+    serve_reply_error(r, 404, "no such resource (see docs/serve.md)");
+  }
+}
