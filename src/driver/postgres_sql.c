@@ -921,7 +921,12 @@ static const char migration_11[] =
   " EXECUTE FUNCTION sqlq_jobs_made_ready();"
   "INSERT INTO sqlq_lanes (queue, priority) SELECT DISTINCT queue, priority FROM sqlq_jobs;";
 
+/* Version 12 adds nothing on PostgreSQL: it brought Firebird's claim
+** lanes.  The version is recorded all the same, by a statement that
+** changes nothing. */
+static const char migration_12[] = "SELECT 1;";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11,
+  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
 };

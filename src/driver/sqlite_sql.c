@@ -457,7 +457,11 @@ static const char migration_10[] = "ALTER TABLE sqlq_queues ADD COLUMN group_run
 ** is recorded all the same, by a statement that reads nothing. */
 static const char migration_11[] = "SELECT 1;";
 
+/* Version 12 adds nothing on this backend: it brought Firebird's claim
+** lanes.  The version is recorded all the same. */
+static const char migration_12[] = "SELECT 1;";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11,
+  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
 };

@@ -3,12 +3,15 @@
 # (MariaDB) after lib.sh, with
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
-#   undo_11       a function that turns a database of the current version
-#                 into version 10 by undoing what migration 11 does
+#   undo_12       (optional) a function that turns a database of the
+#                 current version into version 11 by undoing what migration
+#                 12 does (default: forget the version, where it adds nothing)
+#   undo_11       a function that turns a database of version 11 into
+#                 version 10 by undoing what migration 11 does
 #   undo_10       a function that turns a database of version 10 into
 #                 version 9 by undoing what migration 10 does
-#   downgrade     a function that turns a database of the current version
-#                 into version 1 by undoing what migrations 2 to 11 do
+#   downgrade     a function that turns a database of version 11 into
+#                 version 1 by undoing what migrations 2 to 11 do
 #                 (migration 1 is as it was, so this is the schema a
 #                 version 1 sqlq made)
 #   lanes         on the backends with claim lanes (version 11) only: a
@@ -25,10 +28,12 @@
 # upgrade records the lanes of the jobs already there, and a plain-SQL
 # INSERT after it records its job's.
 
+declare -F undo_12 >/dev/null || undo_12() { unset_version 12; }
 set_version() {
   sql "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, 0)"
 }
-unset_version() {
+undeclare -F undo_12 >/dev/null || undo_12() { unset_version 12; }
+set_version() {
   sql "DELETE FROM sqlq_schema WHERE version = $1"
 }
 
@@ -38,8 +43,9 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 11" "schema version 11"
+expect_out "init makes version 12" "schema version 12"
 run "push a job" 0 sq push "$q" "from version 1"
+undo_12
 downgrade
 
 run "stats on version 1" 0 sq stats --json "$q"
@@ -78,9 +84,9 @@ expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 run "a job at another priority on version 1" 0 sq push -p 7 "$q-p" "at priority 7"
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 11" "schema version 11"
+expect_out "the upgrade reaches version 12" "schema version 12"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 11"
+expect_out "again changes nothing" "schema version 12"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -139,6 +145,7 @@ sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
+undo_12
 undo_11
 undo_10
 run "limits on version 9" 0 sq limit -j -c 2 -r 10/1s "$q-9"
@@ -154,15 +161,15 @@ sq push --group g "$q-9" "two" >/dev/null
 run "a worker claims under both limits on version 9" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-9" -- true
 run "and drains the queue" 0 sq stats --json "$q-9"
 expect_out_has "drained" '"ready":0,"scheduled":0,"running":0'
-run "back to version 11" 0 sq init
-expect_out "back to version 11" "schema version 11"
+run "back to version 12" 0 sq init
+expect_out "back to version 12" "schema version 12"
 sq limit -c 0 -r 0 "$q-9" >/dev/null
 
-set_version 12
+set_version 13
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 12"
-unset_version 12
+expect_err_has "the error names the versions" "version 13"
+unset_version 13
 run "init after the newer one is gone" 0 sq init
 
 finish

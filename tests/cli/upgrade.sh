@@ -1,7 +1,7 @@
 # tests/cli/upgrade.sh -- a SQLite database of schema version 1 is upgraded
-# by `sqlq init` to version 11 (rings and pools, subscriptions, schedules,
+# by `sqlq init` to version 12 (rings and pools, subscriptions, schedules,
 # retention, concurrency limits, dependencies, rate limits, cancellation,
-# per-group limits, fair queues; version 11 adds nothing on SQLite) with
+# per-group limits, fair queues; versions 11 and 12 add nothing on SQLite) with
 # its jobs intact; a newer schema is refused.  Needs the
 # sqlite3 shell.
 . "$(dirname "$0")/lib.sh"
