@@ -34,8 +34,9 @@ case $url in
 esac
 
 run "init" 0 sq init
-# Each command appends its payload and a newline.
-"$SQLQ" --url "$lanes_url" work "$q" -- sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/done" \
+# Each command appends its payload and a newline, in one write (two run at
+# once: a claim takes up to two jobs).
+"$SQLQ" --url "$lanes_url" work -c 2 "$q" -- sh -c 'x=$(cat); echo "$x" >> "$0"' "$tmp/done" \
   >"$tmp/worker.log" 2>&1 &
 worker=$!
 bg_pids+=("$worker")
@@ -83,9 +84,17 @@ expect_eq "the job of a new lane ran" "$(grep -c '^p7$' "$tmp/done")" 1
 expect_eq "its lane is recorded" "$(lanes_sql "SELECT count(*) FROM sqlq_lanes
   WHERE queue = '$q' AND $(lane_of 7)")" 1
 
-# A FIFO group: the second job waits until the first is done.
-run "group head" 0 sq push --group g "$q" "g1"
-run "group next" 0 sq push --group g "$q" "g2"
+# A FIFO group: the second job waits until the first is done.  The two
+# are inserted while the queue is paused, so that the claim after the
+# resume (of two jobs: the worker runs two at once) sees both, takes the
+# first and keeps its lane's floor at the second, whose run_at is then
+# older than the claim's clock less the margin.
+run "pause" 0 sq pause "$q"
+run "a group of two" 0 lanes_sql "INSERT INTO sqlq_jobs (queue, payload, group_key)
+  VALUES ('$q', $(bytes g1), 'g'); INSERT INTO sqlq_jobs (queue, payload, group_key)
+  VALUES ('$q', $(bytes g2), 'g')"
+sleep 0.5
+run "resume" 0 sq resume "$q"
 n=$((n + 2))
 wait_for_lines "$tmp/done" "$n"
 expect_eq "the group's jobs ran in order" "$(grep '^g' "$tmp/done" | tr '\n' ,)" "g1,g2,"

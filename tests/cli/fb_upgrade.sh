@@ -1,0 +1,69 @@
+# tests/cli/fb_upgrade.sh -- a Firebird database of schema version 11 is
+# upgraded by `sqlq init` to version 12 (claim lanes: the table sqlq_lanes,
+# the sequence sqlq_rewinds, the triggers sqlq_jobs_lanes and sqlq_commit)
+# with its jobs intact.  Before the upgrade a worker asked for lanes claims
+# plainly; after it, the first claim by lanes records the lanes of the jobs
+# that were there, and a plain-SQL INSERT records its job's; a late one
+# counts a rewind.  A newer schema is refused.  Runs on a database of its
+# own (fb_database.bash); needs isql-fb.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fb_database.bash"
+
+q="upgrade-$$"
+sq() { "$SQLQ" --url "$url" "$@"; }
+lanes() {
+  fb_sql "SELECT CAST(queue AS VARCHAR(128) CHARACTER SET UTF8) || '	' || -claim_rank FROM sqlq_lanes WHERE queue <> '' ORDER BY queue, claim_rank"
+}
+undo_12() {
+  fb_sql "DROP TRIGGER sqlq_commit; DROP TRIGGER sqlq_jobs_lanes; DROP TABLE sqlq_lanes;
+    DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version = 12;" ||
+    fail "undo version 12"
+}
+
+run "init" 0 sq init
+expect_out "init makes version 12" "schema version 12"
+undo_12
+run "version 11" 0 fb_sql "SELECT max(version) FROM sqlq_schema"
+expect_out "is what is left" "11"
+run "a job on version 11" 0 sq push "$q" "from version 11"
+run "a job at another priority" 0 sq push -p 7 "$q-p" "at priority 7"
+sq push "$q-w" "worked on version 11" >/dev/null
+run "a worker that asks for lanes claims plainly on version 11" 0 timeout 20 \
+  "$SQLQ" --url "$url?lanes=on" work --drain "$q-w" -- true
+expect_eq "and says nothing" "$(cat "$tmp/err")" ""
+
+run "upgrade" 0 sq init
+expect_out "the upgrade reaches version 12" "schema version 12"
+run "upgrade again" 0 sq init
+expect_out "again changes nothing" "schema version 12"
+run "no lanes yet" 0 lanes
+expect_out "before the first claim by lanes" ""
+run "the jobs from version 11 run by lanes" 0 timeout 20 \
+  "$SQLQ" --url "$url?lanes=on" work --drain "$q" -- true
+run "the lanes after the first claim by lanes" 0 lanes
+expect_out "are those of the jobs that were there" "$q	0
+$q-p	7"
+run "the job at priority 7 runs by lanes" 0 timeout 20 \
+  "$SQLQ" --url "$url?lanes=on" work --drain "$q-p" -- true
+run "a plain-SQL INSERT at a new priority" 0 \
+  fb_sql "INSERT INTO sqlq_jobs (queue, priority, payload) VALUES ('$q-p', 3, 'plain SQL')"
+run "the lanes after it" 0 lanes
+expect_out "have its lane too" "$q	0
+$q-p	7
+$q-p	3"
+run "rewinds" 0 fb_sql "SELECT GEN_ID(sqlq_rewinds, 0) FROM RDB\$DATABASE"
+before=$(cat "$tmp/out")
+run "a plain-SQL INSERT with a run_at long past" 0 \
+  fb_sql "INSERT INTO sqlq_jobs (queue, run_at, payload) VALUES ('$q-p', 5, 'old')"
+run "rewinds after it" 0 fb_sql "SELECT GEN_ID(sqlq_rewinds, 0) FROM RDB\$DATABASE"
+expect_out "count one more" "$((before + 1))"
+run "the plain-SQL jobs run by lanes" 0 timeout 20 \
+  "$SQLQ" --url "$url?lanes=on" work --drain "$q-p" -- true
+run "stats" 0 sq stats --json "$q-p"
+expect_out_has "the queue is empty" '"ready":0,"scheduled":0,"running":0,"dead":0'
+
+fb_sql "INSERT INTO sqlq_schema (version, applied_at) VALUES (13, 0)" || fail "set version 13"
+run "a newer schema is refused" 69 sq init
+expect_error_line "a newer schema is refused"
+expect_err_has "the error names the versions" "version 13"
+finish
