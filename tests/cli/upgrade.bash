@@ -28,14 +28,15 @@
 # upgrade records the lanes of the jobs already there, and a plain-SQL
 # INSERT after it records its job's.
 
-declare -F undo_12 >/dev/null || undo_12() { unset_version 12; }
 set_version() {
   sql "INSERT INTO sqlq_schema (version, applied_at) VALUES ($1, 0)"
 }
-undeclare -F undo_12 >/dev/null || undo_12() { unset_version 12; }
-set_version() {
+unset_version() {
   sql "DELETE FROM sqlq_schema WHERE version = $1"
 }
+if ! declare -F undo_12 >/dev/null; then
+  undo_12() { unset_version 12; }
+fi
 
 q="upgrade-$$"
 case $url in
