@@ -1322,7 +1322,10 @@ static const char migration_11[] = "EXECUTE BLOCK AS BEGIN END";
 ** run_at it made ready (an insert as ready, an update to ready, to another
 ** lane or to an earlier run_at) or the least lease it cut short.  The
 ** database trigger sqlq_commit counts a rewind when that is older than the
-** commit's clock less COMMIT_MARGIN.  A database trigger takes the owner of
+** commit's clock less COMMIT_MARGIN.  The triggers are granted what they
+** read and write, so that a user with rights on an application's table
+** only may write it while it has subscriptions (firebird_sub.c), and commit
+** anything.  A database trigger takes the owner of
 ** the database, SYSDBA, or a user granted ALTER DATABASE (docs/firebird.md). */
 static const char migration_12[] =
   "CREATE TABLE sqlq_lanes ("
@@ -1358,15 +1361,17 @@ static const char migration_12[] =
                "   IF (was_due IS NULL OR due < CAST(was_due AS BIGINT)) THEN"
                "    was_due = RDB$SET_CONTEXT('USER_TRANSACTION', 'SQLQ_DUE', due);"
                "  END"
-               " END" FB_SEP "CREATE TRIGGER sqlq_commit ACTIVE ON TRANSACTION COMMIT POSITION 0 AS"
-               " DECLARE due " TEXT(24) ";"
-                                        " DECLARE n BIGINT;"
-                                        " BEGIN"
-                                        "  due = RDB$GET_CONTEXT('USER_TRANSACTION', 'SQLQ_DUE');"
-                                        "  IF (due IS NOT NULL) THEN"
-                                        "   IF (CAST(due AS BIGINT) < " NOW " - " COMMIT_MARGIN
-                                        ") THEN n = GEN_ID(sqlq_rewinds, 1);"
-                                        " END";
+               " END" FB_SEP "GRANT SELECT, INSERT ON sqlq_lanes TO TRIGGER sqlq_jobs_lanes" FB_SEP
+               "CREATE TRIGGER sqlq_commit ACTIVE ON TRANSACTION COMMIT POSITION 0 AS"
+               " DECLARE due " TEXT(
+                 24) ";"
+                     " DECLARE n BIGINT;"
+                     " BEGIN"
+                     "  due = RDB$GET_CONTEXT('USER_TRANSACTION', 'SQLQ_DUE');"
+                     "  IF (due IS NOT NULL) THEN"
+                     "   IF (CAST(due AS BIGINT) < " NOW " - " COMMIT_MARGIN
+                     ") THEN n = GEN_ID(sqlq_rewinds, 1);"
+                     " END" FB_SEP "GRANT USAGE ON SEQUENCE sqlq_rewinds TO TRIGGER sqlq_commit";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
