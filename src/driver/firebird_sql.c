@@ -395,8 +395,11 @@
 **               and taken back (it stays at the first expired lease the
 **               claim saw and did not take: held by an ack that may yet
 **               roll back);
-**   many        1 when the queue had more than LANES_MAX lanes, and the
-**               claim walked every lane at once (no floors);
+**   many        1 when the cursor has no floors: the queue had more than
+**               LANES_MAX lanes, and the claim walked every lane at once,
+**               or the rewinds count was not settled (below);
+**   seen        the clock of the first claim through the handle that read
+**               this rewinds count;
 **   lane, floor for each lane walked: it has no ready job with an earlier
 **               run_at that the claim did not see, or saw and did not take.
 ** A lane's new floor is the least of the claim's clock less MARGIN, the
@@ -417,6 +420,11 @@
 ** which is later than the claim's clock less MARGIN as long as the commit
 ** becomes visible within MARGIN - COMMIT_MARGIN (50 ms) of its commit
 ** trigger, or every cursor made before the job could be seen is dropped.
+** A claim that reads the count after the commit trigger counted the rewind
+** but before the commit is visible cannot see the job either: so the
+** floors of the claims that read a count stay unset (many is 1, the lease
+** floor NO_FLOOR) until SETTLE after the first of them, by when every
+** commit that counted up to it is visible.
 ** A plain-SQL INSERT with an old run_at, an UPDATE that moves a job to an
 ** earlier run_at or another lane, a lease taken back by a claim (the job
 ** is ready at its old run_at) and a lease set into the past are late in
@@ -424,10 +432,11 @@
 #define NO_FLOOR "-9223372036854775807"
 #define MARGIN "100000"
 #define COMMIT_MARGIN "50000"
+#define SETTLE "100000"
 /* The most lanes a claim walks one by one; a queue with more is walked at
 ** once, as a plain claim does. */
 #define LANES_MAX "64"
-/* The room for a cursor: five numbers of up to 20 characters and a comma
+/* The room for a cursor: six numbers of up to 20 characters and a comma
 ** for the header, and two for each lane. */
 #define CURSOR_TEXT "VARCHAR(2800) CHARACTER SET OCTETS"
 /* Read the header of the cursor :cur at :cp, rewinds and made into :v and
@@ -438,11 +447,12 @@
   "  BEGIN" TAKE_INT("cur", "cp", "v") TAKE_INT( \
     "cur", "cp", "made") "   IF (v <> GEN_ID(sqlq_rewinds, 0) OR made > now) THEN cur = NULL;" \
                          "   ELSE BEGIN" TAKE_INT("cur", "cp", "lease_floor") \
-                           TAKE_INT("cur", "cp", "many") " END" \
-                                                         "  END"
+                           TAKE_INT("cur", "cp", "many") TAKE_INT("cur", "cp", "seen") " END" \
+                                                                                       "  END"
 #define CURSOR_VARS \
   " DECLARE cp INTEGER = 1; DECLARE v BIGINT; DECLARE made BIGINT;" \
-  " DECLARE lease_floor BIGINT = " NO_FLOOR "; DECLARE many BIGINT = 0;" TAKE_VARS
+  " DECLARE lease_floor BIGINT = " NO_FLOOR "; DECLARE many BIGINT = 0;" \
+  " DECLARE seen BIGINT;" TAKE_VARS
 /* The next (lane, floor) pair of the cursor into :cr and :cf, or NULL. */
 #define CURSOR_PAIR \
   " cr = NULL;" \
@@ -474,7 +484,7 @@
                        "    END" \
                        "    INSERT INTO sqlq_lanes (queue, claim_rank) VALUES ('', 0);" \
                        "    WHEN ANY DO BEGIN END" \
-                       "   END" CURSOR_READ \
+                       "   END" CURSOR_READ "  IF (cur IS NULL) THEN seen = now;" \
                        "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND " PAUSED_IF( \
                          ROW_LIMITED_GROUPS) ")) THEN" \
                                              "  BEGIN" \
@@ -532,7 +542,12 @@
                                                                                                                                        "  id = NULL;" \
                                                                                                                                        "  payload = NULL;" \
                                                                                                                                        "  payload_inline = NULL;" \
-                                                                                                                                       "  lanes_cursor = rewinds || ',' || now || ',' || next_lease || ',' || many || ',' || pairs;" \
+                                                                                                                                       "  IF (now < seen + " SETTLE \
+                                                                                                                                       ") THEN" \
+                                                                                                                                       "   lanes_cursor = rewinds || ',' || now || '," NO_FLOOR \
+                                                                                                                                       ",1,' || seen || ',';" \
+                                                                                                                                       "  ELSE lanes_cursor = rewinds || ',' || now || ',' || next_lease || ',' || many || ','" \
+                                                                                                                                       "   || seen || ',' || pairs;" \
                                                                                                                                        "  SUSPEND;" \
                                                                                                                                        " END"
 
