@@ -13,6 +13,7 @@
 #   WORKERS=1 BATCH=100
 #   OUT=bench-hold  where the per-second lines, the table and the plot go
 #   PORT            the throwaway server's port (default 25480-25482)
+#   URL_OPTIONS     options for the benchmark's URL, e.g. lanes=on (none)
 #
 # The reader reads sqlq_jobs in a transaction and keeps it open: on
 # PostgreSQL a REPEATABLE READ transaction (psql), on MariaDB START
@@ -122,7 +123,9 @@ fi
 
 jsonl="$OUT/hold-$backend.jsonl"
 echo "run-hold.sh: $backend, $RATE jobs/s for $SECONDS_RUN s, hold $HOLD_FROM-$HOLD_TO s" >&2
-"$SQLQ" --url "$url" bench --steady "$RATE" --seconds "$SECONDS_RUN" --workers "$WORKERS" \
+bench_url=$url
+[[ -z ${URL_OPTIONS:-} ]] || bench_url="$url?$URL_OPTIONS"
+"$SQLQ" --url "$bench_url" bench --steady "$RATE" --seconds "$SECONDS_RUN" --workers "$WORKERS" \
   --batch "$BATCH" --queue hold --json >"$jsonl"
 wait
 

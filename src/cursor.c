@@ -1,9 +1,10 @@
 /*
 ** cursor.c -- the claim cursors a handle keeps (see the dialects' CLAIM_LANES
-** and docs/postgres.md, "Claims under a long-held snapshot"): for each of
-** the last few queues whose claims go by lanes, the text its dialect's
-** CLAIM_LANES returned, passed back to the next claim and wait of the
-** queue.  The text is the dialect's own; the core only keeps it.
+** and docs/postgres.md and docs/firebird.md, "Claims under a long-held
+** snapshot"): for each of the last few queues whose claims go by lanes,
+** the text its dialect's CLAIM_LANES returned, passed back to the next
+** claim and wait of the queue.  The text is the dialect's own; the core
+** only keeps it.
 **
 ** Claims by lanes cost more than a plain claim (a larger statement), and
 ** gain only when old row versions pile up in the claim's way, which makes

@@ -562,6 +562,10 @@ typedef struct sqlq__driver {
   ** version (and leaves the statements of the later versions NULL).  Each
   ** is a script of several statements. */
   const char *const *migrations;
+  /* The schema version from which the dialect's CLAIM_LANES and
+  ** NEXT_DUE_LANES may run (the tables and triggers they rely on are
+  ** there); 0: SQLQ__LANES_VERSION. */
+  int lanes_version;
 
   /* Connect to url and set db->driver_data.  May read db->opts.  Sets db->ident to
   ** a malloc'ed string naming the database (two handles on the same
@@ -806,8 +810,8 @@ struct sqlq_db {
   ** yet).  See sqlq__limits_schema. */
   int limits_schema;
   int64_t limits_checked_ns;
-  /* The database has claim lanes (schema version SQLQ__LANES_VERSION),
-  ** read with limits_schema. */
+  /* The database has claim lanes (schema version SQLQ__LANES_VERSION, or
+  ** the driver's lanes_version), read with limits_schema. */
   int lanes;
   /* The queues whose claims through this handle go by lanes, the fastest
   ** plain claim it made of each size class and the moving average of what
@@ -823,7 +827,8 @@ struct sqlq_db {
 #define SQLQ__LIMITS_VERSION 6
 #define SQLQ__RATES_VERSION 8
 #define SQLQ__GROUPS_VERSION 10
-/* The schema version that brought claim lanes (sqlq_lanes). */
+/* The schema version that brought claim lanes (sqlq_lanes) to
+** PostgreSQL; Firebird's came with version 12 (sqlq__driver.lanes_version). */
 #define SQLQ__LANES_VERSION 11
 
 /* The values of db->limits_schema: what limits the database has, each

@@ -598,6 +598,7 @@ const sqlq__driver sqlq__driver_firebird = {
   .array_rows_max = FB_ARRAY_ROWS_MAX,
   .array_bytes_max = FB_ARRAY_BYTES_MAX,
   .migrations = sqlq__firebird_migrations,
+  .lanes_version = 12,
   .open = fb_open,
   .close = fb_close,
   .exec = fb_exec,

@@ -200,62 +200,83 @@
        " RETURNING next_seq - " n ", capacity INTO :seq, :cap;", \
        "EXISTS (SELECT 1 FROM sqlq_rings WHERE name = :r)", then)
 
+/* The outputs of a claim block: the columns of CLAIM, with extra (the
+** cursor of CLAIM_LANES) before payload_inline. */
+#define CLAIM_RETURNS(extra) \
+  " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER," \
+  "  max_attempts INTEGER, created_at BIGINT, lease_until BIGINT," \
+  "  group_key " TEXT(255) ", dedupe_key " TEXT(255) ", payload BLOB SUB_TYPE BINARY," extra \
+                                                     "  payload_inline VARCHAR(" INLINE_MAX \
+                                                     ") CHARACTER SET OCTETS)"
+/* The variables of a claim block. */
+#define CLAIM_VARS \
+  " DECLARE now BIGINT;" \
+  " DECLARE n INTEGER = 0;" \
+  " DECLARE cand BIGINT;" \
+  " DECLARE skip INTEGER = 0;" \
+  " DECLARE ended BIGINT;" \
+  " DECLARE was BIGINT;" \
+  " DECLARE st " TEXT(8) ";"
+/* Take back every expired lease of :q that also meets range (text that
+** starts with AND, or ""): the job is ready again, or dead after its last
+** attempt.  Then runs reaped (:st is the job's new state, :was its
+** run_at); a job that another claimer holds runs missed (:ended is its
+** lease's end). */
+#define REAP(range, reaped, missed) \
+  "  FOR SELECT id, lease_until FROM sqlq_jobs WHERE queue = :q AND state = 'running'" \
+  "   AND lease_until <= :now" range " PLAN (SQLQ_JOBS INDEX (SQLQ_JOBS_LEASE))" \
+  "   INTO :cand, :ended DO" \
+  "  BEGIN" \
+  "   UPDATE sqlq_jobs SET" \
+  "    state = IIF(attempts >= max_attempts, " STATE("dead") ", " STATE( \
+    "ready") ")," \
+             "    last_error = 'lease expired during attempt ' || attempts," \
+             "    token = NULL, lease_until = NULL" \
+             "    WHERE id = :cand AND state = 'running' AND lease_until <= :now" \
+             "    RETURNING state, run_at INTO :st, :was;" reaped "   " CONFLICT_GDSCODES \
+             " DO BEGIN " missed " END" \
+             "  END"
+/* Take the job :cand when it is still ready, and return it; after the
+** lim-th job, run full and leave the loop. */
+#define TAKE(full) \
+  "   UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1," \
+  "    token = :tok, lease_until = :now + :lease" \
+  "    WHERE id = :cand AND state = 'ready'" \
+  "    RETURNING id, priority, run_at, attempts, max_attempts, created_at," \
+  "     lease_until, group_key, dedupe_key, payload" \
+  "    INTO :id, :priority, :run_at, :attempts, :max_attempts, :created_at," \
+  "     :lease_until, :group_key, :dedupe_key, :payload;" \
+  "   IF (ROW_COUNT > 0) THEN" \
+  "   BEGIN" \
+  "    payload_inline = NULL;" \
+  "    IF (octet_length(payload) <= " INLINE_MAX ") THEN" \
+  "    BEGIN" \
+  "     payload_inline = payload;" \
+  "     payload = NULL;" \
+  "    END" \
+  "    n = n + 1;" \
+  "    SUSPEND;" \
+  "    IF (n >= lim) THEN BEGIN " full " LEAVE; END" \
+  "   END"
+/* Walk the due jobs of :q that pass head in claim order, taking them. */
+#define WALK(head) \
+  "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'" \
+  "   AND j.run_at <= :now AND " head "   PLAN (J ORDER SQLQ_JOBS_CLAIM)" \
+  "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO" \
+  "  IF (skip > 0) THEN skip = skip - 1; ELSE" \
+  "  BEGIN" TAKE("") "   " CONFLICT_SKIPS "  END"
+
 /* The claim (see CLAIM below): counted declares the block's parameters
 ** after lim, and stop is the test of the queue's row that makes the claim
 ** take nothing. */
 #define CLAIM(counted, stop, head) \
   "EXECUTE BLOCK (q " TEXT( \
-    128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4" counted ")" \
-         " RETURNS (id BIGINT, priority INTEGER, run_at BIGINT, attempts INTEGER," \
-         "  max_attempts INTEGER, created_at BIGINT, lease_until BIGINT," \
-         "  group_key " TEXT(255) ", dedupe_key " TEXT( \
-           255) ", payload BLOB SUB_TYPE BINARY," \
-                "  payload_inline VARCHAR(" INLINE_MAX ") CHARACTER SET OCTETS)" \
-                " AS" \
-                " DECLARE now BIGINT;" \
-                " DECLARE n INTEGER = 0;" \
-                " DECLARE cand BIGINT;" \
-                " DECLARE skip INTEGER = 0;" \
-                " BEGIN" \
-                "  now = " NOW ";" \
-                "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND " stop \
-                ")) THEN EXIT;" \
-                "  FOR SELECT id FROM sqlq_jobs WHERE queue = :q AND state = 'running'" \
-                "   AND lease_until <= :now PLAN (SQLQ_JOBS INDEX (SQLQ_JOBS_LEASE)) INTO :cand DO" \
-                "  BEGIN" \
-                "   UPDATE sqlq_jobs SET" \
-                "    state = IIF(attempts >= max_attempts, " STATE("dead") ", " STATE( \
-                  "ready") ")," \
-                           "    last_error = 'lease expired during attempt ' || attempts," \
-                           "    token = NULL, lease_until = NULL" \
-                           "    WHERE id = :cand AND state = 'running' AND lease_until <= :now;" \
-                           "   " CONFLICTS "  END" \
-                           "  FOR SELECT j.id FROM sqlq_jobs j WHERE j.queue = :q AND j.state = 'ready'" \
-                           "   AND j.run_at <= :now AND " head "   PLAN (J ORDER SQLQ_JOBS_CLAIM)" \
-                           "   ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand DO" \
-                           "  IF (skip > 0) THEN skip = skip - 1; ELSE" \
-                           "  BEGIN" \
-                           "   UPDATE sqlq_jobs SET state = 'running', attempts = attempts + 1," \
-                           "    token = :tok, lease_until = :now + :lease" \
-                           "    WHERE id = :cand AND state = 'ready'" \
-                           "    RETURNING id, priority, run_at, attempts, max_attempts, created_at," \
-                           "     lease_until, group_key, dedupe_key, payload" \
-                           "    INTO :id, :priority, :run_at, :attempts, :max_attempts, :created_at," \
-                           "     :lease_until, :group_key, :dedupe_key, :payload;" \
-                           "   IF (ROW_COUNT > 0) THEN" \
-                           "   BEGIN" \
-                           "    payload_inline = NULL;" \
-                           "    IF (octet_length(payload) <= " INLINE_MAX ") THEN" \
-                           "    BEGIN" \
-                           "     payload_inline = payload;" \
-                           "     payload = NULL;" \
-                           "    END" \
-                           "    n = n + 1;" \
-                           "    SUSPEND;" \
-                           "    IF (n >= lim) THEN LEAVE;" \
-                           "   END" \
-                           "   " CONFLICT_SKIPS "  END" \
-                           " END"
+    128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4" counted \
+         ")" CLAIM_RETURNS( \
+           "") " AS" CLAIM_VARS " BEGIN" \
+               "  now = " NOW ";" \
+               "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND " stop \
+               ")) THEN EXIT;" REAP("", "", "") WALK(head) " END"
 
 /* The claim's parameter counted ($5), and its test of the queue's row:
 ** paused, or limited (the test row) while the claim did not count. */
@@ -277,10 +298,10 @@
 
 #define NEXT_DUE(head, waits) NEXT_DUE_AT(head, waits, "j.run_at")
 /* A job is due no sooner than the queue's rate frees its oldest slot. */
-#define RATE_DUE \
+#define RATE_DUE RATE_DUE_OF(QUEUE_PARAM("$1"))
+#define RATE_DUE_OF(q) \
   "MAXVALUE(j.run_at, COALESCE((SELECT min(s.started_at) FROM sqlq_rate_starts s" \
-  " WHERE s.queue = " QUEUE_PARAM("$1") ") + (SELECT rate_period FROM sqlq_queues" \
-                                        " WHERE queue = " QUEUE_PARAM("$1") "), 0))"
+  " WHERE s.queue = " q ") + (SELECT rate_period FROM sqlq_queues WHERE queue = " q "), 0))"
 /* The slots up to ($2, $3) in slot order, with the range of
 ** sqlq_rate_starts_age that holds them named first. */
 #define SLOTS_UPTO(cmp) \
@@ -306,12 +327,11 @@
 
 /* The queue $1 has a concurrency limit and as many jobs running (with
 ** their leases current) as it allows: its ready jobs wait. */
-#define FULL \
-  "EXISTS (SELECT 1 FROM sqlq_queues l WHERE l.queue = " QUEUE_PARAM( \
-    "$1") " AND l.max_running IS NOT NULL AND l.max_running <= (SELECT count(*) FROM sqlq_jobs r" \
-          "  WHERE r.queue = " QUEUE_PARAM( \
-            "$1") " AND r.state = 'running' AND r.lease_until > " NOW "))"
-
+#define FULL FULL_OF(QUEUE_PARAM("$1"))
+#define FULL_OF(q) \
+  "EXISTS (SELECT 1 FROM sqlq_queues l WHERE l.queue = " q " AND l.max_running IS NOT NULL" \
+  " AND l.max_running <= (SELECT count(*) FROM sqlq_jobs r" \
+  "  WHERE r.queue = " q " AND r.state = 'running' AND r.lease_until > " NOW "))"
 
 /* A subscribed table's name as a parameter: as text, to compare with the
 ** RDB$ tables' names, and as bytes, as sqlq_subscriptions keeps it. */
@@ -356,6 +376,223 @@
   "  FROM MON$TRANSACTIONS t JOIN MON$ATTACHMENTS a ON a.MON$ATTACHMENT_ID = t.MON$ATTACHMENT_ID" \
   "  WHERE t.MON$ATTACHMENT_ID <> CURRENT_CONNECTION" \
   "  ORDER BY t.MON$TRANSACTION_ID)"
+
+/* Claim cursors (schema version 12; cursor.c, docs/firebird.md "Claims
+** under a long-held snapshot").  A snapshot held open keeps every old
+** version of the jobs it may see, and the claim's walk of SQLQ_JOBS_CLAIM
+** steps over the index entries of each of them.  So a claim by lanes
+** (CLAIM_LANES) walks each lane (a claim_rank of the queue, from
+** sqlq_lanes) from a floor that its handle's previous claim of the queue
+** returned, and steps only over the entries of the jobs taken since.  The
+** cursor is text, packed as the TAKE_INT lists are (each number followed
+** by a comma):
+**   rewinds     GEN_ID(sqlq_rewinds, 0) when the claim started: a cursor
+**               made before the last rewind is dropped (no cursor: every
+**               lane is walked from its start);
+**   made        the claim's clock: a cursor made later than the clock
+**               (the server's clock went back) is dropped too;
+**   lease floor every lease that ended before it was seen by that claim
+**               and taken back (it stays at the first expired lease the
+**               claim saw and did not take: held by an ack that may yet
+**               roll back);
+**   many        1 when the cursor has no floors: the queue had more than
+**               LANES_MAX lanes, and the claim walked every lane at once,
+**               or the rewinds count was not settled (below);
+**   seen        the clock of the first claim through the handle that read
+**               this rewinds count;
+**   lane, floor for each lane walked: it has no ready job with an earlier
+**               run_at that the claim did not see, or saw and did not take.
+** A lane's new floor is the least of the claim's clock less MARGIN, the
+** run_at of the first ready job it saw and did not take (held by another
+** claim, a group's later job, skipped after a conflict), and, when it
+** stopped at lim, the run_at of the last job it took.
+**
+** Why the clock less MARGIN is safe without knowing which transactions
+** are open (Firebird 3 cannot tell which active transactions have
+** written, and the held reader is one of them): a job the claim did not
+** see was made ready by a transaction that had not committed when the
+** claim's walk passed its place, so that commits after the claim's clock.
+** Every trigger that makes a job ready (sqlq_jobs_lanes) records the least
+** such run_at in the transaction's context, and the commit trigger
+** sqlq_commit counts a rewind, before the commit is visible, when that
+** run_at is older than the commit's clock less COMMIT_MARGIN.  So either
+** the job's run_at is at least its commit's clock less COMMIT_MARGIN,
+** which is later than the claim's clock less MARGIN as long as the commit
+** becomes visible within MARGIN - COMMIT_MARGIN (50 ms) of its commit
+** trigger, or every cursor made before the job could be seen is dropped.
+** A claim that reads the count after the commit trigger counted the rewind
+** but before the commit is visible cannot see the job either: so the
+** floors of the claims that read a count stay unset (many is 1, the lease
+** floor NO_FLOOR) until SETTLE after the first of them, by when every
+** commit that counted up to it is visible.
+** A plain-SQL INSERT with an old run_at, an UPDATE that moves a job to an
+** earlier run_at or another lane, a lease taken back by a claim (the job
+** is ready at its old run_at) and a lease set into the past are late in
+** the same way. */
+#define NO_FLOOR "-9223372036854775807"
+#define MARGIN "100000"
+#define COMMIT_MARGIN "50000"
+#define SETTLE "100000"
+/* The most lanes a claim walks one by one; a queue with more is walked at
+** once, as a plain claim does. */
+#define LANES_MAX "64"
+/* The room for a cursor: six numbers of up to 20 characters and a comma
+** for the header, and two for each lane. */
+#define CURSOR_TEXT "VARCHAR(2800) CHARACTER SET OCTETS"
+/* Read the header of the cursor :cur at :cp, rewinds and made into :v and
+** :made, and drop it (set it to NULL) when it was made before the last
+** rewind or later than :now; else read the lease floor and many too. */
+#define CURSOR_READ \
+  "  IF (cur IS NOT NULL) THEN" \
+  "  BEGIN" TAKE_INT("cur", "cp", "v") TAKE_INT( \
+    "cur", "cp", "made") "   IF (v <> GEN_ID(sqlq_rewinds, 0) OR made > now) THEN cur = NULL;" \
+                         "   ELSE BEGIN" TAKE_INT("cur", "cp", "lease_floor") \
+                           TAKE_INT("cur", "cp", "many") TAKE_INT("cur", "cp", "seen") " END" \
+                                                                                       "  END"
+#define CURSOR_VARS \
+  " DECLARE cp INTEGER = 1; DECLARE v BIGINT; DECLARE made BIGINT;" \
+  " DECLARE lease_floor BIGINT = " NO_FLOOR "; DECLARE many BIGINT = 0;" \
+  " DECLARE seen BIGINT;" TAKE_VARS
+/* The next (lane, floor) pair of the cursor into :cr and :cf, or NULL. */
+#define CURSOR_PAIR \
+  " cr = NULL;" \
+  " IF (cur IS NOT NULL AND cp <= CHAR_LENGTH(cur)) THEN" \
+  " BEGIN" TAKE_INT("cur", "cp", "cr") TAKE_INT("cur", "cp", "cf") " END"
+#define LANES_HEAD GROUP_ROOM(GROUP_N(":q"))
+#define CLAIM_LANES \
+  "EXECUTE BLOCK (q " TEXT( \
+    128) " = $1, tok BIGINT = $2, lease BIGINT = $3, lim INTEGER = $4," \
+         " counted INTEGER = $5, cur " CURSOR_TEXT " = $6)" CLAIM_RETURNS( \
+           " lanes_cursor " CURSOR_TEXT \
+           ",") " AS" CLAIM_VARS CURSOR_VARS \
+                " DECLARE rewinds BIGINT; DECLARE next_lease BIGINT; DECLARE back BIGINT;" \
+                " DECLARE lanes INTEGER; DECLARE r BIGINT; DECLARE cr BIGINT; DECLARE cf BIGINT;" \
+                " DECLARE f BIGINT; DECLARE nf BIGINT; DECLARE room SMALLINT; DECLARE lq " TEXT( \
+                  128) ";" \
+                       " DECLARE pairs " CURSOR_TEXT " = '';" \
+                       " BEGIN" \
+                       "  now = " NOW ";" \
+                       "  rewinds = GEN_ID(sqlq_rewinds, 0);" /* The lanes of the jobs that were there before version 12, once (a \
+  ** migration cannot write the table it makes). */ \
+                       "  IF (NOT EXISTS (SELECT 1 FROM sqlq_lanes WHERE queue = '' AND claim_rank = 0)) THEN" \
+                       "   IN AUTONOMOUS TRANSACTION DO" \
+                       "   BEGIN" \
+                       "    FOR SELECT DISTINCT queue, claim_rank FROM sqlq_jobs INTO :lq, :r DO" \
+                       "    BEGIN" \
+                       "     INSERT INTO sqlq_lanes (queue, claim_rank) VALUES (:lq, :r);" \
+                       "     WHEN ANY DO BEGIN END" \
+                       "    END" \
+                       "    INSERT INTO sqlq_lanes (queue, claim_rank) VALUES ('', 0);" \
+                       "    WHEN ANY DO BEGIN END" \
+                       "   END" CURSOR_READ "  IF (cur IS NULL) THEN seen = now;" \
+                       "  IF (EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = :q AND " PAUSED_IF( \
+                         ROW_LIMITED_GROUPS) ")) THEN" \
+                                             "  BEGIN" \
+                                             "   lanes_cursor = cur;" \
+                                             "   SUSPEND;" \
+                                             "   EXIT;" \
+                                             "  END" \
+                                             "  next_lease = now - " MARGIN ";" REAP( \
+                                               " AND lease_until >= :lease_floor", \
+                                               " IF (ROW_COUNT > 0 AND st = 'ready') THEN back = MINVALUE(COALESCE(back, was), was);", \
+                                               "next_lease = MINVALUE(next_lease, ended);") "  SELECT count(*) FROM (SELECT FIRST (" LANES_MAX \
+                                                                                            " + 1) 1 AS x FROM sqlq_lanes WHERE queue = :q)" \
+                                                                                            "   INTO :lanes;" \
+                                                                                            "  IF (lanes > " LANES_MAX \
+                                                                                            ") THEN" \
+                                                                                            "  BEGIN" \
+                                                                                            "   many = 1;" WALK( \
+                                                                                              LANES_HEAD) "  END" \
+                                                                                                          "  ELSE" \
+                                                                                                          "  BEGIN" \
+                                                                                                          "   many = 0;" CURSOR_PAIR \
+                                                                                                          "   FOR SELECT claim_rank FROM sqlq_lanes WHERE queue = :q" \
+                                                                                                          "    PLAN (SQLQ_LANES ORDER SQLQ_LANES_PK) ORDER BY queue, claim_rank INTO :r DO" \
+                                                                                                          "   BEGIN" \
+                                                                                                          "    WHILE (cr < r) DO" \
+                                                                                                          "    BEGIN" CURSOR_PAIR \
+                                                                                                          " END" \
+                                                                                                          "    f = IIF(cr = r, cf, " NO_FLOOR \
+                                                                                                          ");" \
+                                                                                                          "    nf = f;" \
+                                                                                                          "    IF (n < lim) THEN" \
+                                                                                                          "    BEGIN" \
+                                                                                                          "     nf = now - " MARGIN \
+                                                                                                          ";" \
+                                                                                                          "     IF (back IS NOT NULL) THEN f = MINVALUE(f, back);" \
+                                                                                                          "     FOR SELECT j.id, j.run_at, IIF(" LANES_HEAD \
+                                                                                                          ", 1, 0) FROM sqlq_jobs j" \
+                                                                                                          "      WHERE j.queue = :q AND j.state = 'ready' AND j.claim_rank = :r" \
+                                                                                                          "      AND j.run_at >= :f AND j.run_at <= :now PLAN (J ORDER SQLQ_JOBS_CLAIM)" \
+                                                                                                          "      ORDER BY j.queue, j.state, j.claim_rank, j.run_at, j.id INTO :cand, :was, :room DO" \
+                                                                                                          "     IF (skip > 0 OR room = 0) THEN" \
+                                                                                                          "     BEGIN" \
+                                                                                                          "      IF (room = 1) THEN skip = skip - 1;" \
+                                                                                                          "      nf = MINVALUE(nf, was);" \
+                                                                                                          "     END" \
+                                                                                                          "     ELSE" \
+                                                                                                          "     BEGIN" TAKE( \
+                                                                                                            "nf = MINVALUE(nf, was);") "      " CONFLICT_GDSCODES \
+                                                                                                                                       " DO BEGIN skip = lim - 1; nf = MINVALUE(nf, was); END" \
+                                                                                                                                       "     END" \
+                                                                                                                                       "    END" \
+                                                                                                                                       "    pairs = pairs || r || ',' || nf || ',';" \
+                                                                                                                                       "   END" \
+                                                                                                                                       "  END" \
+                                                                                                                                       "  id = NULL;" \
+                                                                                                                                       "  payload = NULL;" \
+                                                                                                                                       "  payload_inline = NULL;" \
+                                                                                                                                       "  IF (now < seen + " SETTLE \
+                                                                                                                                       ") THEN" \
+                                                                                                                                       "   lanes_cursor = rewinds || ',' || now || '," NO_FLOOR \
+                                                                                                                                       ",1,' || seen || ',';" \
+                                                                                                                                       "  ELSE lanes_cursor = rewinds || ',' || now || ',' || next_lease || ',' || many || ','" \
+                                                                                                                                       "   || seen || ',' || pairs;" \
+                                                                                                                                       "  SUSPEND;" \
+                                                                                                                                       " END"
+
+/* NEXT_DUE_GROUPS with the floors of the cursor $2 (see CLAIM_LANES): the
+** first due job looked for from the lowest floor; for leases, 0 when one
+** has ended since the lease floor (no further back than LEASE_BACK: one
+** that ended before the handle's last claim was seen by that claim), else
+** LEASE_AHEAD, rather than a look ahead for the next lease's end that
+** would step over every acked job whose lease would have ended by then. */
+#define LEASE_AHEAD "1000000"
+#define LEASE_BACK "2000000"
+#define NEXT_DUE_LANES \
+  "EXECUTE BLOCK (q " TEXT( \
+    128) " = $1, cur " CURSOR_TEXT " = $2)" \
+         " RETURNS (paused INTEGER, due_in BIGINT, lease_in BIGINT) AS" \
+         " DECLARE now BIGINT; DECLARE low BIGINT; DECLARE cr BIGINT; DECLARE cf BIGINT;" CURSOR_VARS \
+         " BEGIN" \
+         "  now = " NOW ";" \
+         "  SELECT paused FROM sqlq_queues WHERE queue = :q INTO :paused;" CURSOR_READ \
+         "  low = " NO_FLOOR ";" \
+         "  IF (cur IS NOT NULL AND many = 0) THEN" \
+         "  BEGIN" \
+         "   low = made - " MARGIN ";" \
+         "   WHILE (cp <= CHAR_LENGTH(cur)) DO" \
+         "   BEGIN" TAKE_INT("cur", "cp", "cr") TAKE_INT( \
+           "cur", "cp", \
+           "cf") "    low = MINVALUE(low, cf);" \
+                 "   END" \
+                 "  END" \
+                 "  due_in = (SELECT FIRST 1 " RATE_DUE_OF( \
+                   ":q") " FROM sqlq_jobs j WHERE j.queue = :q" \
+                         "   AND j.state = 'ready' AND j.run_at >= :low AND " LANES_HEAD \
+                         " AND NOT " FULL_OF( \
+                           ":q") "   PLAN (J ORDER SQLQ_JOBS_DUE) ORDER BY j.queue, j.state, j.run_at) - now;" \
+                                 "  IF (cur IS NULL) THEN" \
+                                 "   lease_in = (SELECT min(lease_until) FROM sqlq_jobs WHERE queue = :q AND state = 'running')" \
+                                 "    - now;" \
+                                 "  ELSE IF (EXISTS (SELECT 1 FROM sqlq_jobs WHERE queue = :q AND state = 'running'" \
+                                 "   AND lease_until >= MAXVALUE(:lease_floor, :now - " LEASE_BACK \
+                                 ") AND lease_until <= :now" \
+                                 "   PLAN (SQLQ_JOBS INDEX (SQLQ_JOBS_LEASE)))) THEN" \
+                                 "   lease_in = 0;" \
+                                 "  ELSE lease_in = " LEASE_AHEAD ";" \
+                                 "  SUSPEND;" \
+                                 " END"
 
 const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   /* The version table, made (and committed, by an autonomous transaction)
@@ -757,6 +994,11 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   [SQLQ__SQL_PAUSED_GROUPS] = PAUSED_ROW(ROW_LIMITED_GROUPS),
   [SQLQ__SQL_NEXT_DUE_GROUPS] =
     NEXT_DUE_AT(GROUP_ROOM(GROUP_N(QUEUE_PARAM("$1"))), " AND NOT " FULL, RATE_DUE),
+  /* Claim lanes (schema version 12): the claim of CLAIM_GROUPS, each lane
+  ** walked from its floor in the cursor; the wait of NEXT_DUE_GROUPS, its
+  ** look started at the lowest floor. */
+  [SQLQ__SQL_CLAIM_LANES] = CLAIM_LANES,
+  [SQLQ__SQL_NEXT_DUE_LANES] = NEXT_DUE_LANES,
   /* Fair queues (schema version 10).  FAIR_LOCK takes the queue's row as LIMIT_LOCK does. */
   [SQLQ__SQL_FAIR_SET] = "UPDATE OR INSERT INTO sqlq_queues (queue, fair)"
                          " VALUES ($1, NULLIF(CAST($2 AS INTEGER), 0)) MATCHING (queue)",
@@ -1085,8 +1327,68 @@ static const char migration_10[] =
 ** versions (sqlq_lanes is for the backends whose claims do).  The version
 ** is recorded all the same, by a block that does nothing. */
 static const char migration_11[] = "EXECUTE BLOCK AS BEGIN END";
-/* Version 12 changes the PostgreSQL INSERT trigger only. */
-static const char migration_12[] = "EXECUTE BLOCK AS BEGIN END";
+
+/* Version 12: claim lanes (see CLAIM_LANES).  sqlq_lanes holds each lane
+** (queue, claim_rank) that a job has been made ready in; the row with the
+** empty queue and claim_rank 0 says that the lanes of the jobs that were
+** there before this version have been copied (by the first claim by lanes:
+** a migration cannot write the table it makes).  The trigger
+** sqlq_jobs_lanes records a new lane in an autonomous transaction (so a
+** producer never holds a lock on it, and the lane is there before the job
+** can be seen), and in the transaction's context SQLQ_DUE the least
+** run_at it made ready (an insert as ready, an update to ready, to another
+** lane or to an earlier run_at) or the least lease it cut short.  The
+** database trigger sqlq_commit counts a rewind when that is older than the
+** commit's clock less COMMIT_MARGIN.  The triggers are granted what they
+** read and write, so that a user with rights on an application's table
+** only may write it while it has subscriptions (firebird_sub.c), and commit
+** anything.  A database trigger takes the owner of
+** the database, SYSDBA, or a user granted ALTER DATABASE (docs/firebird.md). */
+static const char migration_12[] =
+  "CREATE TABLE sqlq_lanes ("
+  " queue      " TEXT(
+    128) " NOT NULL,"
+         " claim_rank BIGINT NOT NULL,"
+         " CONSTRAINT sqlq_lanes_pk PRIMARY KEY (queue, claim_rank))" FB_SEP
+         "CREATE SEQUENCE sqlq_rewinds" FB_SEP
+         "CREATE TRIGGER sqlq_jobs_lanes FOR sqlq_jobs ACTIVE AFTER INSERT OR UPDATE POSITION 1 AS"
+         " DECLARE due BIGINT;"
+         " DECLARE was_due " TEXT(
+           24) ";"
+               " BEGIN"
+               "  IF (NEW.state = 'ready' AND (INSERTING OR OLD.state <> 'ready' OR OLD.queue <> NEW.queue"
+               "   OR OLD.claim_rank <> NEW.claim_rank OR NEW.run_at < OLD.run_at)) THEN"
+               "  BEGIN"
+               "   due = NEW.run_at;"
+               "   IF (NOT EXISTS (SELECT 1 FROM sqlq_lanes WHERE queue = NEW.queue"
+               "    AND claim_rank = NEW.claim_rank)) THEN"
+               "    IN AUTONOMOUS TRANSACTION DO"
+               "    BEGIN"
+               "     INSERT INTO sqlq_lanes (queue, claim_rank) VALUES (NEW.queue, NEW.claim_rank);"
+               /* Another transaction recorded it first (or is recording it). */
+               "     WHEN GDSCODE unique_key_violation, GDSCODE lock_conflict, GDSCODE deadlock,"
+               "      GDSCODE update_conflict DO BEGIN END"
+               "    END"
+               "  END"
+               "  ELSE IF (UPDATING AND NEW.state = 'running' AND NEW.lease_until < OLD.lease_until) THEN"
+               "   due = NEW.lease_until;"
+               "  IF (due IS NOT NULL) THEN"
+               "  BEGIN"
+               "   was_due = RDB$GET_CONTEXT('USER_TRANSACTION', 'SQLQ_DUE');"
+               "   IF (was_due IS NULL OR due < CAST(was_due AS BIGINT)) THEN"
+               "    was_due = RDB$SET_CONTEXT('USER_TRANSACTION', 'SQLQ_DUE', due);"
+               "  END"
+               " END" FB_SEP "GRANT SELECT, INSERT ON sqlq_lanes TO TRIGGER sqlq_jobs_lanes" FB_SEP
+               "CREATE TRIGGER sqlq_commit ACTIVE ON TRANSACTION COMMIT POSITION 0 AS"
+               " DECLARE due " TEXT(
+                 24) ";"
+                     " DECLARE n BIGINT;"
+                     " BEGIN"
+                     "  due = RDB$GET_CONTEXT('USER_TRANSACTION', 'SQLQ_DUE');"
+                     "  IF (due IS NOT NULL) THEN"
+                     "   IF (CAST(due AS BIGINT) < " NOW " - " COMMIT_MARGIN
+                     ") THEN n = GEN_ID(sqlq_rewinds, 1);"
+                     " END" FB_SEP "GRANT USAGE ON SEQUENCE sqlq_rewinds TO TRIGGER sqlq_commit";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,

@@ -458,7 +458,9 @@ static const char migration_10[] = "ALTER TABLE sqlq_queues ADD COLUMN group_run
 ** versions (sqlq_lanes is for the backends whose claims do).  The version
 ** is recorded all the same, by a statement that reads nothing. */
 static const char migration_11[] = "SELECT 1;";
-/* Version 12 changes the PostgreSQL INSERT trigger only. */
+
+/* Version 12 adds nothing on this backend: it brought Firebird's claim
+** lanes and a cheaper PostgreSQL INSERT trigger.  The version is recorded all the same. */
 static const char migration_12[] = "SELECT 1;";
 
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {

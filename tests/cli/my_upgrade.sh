@@ -10,9 +10,6 @@ sql() {
   mariadb --no-defaults -h 127.0.0.1 -P "$SQLQ_TEST_MY_PORT" -u sqlq -N -B "$my_database" \
     -e "$1" >/dev/null || fail "mariadb: $1"
 }
-undo_12() {
-  sql "DELETE FROM sqlq_schema WHERE version = 12;"
-}
 undo_11() {
   sql "DELETE FROM sqlq_schema WHERE version = 11;"
 }
@@ -22,7 +19,6 @@ undo_10() {
        DELETE FROM sqlq_schema WHERE version = 10;"
 }
 downgrade() {
-  undo_12
   undo_11
   undo_10
   sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;

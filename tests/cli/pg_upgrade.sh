@@ -58,7 +58,6 @@ undo_10() {
        DELETE FROM sqlq_schema WHERE version = 10;"
 }
 downgrade() {
-  undo_12
   undo_11
   undo_10
   sql "DROP TABLE sqlq_rate_starts; ALTER TABLE sqlq_queues DROP COLUMN rate_max, DROP COLUMN rate_period;
