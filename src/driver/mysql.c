@@ -283,6 +283,7 @@ static void free_stmt(sqlq__stmt *st) {
   sqlq__my_free_arrays(st);
   free(st->marks);
   free(st->binds);
+  free(st->tail);
   forget_columns(st);
 }
 
@@ -458,7 +459,12 @@ static int my_step(sqlq_db *db, sqlq__stmt *st) {
     if (rc == SQLQ_OK) rc = sqlq__my_execute(db, st);
     if (rc != SQLQ_OK) return duplicate_key(st) ? SQLQ__CONSTRAINT : rc;
   }
-  return sqlq__my_fetch(db, st->view ? st->view : st);
+  int rc = sqlq__my_fetch(db, st->view ? st->view : st);
+  if (rc == SQLQ__DONE && st->tail && !st->tail_shown) {
+    st->tail_shown = 1;
+    rc = SQLQ__ROW;
+  }
+  return rc;
 }
 
 static int my_claim(sqlq_db *db, sqlq__stmt *st) {
@@ -471,7 +477,11 @@ static int my_pool_next(sqlq_db *db, sqlq__stmt *st) {
   return rc == SQLQ_OK ? sqlq__my_pool_next(db, st) : rc;
 }
 
+/* The tail row's column i (see sqlq__stmt): column 10 holds the text. */
+#define TAIL_COL 10
+
 static int64_t my_column_int64(sqlq__stmt *st, int i) {
+  if (st->tail_shown) return i == TAIL_COL ? strtoll(st->tail, NULL, 10) : 0;
   if (st->view) st = st->view;
   my_col *col = &st->cols[i];
   if (col->is_null) return 0;
@@ -479,11 +489,16 @@ static int64_t my_column_int64(sqlq__stmt *st, int i) {
 }
 
 static int my_column_is_null(sqlq__stmt *st, int i) {
+  if (st->tail_shown) return i != TAIL_COL;
   if (st->view) st = st->view;
   return st->cols[i].is_null;
 }
 
 static const void *my_column_blob(sqlq__stmt *st, int i, size_t *len) {
+  if (st->tail_shown) {
+    *len = i == TAIL_COL ? strlen(st->tail) : 0;
+    return i == TAIL_COL ? st->tail : NULL;
+  }
   if (st->view) st = st->view;
   my_col *col = &st->cols[i];
   if (col->is_null || col->is_int) {
@@ -507,6 +522,9 @@ static void clear(sqlq__stmt *st) {
   st->changes = 0;
   if (st->view) clear(st->view);
   st->view = NULL;
+  free(st->tail);
+  st->tail = NULL;
+  st->tail_shown = 0;
 }
 
 static void my_reset(sqlq__stmt *st) {
@@ -558,12 +576,21 @@ static int my_exec(sqlq_db *db, const char *script) {
 }
 
 /* sqlq init first takes the lock that makes concurrent inits take turns;
-** it is let go when the transaction ends. */
+** it is let go when the transaction ends.  The core reads the schema
+** version after it, so that of inits that find the same old version one
+** migrates and the others find the new one: no migration's DDL (a
+** trigger made while other sessions claim, migration 11) runs twice.  An
+** init that cannot have the lock within 60 s fails rather than migrate
+** beside another. */
 static int my_init(sqlq_db *db) {
   mysql_db *m = MY(db);
   int rc = m->in_tx ? SQLQ_OK : sqlq__my_ready(db);
   if (rc == SQLQ_OK && !m->init_lock) {
-    rc = sqlq__my_query(db, m->conn, "DO GET_LOCK(" INIT_LOCK ", 60)", "init lock");
+    rc = sqlq__my_query(db, m->conn,
+                        "BEGIN NOT ATOMIC IF GET_LOCK(" INIT_LOCK ", 60) IS NOT TRUE THEN"
+                        " SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT ="
+                        " 'another sqlq init held the init lock for 60 s'; END IF; END",
+                        "init lock");
     m->init_lock = rc == SQLQ_OK;
   }
   return rc;

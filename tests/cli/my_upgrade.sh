@@ -1,5 +1,5 @@
 # tests/cli/my_upgrade.sh -- a MariaDB database of schema version 1 is
-# upgraded by `sqlq init` to version 11 (per-group limits, fair queues, cancellation, rate limits, dependencies, concurrency limits, rings and pools, subscriptions, job
+# upgraded by `sqlq init` to version 11 (claim lanes, per-group limits, fair queues, cancellation, rate limits, dependencies, concurrency limits, rings and pools, subscriptions, job
 # ids from a counter instead of AUTO_INCREMENT, schedules, retention) with its jobs and their ids
 # intact; a newer schema is refused.  Runs on a database of its own
 # (my_database.bash); needs the mariadb client.
@@ -11,7 +11,12 @@ sql() {
     -e "$1" >/dev/null || fail "mariadb: $1"
 }
 undo_11() {
-  sql "DELETE FROM sqlq_schema WHERE version = 11;"
+  sql "DROP TRIGGER sqlq_jobs_lane; DROP TRIGGER sqlq_jobs_moved;
+       DROP TABLE sqlq_lanes, sqlq_lane_moves;
+       DELETE FROM sqlq_schema WHERE version = 11;"
+}
+lanes() {
+  my_sql "SELECT queue, priority FROM sqlq_lanes ORDER BY queue, priority"
 }
 undo_10() {
   sql "DROP TABLE sqlq_groups; DROP FUNCTION sqlq_group_room;
