@@ -962,9 +962,9 @@ static const char migration_10[] =
 ** The triggers are made with CREATE TRIGGER IF NOT EXISTS, never OR
 ** REPLACE: a trigger is made once, by the one `sqlq init` that finds
 ** version 10 under the init lock (mysql.c, my_init), and a step run again
-** leaves it alone.  Replacing a trigger of sqlq_jobs while other sessions
-** claim failed a claim in CI with "Unknown trigger has an error in its
-** body: 'Query was empty'" (1064). */
+** leaves it alone.  Sessions that prepared a statement on sqlq_jobs before
+** the triggers were made see it fail once (1146 or 1064, a MariaDB bug
+** that failed a claim in CI), and run it again (sqlq__my_execute). */
 static const char migration_11[] =
   "CREATE TABLE IF NOT EXISTS sqlq_lanes ("
   " queue    VARCHAR(128) NOT NULL,"
