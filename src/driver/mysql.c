@@ -474,10 +474,25 @@ static int duplicate_key(sqlq__stmt *st) {
   return 1;
 }
 
+/* Commit the transaction a batch opened for its ids (mysql_ids.c) after
+** its INSERT ran with status rc, or roll it back; its rows are stored. */
+static int end_batch_tx(sqlq_db *db, int rc) {
+  mysql_db *m = MY(db);
+  m->batch_tx = m->in_tx = 0;
+  if (m->lost) return rc;
+  sqlq__saved_error saved;
+  sqlq__save_error(db, &saved);
+  int end = sqlq__my_query(db, m->conn, rc == SQLQ_OK ? "COMMIT" : "ROLLBACK",
+                           rc == SQLQ_OK ? "COMMIT" : "ROLLBACK");
+  if (rc != SQLQ_OK) sqlq__restore_error(db, &saved);
+  return rc != SQLQ_OK ? rc : end;
+}
+
 static int my_step(sqlq_db *db, sqlq__stmt *st) {
   if (!st->executed) {
     int rc = sqlq__my_start(db);
     if (rc == SQLQ_OK) rc = sqlq__my_execute(db, st);
+    if (MY(db)->batch_tx) rc = end_batch_tx(db, rc);
     if (rc != SQLQ_OK) return duplicate_key(st) ? SQLQ__CONSTRAINT : rc;
   }
   int rc = sqlq__my_fetch(db, st->view ? st->view : st);

@@ -56,6 +56,8 @@ enum { COL_ID = 0, COL_LEASE_UNTIL = 6, COL_EXPIRED_EXIST = 10, COL_LANES_NEXT =
 #define LANE_BELOW (-4611686018427387904LL)
 #define NO_FLOOR (-9223372036854775807LL)
 #define MARGIN_US 100000LL
+/* The integers of a cursor's text before its lanes (mysql_sql.c). */
+#define HEAD 5
 
 static long long col_int(const sqlq__stmt *st, int i) {
   const my_col *c = &st->cols[i];
@@ -144,7 +146,7 @@ static int take_back_expired(sqlq_db *db, const char *queue, const long long *fl
 */
 
 int sqlq__my_cursor_parse(const char *text, my_cursor *c) {
-  long long v[4 + 2 * MY_LANES_MAX];
+  long long v[HEAD + 2 * MY_LANES_MAX];
   int n = 0;
   if (text == NULL) return -1;
   for (const char *p = text; *p;) {
@@ -159,15 +161,16 @@ int sqlq__my_cursor_parse(const char *text, my_cursor *c) {
     else if (*p)
       return -1;
   }
-  if (n < 4 || (n - 4) % 2) return -1;
+  if (n < HEAD || (n - HEAD) % 2) return -1;
   c->last_id = v[0];
   c->lease_floor = v[1];
   c->moves = v[2];
   c->due_floor = v[3];
-  c->n = (n - 4) / 2;
+  c->clock = v[4];
+  c->n = (n - HEAD) / 2;
   for (int i = 0; i < c->n; i++) {
-    c->priority[i] = v[4 + 2 * i];
-    c->floor[i] = v[5 + 2 * i];
+    c->priority[i] = v[HEAD + 2 * i];
+    c->floor[i] = v[HEAD + 1 + 2 * i];
     /* Highest first, each once. */
     if (i && c->priority[i] >= c->priority[i - 1]) return -1;
   }
@@ -293,10 +296,14 @@ static char *next_cursor(const my_cursor *old, const char *next, int expired, in
     return NULL;
   }
   long long clock = head[1], low = head[3];
-  int reset = old == NULL || old->moves != head[2];
+  /* The server's clock went back since the old cursor: a lease given
+  ** since may end before its lease floor, a job's run_at be before its
+  ** floors; start everything from its start. */
+  int back = old && clock < old->clock;
+  int reset = old == NULL || old->moves != head[2] || back;
   long long cap = clock - MARGIN_US < low ? clock - MARGIN_US : low;
-  my_cursor c = {.last_id = head[0], .moves = head[2]};
-  c.lease_floor = !expired ? clock - MARGIN_US : old ? old->lease_floor : NO_FLOOR;
+  my_cursor c = {.last_id = head[0], .moves = head[2], .clock = clock};
+  c.lease_floor = !expired ? clock - MARGIN_US : old && !back ? old->lease_floor : NO_FLOOR;
   qsort(lanes, (size_t)n / 2, 2 * sizeof lanes[0], by_priority_desc);
   for (int i = 0; i + 1 < n; i += 2) {
     if (lanes[i] == LANE_ABOVE) continue;
@@ -310,11 +317,11 @@ static char *next_cursor(const my_cursor *old, const char *next, int expired, in
   c.due_floor = full || reset ? NO_FLOOR : cap;
   for (int i = 0; i < c.n; i++)
     if (c.floor[i] < c.due_floor) c.due_floor = c.floor[i];
-  size_t size = 4 * 24 + (size_t)c.n * 48 + 1;
+  size_t size = HEAD * 24 + (size_t)c.n * 48 + 1;
   char *text = malloc(size);
   if (text == NULL) return NULL;
-  int len =
-    snprintf(text, size, "%lld %lld %lld %lld", c.last_id, c.lease_floor, c.moves, c.due_floor);
+  int len = snprintf(text, size, "%lld %lld %lld %lld %lld", c.last_id, c.lease_floor, c.moves,
+                     c.due_floor, c.clock);
   for (int i = 0; i < c.n; i++)
     len += snprintf(text + len, size - (size_t)len, " %lld %lld", c.priority[i], c.floor[i]);
   return text;

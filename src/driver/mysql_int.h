@@ -127,6 +127,9 @@ typedef struct mysql_db {
   ** binary log (which refuses writes under READ COMMITTED). */
   int rc_claims;
   int init_lock; /* sqlq init's lock is held until the transaction ends */
+  /* A batch outside a transaction opened one for its ids and its INSERT,
+  ** which its step commits (mysql_ids.c). */
+  int batch_tx;
   sqlq__backoff reconnect;
   /* Wake-ups (mysql_wait.c). */
   int kill_wake;        /* producers interrupt waits (URL option wake) */
@@ -165,6 +168,7 @@ typedef struct my_cursor {
   long long lease_floor; /* no expired lease ended before it unseen */
   long long moves;       /* the queue's count of moves in sqlq_lane_moves */
   long long due_floor;   /* the least of the lanes' floors */
+  long long clock;       /* the server's clock at the claim that made it */
   int n;                 /* lanes, highest priority first */
   long long priority[MY_LANES_MAX], floor[MY_LANES_MAX];
 } my_cursor;

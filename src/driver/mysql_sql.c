@@ -143,11 +143,11 @@
 ** expired leases) steps over all of them.  So each claim scans each
 ** priority lane from a floor in its queue's cursor, which the claim
 ** before it through the same handle returned (mysql_claim.c keeps it):
-** the text "M L K D p1 f1 p2 f2 ...", integers:
-**   M  sqlq_job_ids.last_id as that claim read it: ids follow the order
-**      of the commits (docs/mysql.md, "Job ids"), so every job inserted
+** the text "M L K D C p1 f1 p2 f2 ...", integers:
+**   M  sqlq_job_ids.last_id as that claim read it: every job inserted
 **      since, whenever its statement ran and whatever its run_at, has a
-**      larger id, and a scan of the primary key from M finds them;
+**      larger id, and a scan of the primary key from M finds them (see
+**      "Late commits" below);
 **   L  the lease floor: every expired lease that ended before it was
 **      seen by a claim through this handle;
 **   K  the queue's count of moves (sqlq_lane_moves): an UPDATE that makes
@@ -156,6 +156,9 @@
 **      transaction, and a claim that reads another count than its
 **      cursor's starts every lane from its start again;
 **   D  the least of the floors, where the wait's scan starts;
+**   C  the server's clock at that claim: a claim whose clock is earlier
+**      (the clock went back) starts every lane and the leases from their
+**      start;
 **   pairs of a lane's priority and its floor, highest priority first: the
 **      lane had no ready job with an earlier run_at that the claim's read
 **      did not see, apart from those of M and K.
@@ -165,7 +168,25 @@
 ** most are, is within it), and the earliest run_at of the ready jobs with
 ** ids past M (LOW).  mysql_claim.c computes them from the column
 ** LANES_NEXT, which reads them all in the claim's own statement: the
-** subqueries of a locking read read without locks, from one read view. */
+** subqueries of a locking read read without locks, from one read view.
+**
+** Late commits.  Job ids are not AUTO_INCREMENT values (which are given
+** at the INSERT, so that a transaction holding id 100 may commit after id
+** 105 was seen): since version 3 every id comes from the one row of
+** sqlq_job_ids, updated in the inserting transaction (the trigger
+** sqlq_jobs_id, or MY_SQL_TAKE_IDS for a batch), whose row lock it holds
+** until it ends.  So if a claim's read view sees the counter at M, the
+** transaction that set it committed before that view was made, and every
+** transaction that took an id up to M had ended before it could (it
+** waited for their locks): each job with an id up to M is in the view,
+** or was rolled back.  A job the view does not see has an id past M, and
+** the next claim's LOW, a scan of the primary key past M, finds it
+** however long its transaction stayed open and whatever its run_at.  No
+** information_schema.INNODB_TRX is needed (it takes the PROCESS
+** privilege).  What escapes this: an INSERT that gives its own id (the
+** trigger then leaves the counter alone); the contract asks for none.
+** The cost is the one producers already pay: an open inserting
+** transaction makes the others wait at the counter until it ends. */
 #define NO_FLOOR "-9223372036854775807"
 #define NONE_YET "9000000000000000000"
 /* How far ahead a waiter with a cursor looks for the end of a lease: that
