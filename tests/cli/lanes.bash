@@ -2,16 +2,18 @@
 # after lib.sh and the database's file by a test that has set $url and
 # lanes_sql (its SQL client).  Defines sq (the CLI on the database), makes
 # the schema, and starts a worker of the queue $q, with lanes=on, that
-# appends each job's payload and a newline to $tmp/done (a payload
-# "failonce" fails its first attempt); counts the jobs run in $n.
+# appends each job's payload and a newline to $tmp/done, two at a time (a
+# payload "failonce" fails its first attempt, "g1" takes 1.5 s); counts
+# the jobs run in $n.
 
 q=lanes
 sq() { "$SQLQ" --url "$url" "$@"; }
 
 run "init" 0 sq init
-"$SQLQ" --url "$url?lanes=on" work "$q" -- sh -c '
+"$SQLQ" --url "$url?lanes=on" work -c 2 "$q" -- sh -c '
   p=$(cat)
   if [ "$p" = failonce ] && [ ! -e "$0.failed" ]; then : >"$0.failed"; exit 3; fi
+  if [ "$p" = g1 ]; then sleep 1.5; fi
   printf "%s\n" "$p" >>"$0"' "$tmp/done" >"$tmp/worker.log" 2>&1 &
 worker=$!
 bg_pids+=("$worker")
@@ -39,12 +41,16 @@ lanes_recorded() {
     WHERE queue = '$q' AND priority = $2")" 1
 }
 
-# A FIFO group: the second job waits until the first is done.  Then a
-# delayed job moved to a new priority and made due by plain SQL (which
-# sends no wake-up: the next job does).
+# A FIFO group: the second job waits until the first is done, while the
+# worker's other slot claims other jobs (whose claims must not move the
+# lane's floor past the held-back job).  Then a delayed job moved to a
+# new priority and made due by plain SQL (which sends no wake-up: the
+# next job does).
 lanes_group_and_move() {
   run "group head" 0 sq push --group g "$q" "g1"
   run "group next" 0 sq push --group g "$q" "g2"
+  sleep 0.3
+  push_some 3
   n=$((n + 2))
   wait_for_lines "$tmp/done" "$n"
   expect_eq "the group's jobs ran in order" "$(grep '^g' "$tmp/done" | tr '\n' ,)" "g1,g2,"
