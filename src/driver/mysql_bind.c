@@ -2,11 +2,12 @@
 ** mysql_bind.c -- parameters: the rewriting of $N to `?`, and the values
 ** bound to a statement, one each or an array each.
 **
-** A statement's text names parameters $1..$8.  Its placeholders are
+** A statement's text names parameters $1..$10.  Its placeholders are
 ** marks: each says which parameter it takes, and, inside a section written
 ** [[...]], which element of that parameter's array.  A section is repeated
-** once per element of the arrays bound, joined by commas, so that an array
-** statement is prepared for the number of rows it is run with (and
+** once per element of the arrays bound, joined by commas (a section
+** written [[|...]]: by " OR ", for a condition per element), so that an
+** array statement is prepared for the number of rows it is run with (and
 ** prepared again when that changes).  Statements without a section take
 ** one value per parameter.
 */
@@ -29,6 +30,7 @@ static int put_marks(sqlq_db *db, sqlq__stmt *st, const char *text, size_t len, 
       quote = c;
     } else if (c == '$' && i + 1 < len && text[i + 1] >= '1' && text[i + 1] <= '9') {
       int p = text[++i] - '0';
+      if (i + 1 < len && text[i + 1] >= '0' && text[i + 1] <= '9') p = p * 10 + text[++i] - '0';
       if (p > MY_MAX_PARAMS || (i + 1 < len && text[i + 1] >= '0' && text[i + 1] <= '9'))
         return sqlq__error(db, SQLQ_ERROR, "mysql: statement %d has too many parameters", st->id);
       if (st->n_marks == st->cap_marks) {
@@ -51,10 +53,10 @@ static int put_marks(sqlq_db *db, sqlq__stmt *st, const char *text, size_t len, 
 
 char *sqlq__my_statement_text(sqlq_db *db, sqlq__stmt *st, size_t rows) {
   const char *text = sqlq__mysql_sql[st->id];
-  /* Each section grows to rows copies and their commas. */
+  /* Each section grows to rows copies and their joints. */
   size_t size = strlen(text) + 1;
   for (const char *s = strstr(text, "[["); s; s = strstr(s + 2, "[["))
-    size += (strstr(s, "]]") - s + 1) * (rows ? rows : 1);
+    size += (strstr(s, "]]") - s + 4) * (rows ? rows : 1);
   char *sql = malloc(size), *o = sql;
   if (sql == NULL) {
     sqlq__error(db, SQLQ_NOMEM, "out of memory");
@@ -68,8 +70,15 @@ char *sqlq__my_statement_text(sqlq_db *db, sqlq__stmt *st, size_t rows) {
     rc = put_marks(db, st, p, (size_t)(plain_end - p), 0, &o);
     if (open == NULL || rc != SQLQ_OK) break;
     const char *body = open + 2, *close = strstr(body, "]]");
+    int ors = *body == '|';
+    body += ors;
     for (size_t k = 0; rc == SQLQ_OK && k < rows; k++) {
-      if (k) *o++ = ',';
+      if (k && ors) {
+        memcpy(o, " OR ", 4);
+        o += 4;
+      } else if (k) {
+        *o++ = ',';
+      }
       rc = put_marks(db, st, body, (size_t)(close - body), k + 1, &o);
     }
     p = close + 2;

@@ -8,14 +8,23 @@
 ** them to the INSERT as the array of its parameter $7, which the trigger
 ** leaves alone: one statement more per batch, n counter updates fewer.
 ** The counter's row stays locked until the batch's transaction ends, as
-** with the trigger, so the ids follow the order of the commits.
+** with the trigger, so the ids follow the order of the commits: a batch
+** run outside a transaction (SQLQ__TX_SINGLE) opens one here, which its
+** step commits once the INSERT ran (mysql.c, my_step).  Else a claim
+** could see the counter past ids whose INSERT had yet to commit, and its
+** cursor skip those jobs (mysql_sql.c, "Late commits").
 */
 #include <stdlib.h>
 
 #include "mysql_int.h"
 
 int sqlq__my_take_ids(sqlq_db *db, sqlq__stmt *st) {
+  mysql_db *m = MY(db);
   int rc = sqlq__my_start(db);
+  if (rc == SQLQ_OK && !m->in_tx) {
+    rc = sqlq__my_query(db, m->conn, "START TRANSACTION", "START TRANSACTION");
+    m->in_tx = m->batch_tx = rc == SQLQ_OK;
+  }
   if (rc != SQLQ_OK) return rc;
   size_t n = sqlq__my_array_rows(st);
   const char *params[1] = {NULL};

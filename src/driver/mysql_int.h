@@ -37,11 +37,15 @@ enum {
                                               its subscriptions, locked */
   MY_SQL_TAKE_IDS, /* $1 n: takes the next n job ids; the
                                               last is the insert id */
+  /* Claim lanes (schema version 12; mysql_claim.c). */
+  MY_SQL_LANES_IDLE,   /* as CLAIM_LANES, for a pick without rows: its
+                          columns 10 and 11 alone */
+  MY_SQL_EXPIRED_FROM, /* as EXPIRED, $2 lease floor */
   MY_SQL_COUNT
 };
 
 /* Most distinct parameters ($1..$N) of one statement. */
-#define MY_MAX_PARAMS 8
+#define MY_MAX_PARAMS 10
 
 /* A placeholder of a statement's text: the parameter it takes (0-based)
 ** and, in a repeated section, which element of its array (1-based; 0:
@@ -103,6 +107,11 @@ struct sqlq__stmt {
   long long insert_id;
   /* The statement whose rows stand for this one's, once it ran. */
   struct sqlq__stmt *view;
+  /* A last row the driver adds after the stored ones (owned; NULL: none):
+  ** every column NULL but column 10, this text (the cursor of
+  ** CLAIM_LANES); tail_shown once the steps reached it. */
+  char *tail;
+  int tail_shown;
 };
 
 typedef struct mysql_db {
@@ -118,6 +127,9 @@ typedef struct mysql_db {
   ** binary log (which refuses writes under READ COMMITTED). */
   int rc_claims;
   int init_lock; /* sqlq init's lock is held until the transaction ends */
+  /* A batch outside a transaction opened one for its ids and its INSERT,
+  ** which its step commits (mysql_ids.c). */
+  int batch_tx;
   sqlq__backoff reconnect;
   /* Wake-ups (mysql_wait.c). */
   int kill_wake;        /* producers interrupt waits (URL option wake) */
@@ -143,6 +155,25 @@ extern const char sqlq__mysql_wait_unlimited_sql[]; /* below schema version 6 */
 extern const char sqlq__mysql_wait_rates_sql[];     /* schema version 8 or 9 */
 extern const char sqlq__mysql_wait_groups_sql[];    /* from schema version 10 */
 extern const char sqlq__mysql_ring_wait_sql[];
+/* The wait statement of a queue with a claim cursor (schema version 12),
+** with four more conversions after the two limits: the cursor's due floor,
+** job id, count of moves and lease floor (%lld each). */
+extern const char sqlq__mysql_wait_lanes_sql[];
+
+/* A claim cursor of the MariaDB dialect (mysql_claim.c; docs/mysql.md,
+** "Claims under a long-held snapshot"), as parsed from its text. */
+#define MY_LANES_MAX 64
+typedef struct my_cursor {
+  long long last_id;     /* sqlq_job_ids.last_id as the claim read it */
+  long long lease_floor; /* no expired lease ended before it unseen */
+  long long moves;       /* the queue's count of moves in sqlq_lane_moves */
+  long long due_floor;   /* the least of the lanes' floors */
+  long long clock;       /* the server's clock at the claim that made it */
+  int n;                 /* lanes, highest priority first */
+  long long priority[MY_LANES_MAX], floor[MY_LANES_MAX];
+} my_cursor;
+/* Parse text into *c: 0 when it is a cursor this driver made, -1 else. */
+int sqlq__my_cursor_parse(const char *text, my_cursor *c);
 
 /* Record the error of conn (or of st when not NULL) on db, mapped to a
 ** status, and return that status.  what says what failed.  Marks db's

@@ -136,6 +136,155 @@
 ** every claim. */
 #define EXPIRED "queue = $1 AND state = 'running' AND lease_until <= " NOW_US
 
+/* Claim cursors (schema version 12; docs/mysql.md, "Claims under a
+** long-held snapshot").  While a read view stays open, InnoDB keeps the
+** delete-marked index entries of every job taken since, and a scan from
+** the start of the queue's ready jobs (or of its running ones, for the
+** expired leases) steps over all of them.  So each claim scans each
+** priority lane from a floor in its queue's cursor, which the claim
+** before it through the same handle returned (mysql_claim.c keeps it):
+** the text "M L K D C p1 f1 p2 f2 ...", integers:
+**   M  sqlq_job_ids.last_id as that claim read it: every job inserted
+**      since, whenever its statement ran and whatever its run_at, has a
+**      larger id, and a scan of the primary key from M finds them (see
+**      "Late commits" below);
+**   L  the lease floor: every expired lease that ended before it was
+**      seen by a claim through this handle;
+**   K  the queue's count of moves (sqlq_lane_moves): an UPDATE that makes
+**      a job ready (a failure, a release, a retry, an expired lease taken
+**      back, a dependency met, a plain-SQL UPDATE) counts one in the same
+**      transaction, and a claim that reads another count than its
+**      cursor's starts every lane from its start again;
+**   D  the least of the floors, where the wait's scan starts;
+**   C  the server's clock at that claim: a claim whose clock is earlier
+**      (the clock went back) starts every lane and the leases from their
+**      start;
+**   pairs of a lane's priority and its floor, highest priority first: the
+**      lane had no ready job with an earlier run_at that the claim's read
+**      did not see, apart from those of M and K.
+** A lane's next floor is the earliest of: its first ready job from its
+** floor, visible to the claim's read (which may be one the claim took),
+** the claim's clock less MARGIN (so that a job inserted meanwhile, as
+** most are, is within it), and the earliest run_at of the ready jobs with
+** ids past M (LOW).  mysql_claim.c computes them from the column
+** LANES_NEXT, which reads them all in the claim's own statement: the
+** subqueries of a locking read read without locks, from one read view.
+**
+** Late commits.  Job ids are not AUTO_INCREMENT values (which are given
+** at the INSERT, so that a transaction holding id 100 may commit after id
+** 105 was seen): since version 3 every id comes from the one row of
+** sqlq_job_ids, updated in the inserting transaction (the trigger
+** sqlq_jobs_id, or MY_SQL_TAKE_IDS for a batch), whose row lock it holds
+** until it ends.  So if a claim's read view sees the counter at M, the
+** transaction that set it committed before that view was made, and every
+** transaction that took an id up to M had ended before it could (it
+** waited for their locks): each job with an id up to M is in the view,
+** or was rolled back.  A job the view does not see has an id past M, and
+** the next claim's LOW, a scan of the primary key past M, finds it
+** however long its transaction stayed open and whatever its run_at.  No
+** information_schema.INNODB_TRX is needed (it takes the PROCESS
+** privilege).  What escapes this: an INSERT that gives its own id (the
+** trigger then leaves the counter alone); the contract asks for none.
+** The cost is the one producers already pay: an open inserting
+** transaction makes the others wait at the counter until it ends. */
+#define NO_FLOOR "-9223372036854775807"
+#define NONE_YET "9000000000000000000"
+/* How far ahead a waiter with a cursor looks for the end of a lease: that
+** scan steps over the acked jobs whose leases would have ended by then,
+** so it looks two seconds ahead, the wait's default longest sleep
+** (wake_interval), and looks again: an idle worker sends no more
+** statements than it did. */
+#define LEASE_AHEAD "2000000"
+/* Field n (1-based) of the cursor text p, NULL without one. */
+#define CURSOR_FIELD(p, n) \
+  "CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(" p ", ' ', " #n "), ' ', -1) AS SIGNED)"
+/* The fields of the pick's cursor ($6) and of the wait's ($2). */
+#define PICK_ID CURSOR_FIELD("$6", 1)
+#define PICK_LEASE CURSOR_FIELD("$6", 2)
+#define DUE_ID CURSOR_FIELD("$2", 1)
+#define DUE_LEASE CURSOR_FIELD("$2", 2)
+#define DUE_MOVES CURSOR_FIELD("$2", 3)
+#define DUE_FLOOR CURSOR_FIELD("$2", 4)
+/* The count of moves of queue $1 (the sum over its lanes), and of the
+** wait statement's queue. */
+#define MOVES_OF(q) "(SELECT COALESCE(SUM(moved), 0) FROM sqlq_lane_moves WHERE queue = " q ")"
+#define QUEUE_MOVES MOVES_OF("$1")
+#define WAIT_MOVES MOVES_OF("@sqlq_wait_queue")
+/* The expired leases of queue $1 that ended from the pick's lease floor
+** on. */
+#define EXPIRED_SINCE EXPIRED " AND lease_until >= COALESCE(" PICK_LEASE ", " NO_FLOOR ")"
+/* The claim's tests of the queue's row and of a job's group. */
+#define LANES_NOT_PAUSED NOT_PAUSED_IF(LIMITED_GROUPS)
+#define LANES_NOT_FULL " AND NOT " FULL("$1")
+/* The text from which mysql_claim.c makes the next cursor: M, the clock,
+** K, LOW (NONE_YET: none), then for each lane of the arrays $7 (the
+** priorities) and $8 (their floors) its priority and the run_at of its
+** first ready job from its floor (NONE_YET: none; ORDER BY and LIMIT,
+** not MIN(), which MariaDB computes by reading the whole range of an
+** index with a descending part), then "|" and the lanes of sqlq_lanes the
+** arrays lack. */
+#define LANES_NEXT \
+  "CONCAT_WS(' ', COALESCE((SELECT last_id FROM sqlq_job_ids WHERE one = 1), 0), " NOW_US "," \
+  " " QUEUE_MOVES "," \
+  " COALESCE((SELECT MIN(n.run_at) FROM sqlq_jobs n FORCE INDEX (PRIMARY)" \
+  "  WHERE n.id > " PICK_ID " AND n.queue = $1 AND n.state = 'ready'), " NONE_YET ")," \
+  " [[$7, COALESCE((SELECT f.run_at FROM sqlq_jobs f FORCE INDEX (sqlq_jobs_claim)" \
+  "  WHERE f.queue = $1 AND f.state = 'ready' AND f.priority = $7 AND f.run_at >= $8" \
+  "  ORDER BY f.run_at LIMIT 1), " NONE_YET ")]]," \
+  " '|', (SELECT GROUP_CONCAT(l.priority SEPARATOR ' ') FROM sqlq_lanes l" \
+  "  WHERE l.queue = $1 AND l.priority NOT IN ([[$7]])))"
+/* The lanes pick (see SQLQ__SQL_CLAIM_LANES below), in two steps in one
+** statement: the first $10 candidates, read without locks from the
+** lanes' ranges of sqlq_jobs_claim (a derived table, which MariaDB
+** materializes in that order), then each locked by its primary key, in
+** the derived table's order, until $4 are had: no ORDER BY outside, which
+** sorted the joined rows (locking every candidate) or their payloads in a
+** temporary table; STRAIGHT_JOIN, since with a plain JOIN the optimizer
+** may read sqlq_jobs first, in id order, and look each row up in the
+** candidates (seen in my_lanes: a claim of one job took the lowest
+** priority).  The core sorts the jobs it gets.  A locking scan of the
+** ranges themselves stepped,
+** past the end of its range, over every delete-marked entry a read view
+** keeps (it locks each before it looks at its key: 25 ms against 1 ms
+** after 30 s at 800 jobs/s), which a read without locks does not. */
+#define CLAIM_LANES \
+  "SELECT t.id, t.priority, t.run_at, t.attempts + 1, t.max_attempts, t.created_at," \
+  " " NOW_US " + $3, t.group_key, t.dedupe_key, t.payload," \
+  " EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE " EXPIRED_SINCE ")," \
+  " " LANES_NEXT " FROM (SELECT j.id, j.priority, j.run_at FROM sqlq_jobs j" \
+  "  FORCE INDEX (sqlq_jobs_claim) WHERE j.queue = $1 AND j.state = 'ready'" \
+  "  AND j.run_at <= " NOW_US \
+  "  AND ([[|(j.priority = $7 AND j.run_at >= $8) OR (j.priority < $7 AND j.priority > $9)]])" \
+  "  AND " GROUP_ROOM " AND " LANES_NOT_PAUSED \
+  "  ORDER BY j.priority DESC, j.run_at, j.id LIMIT $10) AS c" \
+  " STRAIGHT_JOIN sqlq_jobs t FORCE INDEX (PRIMARY) ON t.id = c.id" \
+  " WHERE t.queue = $1 AND t.state = 'ready' AND t.run_at <= " NOW_US \
+  " LIMIT $4 FOR UPDATE SKIP LOCKED"
+/* The first due job of queue $1 from the wait's cursor's due floor, and
+** of those inserted since its id. */
+#define DUE_FROM_FLOOR \
+  "(SELECT " RATE_DUE " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_due)" \
+  " WHERE j.queue = $1 AND j.state = 'ready' AND j.run_at >= COALESCE(" DUE_FLOOR ", " NO_FLOOR \
+  ")" \
+  " AND " GROUP_ROOM LANES_NOT_FULL " ORDER BY j.run_at LIMIT 1)"
+#define DUE_SINCE_ID \
+  "(SELECT " RATE_DUE " FROM sqlq_jobs j FORCE INDEX (PRIMARY)" \
+  " WHERE j.id > " DUE_ID " AND j.queue = $1 AND j.state = 'ready'" \
+  " AND " GROUP_ROOM LANES_NOT_FULL " ORDER BY j.run_at LIMIT 1)"
+/* Due at once when the count of moves is not the cursor's. */
+#define DUE_MOVED "IF($2 IS NULL OR " DUE_MOVES " = " QUEUE_MOVES ", " NONE_YET ", " NOW_US ")"
+/* The first end of a lease from the cursor's lease floor, up to
+** LEASE_AHEAD (when it has a cursor, LEASE_AHEAD when none is found). */
+#define LEASE_FROM_FLOOR \
+  "(SELECT COALESCE(MIN(lease_until), IF($2 IS NULL, NULL, " NOW_US " + " LEASE_AHEAD "))" \
+  " FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE queue = $1 AND state = 'running'" \
+  " AND lease_until >= COALESCE(" DUE_LEASE ", " NO_FLOOR ")" \
+  " AND ($2 IS NULL OR lease_until <= " NOW_US " + " LEASE_AHEAD "))"
+#define NEXT_DUE_LANES \
+  "SELECT (SELECT paused FROM sqlq_queues WHERE queue = $1)," \
+  " NULLIF(LEAST(COALESCE(" DUE_FROM_FLOOR ", " NONE_YET "), COALESCE(" DUE_SINCE_ID ", " NONE_YET \
+  "), " DUE_MOVED "), " NONE_YET ") - " NOW_US ", " LEASE_FROM_FLOOR " - " NOW_US
+
 #define DEDUPE_FREE(j) \
   "(" j ".dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM sqlq_jobs o" \
   " WHERE o.queue = " j ".queue AND o.dedupe_key = " j ".dedupe_key" \
@@ -265,6 +414,11 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [MY_SQL_EXPIRED] =
     "SELECT id, attempts >= max_attempts FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
     " WHERE " EXPIRED " ORDER BY id FOR UPDATE SKIP LOCKED",
+  [MY_SQL_LANES_IDLE] = "SELECT EXISTS (SELECT 1 FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
+                        " WHERE " EXPIRED_SINCE "), " LANES_NEXT,
+  [MY_SQL_EXPIRED_FROM] =
+    "SELECT id, attempts >= max_attempts FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease)"
+    " WHERE " EXPIRED " AND lease_until >= $2 ORDER BY id FOR UPDATE SKIP LOCKED",
   [SQLQ__SQL_RELEASE_ROW] = "SELECT queue FROM sqlq_jobs WHERE id = $1",
   [SQLQ__SQL_TOUCH_ROW] = "SELECT lease_until FROM sqlq_jobs WHERE " HELD,
   [MY_SQL_WAIT_QUEUE] = "SET @sqlq_wait_queue = $1, @sqlq_wait_block = $2",
@@ -442,6 +596,20 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_CLAIM_GROUPS] = CLAIM(NOT_PAUSED_IF(LIMITED_GROUPS), GROUP_ROOM),
   [SQLQ__SQL_PAUSED_GROUPS] = PAUSED_ROW(LIMITED_GROUPS),
   [SQLQ__SQL_NEXT_DUE_GROUPS] = NEXT_DUE_AT(GROUP_ROOM, " AND NOT " FULL("$1"), RATE_DUE),
+  /* Claim lanes (schema version 12; see "Claim cursors" above).  The pick
+  ** of CLAIM_GROUPS, whose range is, for each lane of the arrays $7, $8
+  ** and $9 (mysql_claim.c binds them from the cursor $6, highest priority
+  ** first, after a first element above every priority), the lane from its
+  ** floor and the priorities between it and the next lane, $9, which no
+  ** lane of the cursor has: a new lane is scanned from its start.  Column
+  ** 10 is whether the queue has expired leases since the lease floor,
+  ** column 11 LANES_NEXT. */
+  [SQLQ__SQL_CLAIM_LANES] = CLAIM_LANES,
+  /* The wait of NEXT_DUE_GROUPS, its scans started at the floors of the
+  ** cursor $2: the due floor D, the jobs inserted since M, and due at
+  ** once when the queue's count of moves is not K; its look for the end
+  ** of a lease bounded (LEASE_AHEAD). */
+  [SQLQ__SQL_NEXT_DUE_LANES] = NEXT_DUE_LANES,
   /* Fair queues (schema version 10).  FAIR_LOCK holds the queue's row as LIMIT_LOCK does, and
   ** the claim's reads are of the newest commits (READ COMMITTED, see
   ** mysql_claim.c), whose writes name their rows (FAIR_TAKE by id). */
@@ -505,6 +673,29 @@ const char sqlq__mysql_wait_rates_sql[] = WAIT_BODY(WAIT_DUE_AFTER(
   GROUP_HEAD, " AND NOT " FULL("@sqlq_wait_queue"), RATE_FREE_AT("@sqlq_wait_queue")));
 const char sqlq__mysql_wait_groups_sql[] =
   WAIT_BODY(WAIT_DUE_AFTER(GROUP_ROOM_OF("@sqlq_wait_queue"), " AND NOT " FULL("@sqlq_wait_queue"),
+                           RATE_FREE_AT("@sqlq_wait_queue")));
+
+/* The wait of a queue with a claim cursor (schema version 12): the
+** scans of WAIT_DUE_AFTER started at the cursor's floors, as
+** NEXT_DUE_LANES's are (its due floor, job id, count of moves and lease
+** floor are written into the text as integers, in that order). */
+#define WAIT_DUE_LANES(head, waits, after) \
+  "(SELECT IF(EXISTS (SELECT 1 FROM sqlq_queues WHERE queue = @sqlq_wait_queue AND paused), NULL," \
+  " (LEAST(COALESCE(GREATEST(LEAST(" \
+  "   COALESCE((SELECT min(j.run_at) FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_due)" \
+  "    WHERE j.queue = @sqlq_wait_queue AND j.state = 'ready' AND j.run_at >= %lld" \
+  "    AND " head waits "), 9e18)," \
+  "   COALESCE((SELECT min(j.run_at) FROM sqlq_jobs j FORCE INDEX (PRIMARY)" \
+  "    WHERE j.id > %lld AND j.queue = @sqlq_wait_queue AND j.state = 'ready'" \
+  "    AND " head waits "), 9e18)," \
+  "   IF(" WAIT_MOVES " = %lld, 9e18, " NOW_US "))," \
+  "   COALESCE(" after ", 0)), 9e18)," \
+  "  COALESCE((SELECT COALESCE(min(lease_until), " NOW_US " + " LEASE_AHEAD ")" \
+  "   FROM sqlq_jobs FORCE INDEX (sqlq_jobs_lease) WHERE queue = @sqlq_wait_queue" \
+  "   AND state = 'running' AND lease_until >= %lld" \
+  "   AND lease_until <= " NOW_US " + " LEASE_AHEAD "), 9e18)) - " NOW_US ") / 1e6))"
+const char sqlq__mysql_wait_lanes_sql[] =
+  WAIT_BODY(WAIT_DUE_LANES(GROUP_ROOM_OF("@sqlq_wait_queue"), " AND NOT " FULL("@sqlq_wait_queue"),
                            RATE_FREE_AT("@sqlq_wait_queue")));
 
 /* The same for a ring's followers: due now when the ring's counter is not
@@ -766,16 +957,81 @@ static const char migration_10[] =
   "  RETURN k < n;"
   " END";
 
-/* Version 11 adds nothing on MariaDB yet: its claim does not read
-** sqlq_lanes.  (A trigger that recorded lanes, made with CREATE OR REPLACE
-** TRIGGER by every `sqlq init` that found version 10, failed a concurrent
-** claim with "Unknown trigger has an error in its body" in CI: the lanes
-** come back with the claim that reads them.) */
+/* Version 11 adds nothing on MariaDB: its lanes came with version 12
+** (version 11's trigger, made with CREATE OR REPLACE TRIGGER by every
+** `sqlq init` that found version 10, was removed from main after a CI
+** failure; a database upgraded while main had it keeps sqlq_lanes and
+** sqlq_jobs_lane as version 12 makes them, which version 12 leaves as
+** they are). */
 static const char migration_11[] = "DO 0";
 
-/* Version 12 adds nothing on this backend: it brought Firebird's claim
-** lanes and a cheaper PostgreSQL INSERT trigger.  The version is recorded all the same. */
-static const char migration_12[] = "DO 0";
+/* Version 12: claim lanes, each (queue, priority) that sqlq_jobs has held
+** a job at (docs/schema.md, "Lanes").  The trigger sqlq_jobs_lane records
+** the lane of every job inserted, by the library or by plain SQL, with an
+** INSERT IGNORE of the row's values, which reads no table and writes none
+** with an AUTO_INCREMENT column (statement-based replication, migration
+** 3); a lane already there costs one lookup of its key.  The trigger is
+** made before the lanes of the jobs already there are copied: making it
+** waits for every transaction that inserted into sqlq_jobs to end, so each
+** job is either seen by the copy or recorded by the trigger.  The copy
+** inserts the lanes one at a time, with INSERT IGNORE: a trigger may be
+** recording the same lane meanwhile, and an INSERT IGNORE ... SELECT is
+** logged as unsafe.
+**
+** The claim's cursors (see "Claim cursors") also count the moves of each
+** lane in sqlq_lane_moves: the trigger sqlq_jobs_moved counts one for an
+** UPDATE that makes a job ready, or moves a ready job to another lane or
+** to an earlier run_at, and records its lane; an INSERT ... ON DUPLICATE
+** KEY UPDATE of a table with one unique key, of the row's values, is safe
+** for statement-based replication too.  Its row stays locked until the
+** transaction ends, so that the count and the job it counts are seen
+** together: two transactions that make jobs of one lane ready take turns
+** at their commits; producers, which write sqlq_lanes only, wait for them
+** only when a move made the lane new.  DDL commits as it goes: each step
+** may run again.
+**
+** The triggers are made with CREATE TRIGGER IF NOT EXISTS, never OR
+** REPLACE: a trigger is made once, by the one `sqlq init` that finds
+** version 11 under the init lock (mysql.c, my_init), and a step run again
+** leaves it alone.  Sessions that prepared a statement on sqlq_jobs before
+** the triggers were made see it fail once (1146 or 1064, a MariaDB bug
+** that failed a claim in CI), and run it again (sqlq__my_execute). */
+static const char migration_12[] =
+  "CREATE TABLE IF NOT EXISTS sqlq_lanes ("
+  " queue    VARCHAR(128) NOT NULL,"
+  " priority INT          NOT NULL,"
+  " PRIMARY KEY (queue, priority)"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
+  "CREATE TABLE IF NOT EXISTS sqlq_lane_moves ("
+  " queue    VARCHAR(128) NOT NULL,"
+  " priority INT          NOT NULL,"
+  " moved    BIGINT       NOT NULL,"
+  " PRIMARY KEY (queue, priority)"
+  ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;"
+  "CREATE TRIGGER IF NOT EXISTS sqlq_jobs_moved AFTER UPDATE ON sqlq_jobs FOR EACH ROW"
+  " IF NEW.state = 'ready' AND (OLD.state <> 'ready' OR OLD.queue <> NEW.queue"
+  "  OR OLD.priority <> NEW.priority OR NEW.run_at < OLD.run_at) THEN"
+  "  INSERT IGNORE INTO sqlq_lanes (queue, priority) VALUES (NEW.queue, NEW.priority);"
+  "  INSERT INTO sqlq_lane_moves (queue, priority, moved) VALUES (NEW.queue, NEW.priority, 1)"
+  "   ON DUPLICATE KEY UPDATE moved = moved + 1;"
+  " END IF;"
+  "CREATE TRIGGER IF NOT EXISTS sqlq_jobs_lane AFTER INSERT ON sqlq_jobs FOR EACH ROW"
+  " INSERT IGNORE INTO sqlq_lanes (queue, priority) VALUES (NEW.queue, NEW.priority);"
+  "BEGIN NOT ATOMIC"
+  " DECLARE done INT DEFAULT 0;"
+  " DECLARE q VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;"
+  " DECLARE p INT;"
+  " DECLARE lanes CURSOR FOR SELECT DISTINCT queue, priority FROM sqlq_jobs;"
+  " DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = 1;"
+  " OPEN lanes;"
+  " copying: LOOP"
+  "  FETCH lanes INTO q, p;"
+  "  IF done THEN LEAVE copying; END IF;"
+  "  INSERT IGNORE INTO sqlq_lanes (queue, priority) VALUES (q, p);"
+  " END LOOP;"
+  " CLOSE lanes;"
+  "END";
+
 
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,

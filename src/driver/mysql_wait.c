@@ -192,11 +192,21 @@ static const char *const wait_sql[] = {
 ** Sets *woken when a job is due or the sleep was cut short. */
 static int wait_once(sqlq_db *db, int wake_fd, double limit_s, int *woken) {
   mysql_db *m = MY(db);
-  char limit[32], body[2048], sql[2200];
+  char limit[32], body[4096], sql[4200];
+  my_cursor c;
+  const char *cursor = NULL;
   snprintf(limit, sizeof limit, "%.3f", limit_s);
-  snprintf(body, sizeof body,
-           is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : wait_sql[db->limits_schema], limit,
-           limit);
+  /* A queue whose claims go by lanes, with a cursor: its scans start at
+  ** the cursor's floors, as the claim's and the core's check's do
+  ** (mysql_sql.c). */
+  if (!is_ring(m->wait_queue) && db->limits_schema == SQLQ__LIMITS_GROUPS &&
+      sqlq__cursor_get(db, m->wait_queue, &cursor) && sqlq__my_cursor_parse(cursor, &c) == 0)
+    snprintf(body, sizeof body, sqlq__mysql_wait_lanes_sql, limit, limit, c.due_floor, c.last_id,
+             c.moves, c.lease_floor);
+  else
+    snprintf(body, sizeof body,
+             is_ring(m->wait_queue) ? sqlq__mysql_ring_wait_sql : wait_sql[db->limits_schema],
+             limit, limit);
   int len = snprintf(sql, sizeof sql, "SELECT /*sqlq-wait:%s*/ %s", m->wait_tag, body);
   if (mysql_send_query(m->conn, sql, (unsigned long)len) != 0)
     return sqlq__my_error(db, m->conn, NULL, "wait");

@@ -1,6 +1,6 @@
 # tests/cli/lanes.bash -- the body of the claim lanes tests, sourced by
-# pg_lanes.sh (PostgreSQL) and fb_lanes.sh (Firebird) after lib.sh and the
-# backend's database file, with
+# pg_lanes.sh (PostgreSQL), my_lanes.sh (MariaDB) and fb_lanes.sh
+# (Firebird) after lib.sh and the backend's database file, with
 #   $url          a database of its own
 #   lanes_sql     a function that runs the SQL text $1 on it and prints the
 #                 values of each row, trimmed
@@ -10,6 +10,8 @@
 #                 queue $1 in a transaction that stays open for two seconds
 #                 before it commits
 #   lane_of       a function that prints how sqlq_lanes writes priority $1
+#   lanes_more    (optional) a function run after the shared scenarios,
+#                 with the worker still up
 # A worker's claims scan each priority lane from the floors of its cursor
 # (docs/postgres.md and docs/firebird.md, "Claims under a long-held
 # snapshot"), and still see every job that becomes ready below them:
@@ -35,9 +37,12 @@ esac
 
 run "init" 0 sq init
 # Each command appends its payload and a newline, in one write (two run at
-# once: a claim takes up to two jobs).
-"$SQLQ" --url "$lanes_url" work -c 2 "$q" -- sh -c 'x=$(cat); echo "$x" >> "$0"' "$tmp/done" \
-  >"$tmp/worker.log" 2>&1 &
+# once: a claim takes up to two jobs); a job "failonce" fails its first
+# attempt.
+"$SQLQ" --url "$lanes_url" work -c 2 "$q" -- sh -c '
+  x=$(cat)
+  if [ "$x" = failonce ] && [ ! -e "$0.failed" ]; then : >"$0.failed"; exit 3; fi
+  echo "$x" >> "$0"' "$tmp/done" >"$tmp/worker.log" 2>&1 &
 worker=$!
 bg_pids+=("$worker")
 
@@ -136,6 +141,10 @@ for p in $(seq 70); do sq push --priority "$p" "$q-many" "$p" >/dev/null || fail
 run "drain the queue of many lanes" 0 timeout 30 "$SQLQ" --url "$lanes_url" work --drain "$q-many" -- \
   sh -c 'cat >> "$0"; echo >> "$0"' "$tmp/many"
 expect_eq "its jobs ran highest first" "$(tr '\n' , < "$tmp/many")" "$(seq 70 -1 1 | tr '\n' ,)"
+
+# The backend's own scenarios, with the worker still up (lanes_more, when
+# the test defines it).
+if declare -F lanes_more >/dev/null; then lanes_more; fi
 
 run "stats" 0 sq stats --json "$q"
 expect_out_has "the queue is empty" '"ready":0,"scheduled":0,"running":0,"dead":0'

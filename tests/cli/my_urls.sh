@@ -59,6 +59,17 @@ run "drain" 0 timeout 30 "$SQLQ" --url "$SQLQ_TEST_MY_URL?wake_interval=0.05" \
 printf 'a\nb\nc\n' | "$SQLQ" --url "$SQLQ_TEST_MY_URL" push --lines "$q" >/dev/null
 run "drain, polling" 0 timeout 30 "$SQLQ" --url "$SQLQ_TEST_MY_URL?wake=poll&wake_interval=0.05" \
   work --drain "$q" -- sh -c 'cat >/dev/null'
+# Claims by lanes, always or never (docs/mysql.md): the queue drains
+# either way; a value other than auto, on or off is refused.
+for v in on off; do
+  printf 'a\nb\nc\n' | "$SQLQ" --url "$SQLQ_TEST_MY_URL" push --lines "$q" >/dev/null
+  run "drain, lanes=$v" 0 timeout 30 "$SQLQ" --url "$SQLQ_TEST_MY_URL?lanes=$v" \
+    work --drain "$q" -- sh -c 'cat >/dev/null'
+done
+for v in "" maybe ON; do
+  run "lanes '$v'" 64 "$SQLQ" --url "$SQLQ_TEST_MY_URL?lanes=$v" stats
+  expect_err_has "lanes '$v' is refused" "lanes must be auto, on or off"
+done
 run "stats after drain" 0 "$SQLQ" --url "$SQLQ_TEST_MY_URL" stats --json "$q"
 expect_out_has "the queue is drained" '"ready":0,"scheduled":0,"running":0,"dead":0'
 "$SQLQ" --url "$SQLQ_TEST_MY_URL" purge "$q" >/dev/null

@@ -31,7 +31,7 @@ replica=$((primary + 1))
 url="mysql://sqlq@127.0.0.1:$primary/sqlq?history=1"
 q="replicated"
 tables="sqlq_schema sqlq_queues sqlq_jobs sqlq_jobs_history sqlq_rings sqlq_ring_entries sqlq_pool_items
-  sqlq_subscriptions sqlq_job_ids languages"
+  sqlq_subscriptions sqlq_job_ids sqlq_lanes sqlq_lane_moves languages"
 
 stop_servers() {
   "${server[@]}" stop "$replica" >/dev/null 2>&1
