@@ -8,7 +8,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/fb_database.bash"
 
 lanes_sql() { fb_sql "$1"; }
-bytes() { echo "'$1'"; }
 # isql-fb runs each statement as it reads it, in one transaction that the
 # COMMIT two seconds later ends.
 late_insert() {

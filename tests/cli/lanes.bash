@@ -4,8 +4,8 @@
 #   $url          a database of its own
 #   lanes_sql     a function that runs the SQL text $1 on it and prints the
 #                 values of each row, trimmed
-#   bytes         a function that prints the SQL expression of the payload
-#                 text $1
+#   bytes         (optional) a function that prints the SQL expression of
+#                 the payload text $1 (default: the text quoted)
 #   late_insert   a function that INSERTs a job with payload 'late' into
 #                 queue $1 in a transaction that stays open for two seconds
 #                 before it commits
@@ -28,6 +28,7 @@
 # worker scan everything again.  The worker stays up from the first job to
 # the last, so that its cursor is in use throughout.
 
+declare -F bytes >/dev/null || bytes() { echo "'$1'"; }
 q=lanes
 sq() { "$SQLQ" --url "$url" "$@"; }
 case $url in

@@ -12,7 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/my_database.bash"
 
 lanes_sql() { my_sql "$1"; }
-bytes() { echo "'$1'"; }
 late_insert() {
   my_sql "BEGIN; INSERT INTO sqlq_jobs (queue, payload) VALUES ('$1', 'late'); DO SLEEP(2); COMMIT"
 }
