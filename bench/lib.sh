@@ -52,3 +52,21 @@ machine() {
   echo "- Load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
   echo
 }
+
+# A throwaway database for a run (bench/run-hold.sh, run-soak.sh), which
+# sets here, tmp (a temporary directory) and, for a server, port first:
+# throwaway_start BACKEND starts tests/servers/BACKEND.sh on port, or for
+# sqlite names the file $tmp/bench.db, and sets url; throwaway_stop stops
+# the server again (nothing for sqlite, or before a start).
+throwaway_start() {
+  if [[ $1 == sqlite ]]; then
+    url="sqlite:$tmp/bench.db"
+    return
+  fi
+  throwaway_server="$here/../tests/servers/$1.sh"
+  bash "$throwaway_server" start "$port" >&2
+  url=$(bash "$throwaway_server" url "$port")
+}
+throwaway_stop() {
+  [[ -z ${throwaway_server:-} ]] || bash "$throwaway_server" stop "$port" >&2 || true
+}

@@ -413,7 +413,7 @@ enum sqlq__sql_id {
                         NULL: unknown), detail (NULL: none): one row per
                         item of docs/health.md, in one statement; NULL
                         for a driver with the health method */
-  /* Claim lanes (schema version SQLQ__LANES_VERSION; see cursor.c,
+  /* Claim lanes (from the driver's lanes_version; see cursor.c,
   ** and the dialect's CLAIM_LANES).  A dialect whose claim would walk the old row
   ** versions a long-held snapshot keeps has these; NULL in the others,
   ** which claim with CLAIM_GROUPS and wait with NEXT_DUE_GROUPS. */
@@ -564,7 +564,10 @@ typedef struct sqlq__driver {
   const char *const *migrations;
   /* The schema version from which the dialect's CLAIM_LANES and
   ** NEXT_DUE_LANES may run (the tables and triggers they rely on are
-  ** there); 0: SQLQ__LANES_VERSION. */
+  ** there): 11 on PostgreSQL, 12 on MariaDB and Firebird.  A dialect
+  ** without those statements names the version from which its database
+  ** is as current as the others' (the handle then stops rereading its
+  ** schema version; see sqlq__limits_known). */
   int lanes_version;
 
   /* Connect to url and set db->driver_data.  May read db->opts.  Sets db->ident to
@@ -810,8 +813,8 @@ struct sqlq_db {
   ** yet).  See sqlq__limits_schema. */
   int limits_schema;
   int64_t limits_checked_ns;
-  /* The database has claim lanes (schema version SQLQ__LANES_VERSION, or
-  ** the driver's lanes_version), read with limits_schema. */
+  /* The database is at the driver's lanes_version or later (claim
+  ** lanes, where the dialect has them), read with limits_schema. */
   int lanes;
   /* The queues whose claims through this handle go by lanes, the fastest
   ** plain claim it made of each size class and the moving average of what
@@ -827,9 +830,6 @@ struct sqlq_db {
 #define SQLQ__LIMITS_VERSION 6
 #define SQLQ__RATES_VERSION 8
 #define SQLQ__GROUPS_VERSION 10
-/* The schema version that brought claim lanes (sqlq_lanes) to
-** PostgreSQL; Firebird's came with version 12 (sqlq__driver.lanes_version). */
-#define SQLQ__LANES_VERSION 11
 
 /* The values of db->limits_schema: what limits the database has, each
 ** level with those of the levels before it. */

@@ -767,6 +767,7 @@ const sqlq__driver sqlq__driver_postgres = {
   ** once took 40 s.  Statements of 1000 bound that worst case. */
   .array_rows_max = 1000,
   .migrations = sqlq__postgres_migrations,
+  .lanes_version = 11,
   .open = pg_open,
   .close = pg_close,
   .exec = pg_exec,

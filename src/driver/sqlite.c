@@ -497,6 +497,7 @@ const sqlq__driver sqlq__driver_sqlite = {
   .traits = 0,
   .sql = sqlq__sqlite_sql,
   .migrations = sqlq__sqlite_migrations,
+  .lanes_version = 11,
   .open = sqlite_open,
   .close = sqlite_close,
   .exec = sqlite_exec,
