@@ -24,8 +24,7 @@
 #include "cli.h"
 #include "serve.h"
 
-/* Set r to the JSON value (which this takes) with status 200. */
-static void reply_json(serve_reply *r, json_t *value) {
+void serve_reply_json(serve_reply *r, json_t *value) {
   r->body =
     value ? json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
   json_decref(value);
@@ -38,8 +37,7 @@ static void reply_json(serve_reply *r, json_t *value) {
   r->len = strlen(r->body);
 }
 
-/* Set r to the failure rc of the library call what. */
-static void reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
+void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
   char message[512];
   snprintf(message, sizeof message, "%s: %s", what, sqlq_errmsg(ctx->db));
   serve_reply_error(r, serve_http_status(rc), message);
@@ -81,7 +79,7 @@ static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
   int rc = sqlq_stats(ctx->db, queue, &st, &n);
   json_t *queues;
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "stats");
+    serve_reply_failure(ctx, r, rc, "stats");
     return;
   }
   if (queue != NULL && n == 0) {
@@ -96,7 +94,7 @@ static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
   }
   rc = serve_queue_ages(ctx, st, n, ages);
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "list");
+    serve_reply_failure(ctx, r, rc, "list");
   } else {
     queues = n == 0 && queue != NULL ? cli_stats_json(&zero, 1) : cli_stats_json(st, n);
     for (i = 0; queues != NULL && i < n; i++) {
@@ -107,33 +105,51 @@ static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
       json_object_set_new(json_array_get(queues, 0), "oldest_ready_age", json_null());
     }
     if (queue == NULL) {
-      reply_json(r, json_pack("{s:s,s:o}", "backend", sqlq_backend(ctx->db), "queues", queues));
+      serve_reply_json(r,
+                       json_pack("{s:s,s:o}", "backend", sqlq_backend(ctx->db), "queues", queues));
     } else {
       json_t *one = json_incref(json_array_get(queues, 0));
       json_decref(queues);
-      reply_json(r, one);
+      serve_reply_json(r, one);
     }
   }
   free(ages);
   sqlq_queue_stats_free(st, n);
 }
 
-/* GET /api/v1/queues/Q/jobs?state=S&limit=N */
+/* Whether job j is one that search (SERVE_MAX_SEARCH bytes at most) names:
+** its id, written in decimal, or a part of its dedupe key. */
+static int job_matches(const sqlq_job_info *j, const char *search) {
+  char id[24];
+  snprintf(id, sizeof id, "%" PRId64, j->id);
+  return strcmp(id, search) == 0 || (j->dedupe_key != NULL && strstr(j->dedupe_key, search));
+}
+
+/* GET /api/v1/queues/Q/jobs?state=S&limit=N&search=T.  With a search, the
+** jobs listed are the first SERVE_LIMIT_MAX of the state in claim order,
+** and of those the first N that T names (job_matches()): a bounded look,
+** not a search of the whole queue. */
 static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, serve_reply *r) {
   sqlq_job_info *jobs = NULL;
   size_t n = 0, i;
   int64_t limit = SERVE_LIMIT_DEFAULT;
-  int state = 0, dup_state, dup_limit, rc;
+  int state = 0, dup_state, dup_limit, dup_search, rc;
   const char *s = serve_param(t, "state", &dup_state);
   const char *l = serve_param(t, "limit", &dup_limit);
+  const char *search = serve_param(t, "search", &dup_search);
   json_t *array;
   for (i = 0; i < t->n_params; i++) {
-    if (strcmp(t->keys[i], "state") != 0 && strcmp(t->keys[i], "limit") != 0) {
-      serve_reply_error(r, 400, "unknown parameter (state, limit)");
+    if (strcmp(t->keys[i], "state") != 0 && strcmp(t->keys[i], "limit") != 0 &&
+        strcmp(t->keys[i], "search") != 0) {
+      serve_reply_error(r, 400, "unknown parameter (state, limit, search)");
       return;
     }
   }
-  if (dup_state || dup_limit) {
+  if (search != NULL && (search[0] == '\0' || strlen(search) > SERVE_MAX_SEARCH)) {
+    serve_reply_error(r, 400, "search must be 1 to 256 bytes: a job id or a part of a dedupe key");
+    return;
+  }
+  if (dup_state || dup_limit || dup_search) {
     serve_reply_error(r, 400, "a parameter is given twice");
     return;
   }
@@ -145,17 +161,19 @@ static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, s
     serve_reply_error(r, 400, "limit must be a whole number from 1 to 500");
     return;
   }
-  rc = sqlq_list(ctx->db, queue, state, (size_t)limit, &jobs, &n);
+  rc = sqlq_list(ctx->db, queue, state, search ? SERVE_LIMIT_MAX : (size_t)limit, &jobs, &n);
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "list");
+    serve_reply_failure(ctx, r, rc, "list");
     return;
   }
   array = json_array();
-  for (i = 0; array != NULL && i < n; i++) {
-    json_array_append_new(array, cli_job_json(&jobs[i]));
+  for (i = 0; array != NULL && i < n && json_array_size(array) < (size_t)limit; i++) {
+    if (search == NULL || job_matches(&jobs[i], search)) {
+      json_array_append_new(array, cli_job_json(&jobs[i]));
+    }
   }
   sqlq_job_infos_free(jobs, n);
-  reply_json(r, json_pack("{s:o}", "jobs", array));
+  serve_reply_json(r, json_pack("{s:o}", "jobs", array));
 }
 
 /* GET /api/v1/health */
@@ -164,10 +182,10 @@ static void get_health(serve_ctx *ctx, serve_reply *r) {
   size_t n = 0;
   int rc = sqlq_health(ctx->db, &items, &n);
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "health");
+    serve_reply_failure(ctx, r, rc, "health");
     return;
   }
-  reply_json(r, json_pack("{s:o}", "health", cli_health_json(items, n)));
+  serve_reply_json(r, json_pack("{s:o}", "health", cli_health_json(items, n)));
   sqlq_health_items_free(items, n);
 }
 
@@ -175,9 +193,9 @@ static void get_health(serve_ctx *ctx, serve_reply *r) {
 static void reply_count(serve_ctx *ctx, serve_reply *r, int rc, const char *what, const char *key,
                         size_t count) {
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, what);
+    serve_reply_failure(ctx, r, rc, what);
   } else {
-    reply_json(r, json_pack("{s:I}", key, (json_int_t)count));
+    serve_reply_json(r, json_pack("{s:I}", key, (json_int_t)count));
   }
 }
 
@@ -220,9 +238,9 @@ static void post_queue(serve_ctx *ctx, const char *queue, const char *action, in
     int pause = action[0] == 'p';
     rc = pause ? sqlq_pause(ctx->db, queue) : sqlq_resume(ctx->db, queue);
     if (rc != SQLQ_OK) {
-      reply_failure(ctx, r, rc, action);
+      serve_reply_failure(ctx, r, rc, action);
     } else {
-      reply_json(r, json_pack("{s:o,s:b}", "queue", cli_json_text(queue), "paused", pause));
+      serve_reply_json(r, json_pack("{s:o,s:b}", "queue", cli_json_text(queue), "paused", pause));
     }
   } else if (strcmp(action, "retry-dead") == 0) {
     rc = sqlq_retry(ctx->db, queue, NULL, 0, &count);
@@ -241,6 +259,9 @@ void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body
   if (n < 3 || strcmp(seg[1], "v1") != 0) {
     serve_reply_error(r, 404, "no such API (see /api/v1/)");
     return;
+  }
+  if (serve_api_objects(ctx, t, post, r)) {
+    return; /* serve_objects.c's */
   }
   if (t->n_params > 0 && !(n == 5 && strcmp(seg[4], "jobs") == 0 && !post)) {
     serve_reply_error(r, 400, "this resource takes no query string");
