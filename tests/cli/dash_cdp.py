@@ -9,7 +9,8 @@ the same database (dash.sh fills it: see there).  Each page is loaded and
 checked for what it must show; then a dead job is retried, a dead job
 deleted, a queue paused and a running job cancelled by clicking the page's
 buttons, and each time the database is read with the sqlq CLI ($SQLQ on
-$SQLQ_TEST_DB_URL), never through the page.  Screenshots of the main pages
+$SQLQ_TEST_DB_URL, whose backend $SQLQ_TEST_BACKEND names), never through
+the page.  Screenshots of the main pages
 go to SHOTS_DIR.  Any script error, CSP violation or console error on a
 page fails the run.  Prints "ok: ..." per check and "FAIL: ..." per
 failure; exits 1 when one failed.  Nothing asserts a time: every wait
@@ -233,7 +234,7 @@ def run(b, base, ro_base, shots):
     for q in ("dash-q", "dash-dead", "dash-slow", "dash-bin"):
         expect(q in text, "the overview lists " + q)
     expect(b.eval("document.title") == "sqlq", "the page's title")
-    expect("sqlite" in b.text("#server"), "the header names the backend")
+    expect(os.environ["SQLQ_TEST_BACKEND"] in b.text("#server"), "the header names the backend")
     b.screenshot(os.path.join(shots, "overview.png"))
     no_problems(b, "overview")
 
