@@ -12,6 +12,14 @@
 # garbage (4xx with a message, the server still up).  Needs chromium,
 # python3-websocket and curl (scripts/install-deps.sh).
 
+# garbage NAME STATUS METHOD PATH [CURL ARGS...]: as http, and the answer is
+# the JSON {"error":MESSAGE} with a message.
+garbage() {
+  http "$@"
+  checks=$((checks + 1))
+  grep -qE '^\{"error":"[^"]+' "$tmp/body" || fail "$1: no error message: $(head -c 200 "$tmp/body")"
+}
+
 dash_backend_tests() {
   local py=/usr/bin/python3 i tries code ro_base ro_pid shots
   command -v chromium >/dev/null || { fail "chromium is not installed (apt-get install chromium)"; finish; }
@@ -69,16 +77,16 @@ dash_backend_tests() {
   grep -qi '^Content-Type: text/javascript' "$tmp/headers" || fail "dash.js is not text/javascript"
   checks=$((checks + 1))
   http "the style" 200 GET /dash/dash.css
-  http "no such file" 404 GET /dash/nope.js
-  http "index.html only as /" 404 GET /dash/index.html
-  http "a dot file" 404 GET /dash/.hidden
-  http "a deeper path" 404 GET /dash/a/b
-  http "a traversal" 400 GET /dash/../etc/passwd --path-as-is
-  http "an encoded traversal" 400 GET /dash/%2e%2e/etc --path-as-is
-  http "the page with a query string" 400 GET '/?x=1'
+  garbage "no such file" 404 GET /dash/nope.js
+  garbage "index.html only as /" 404 GET /dash/index.html
+  garbage "a dot file" 404 GET /dash/.hidden
+  garbage "a deeper path" 404 GET /dash/a/b
+  garbage "a traversal" 400 GET /dash/../etc/passwd --path-as-is
+  garbage "an encoded traversal" 400 GET /dash/%2e%2e/etc --path-as-is
+  garbage "the page with a query string" 400 GET '/?x=1'
   expect_body_has "the page with a query string: a message" '"error":'
-  act "POST to the page" 405 /
-  act "POST to a file" 405 /dash/dash.js
+  garbage "POST to the page" 405 POST / -H 'X-Sqlq-Csrf: 1'
+  garbage "POST to a file" 405 POST /dash/dash.js -H 'X-Sqlq-Csrf: 1'
 
   # The API the pages use: garbage parameters and names.
   http "server" 200 GET /api/v1/server
@@ -86,44 +94,50 @@ dash_backend_tests() {
   expect_body_has "server shows no URL" '"read_only":false'
   checks=$((checks + 1))
   grep -qF -e "$url" -e "${url##*/}" "$tmp/body" && fail "/api/v1/server shows the database's URL"
-  http "server with a query" 400 GET '/api/v1/server?x=1'
+  garbage "server with a query" 400 GET '/api/v1/server?x=1'
   http "schedules" 200 GET /api/v1/schedules
   expect_body_has "schedules" '"name":"dash-nightly"'
   checks=$((checks + 1))
   grep -q 'secret' "$tmp/body" && fail "/api/v1/schedules shows a payload"
-  http "POST schedules" 404 POST /api/v1/schedules -H 'X-Sqlq-Csrf: 1'
+  garbage "POST schedules" 404 POST /api/v1/schedules -H 'X-Sqlq-Csrf: 1'
   http "limits" 200 GET /api/v1/limits
   expect_body_has "limits" '{"queue":"dash-q","concurrency":null,"rate":null,"per_group":1,"fair":false}'
   http "subscriptions" 200 GET /api/v1/subscriptions
   expect_body_has "subscriptions" '{"subscriptions":[]}'
   http "a ring" 200 GET '/api/v1/rings/dash-ring?since=1&limit=5'
   expect_body_has "a ring" '"entries":[{"seq":2,'
-  http "a ring without a name" 404 GET /api/v1/rings
-  http "no such ring" 404 GET /api/v1/rings/nope
-  http "a ring, bad since" 400 GET '/api/v1/rings/dash-ring?since=-1'
-  http "a ring, since too big" 400 GET '/api/v1/rings/dash-ring?since=99999999999999999999'
-  http "a ring, limit 0" 400 GET '/api/v1/rings/dash-ring?limit=0'
-  http "a ring, limit 501" 400 GET '/api/v1/rings/dash-ring?limit=501'
-  http "a ring, since twice" 400 GET '/api/v1/rings/dash-ring?since=1&since=2'
-  http "a ring, unknown parameter" 400 GET '/api/v1/rings/dash-ring?state=dead'
+  garbage "a ring without a name" 404 GET /api/v1/rings
+  garbage "no such ring" 404 GET /api/v1/rings/nope
+  garbage "a ring, bad since" 400 GET '/api/v1/rings/dash-ring?since=-1'
+  garbage "a ring, since too big" 400 GET '/api/v1/rings/dash-ring?since=99999999999999999999'
+  garbage "a ring, limit 0" 400 GET '/api/v1/rings/dash-ring?limit=0'
+  garbage "a ring, limit 501" 400 GET '/api/v1/rings/dash-ring?limit=501'
+  garbage "a ring, since twice" 400 GET '/api/v1/rings/dash-ring?since=1&since=2'
+  garbage "a ring, unknown parameter" 400 GET '/api/v1/rings/dash-ring?state=dead'
   expect_body_has "a ring, unknown parameter: a message" 'unknown parameter'
-  http "a ring, bad name" 400 GET "/api/v1/rings/$(printf 'x%.0s' $(seq 1 300))"
+  garbage "a ring, bad name" 400 GET "/api/v1/rings/$(printf 'x%.0s' $(seq 1 300))"
   http "a pool" 200 GET /api/v1/pools/dash-pool
   expect_body_has "a pool" '"item":"key-a"'
   checks=$((checks + 1))
   grep -q '"token"' "$tmp/body" && fail "/api/v1/pools shows tokens"
-  http "no such pool" 404 GET /api/v1/pools/nope
-  http "a pool with a query" 400 GET '/api/v1/pools/dash-pool?x=1'
+  garbage "no such pool" 404 GET /api/v1/pools/nope
+  garbage "a pool with a query" 400 GET '/api/v1/pools/dash-pool?x=1'
+  garbage "a pool without a name" 404 GET /api/v1/pools
+  garbage "a pool, bad name" 400 GET "/api/v1/pools/$(printf 'p%.0s' $(seq 1 300))"
+  garbage "a pool, deeper" 404 GET /api/v1/pools/dash-pool/items
+  garbage "schedules with a query" 400 GET '/api/v1/schedules?name=x'
+  garbage "limits with a query" 400 GET '/api/v1/limits?queue=dash-q'
+  garbage "subscriptions with a query" 400 GET '/api/v1/subscriptions?x'
   http "search by id" 200 GET '/api/v1/queues/dash-q/jobs?search=1'
   expect_body_has "search by id" '"id":1,'
   http "search by key" 200 GET '/api/v1/queues/dash-q/jobs?search=key-1&limit=2'
   expect_eq "search by key, limit 2" "$(grep -o '"id":' "$tmp/body" | wc -l)" 2
   http "search, no match" 200 GET '/api/v1/queues/dash-q/jobs?search=no-such-key'
   expect_body_has "search, no match" '{"jobs":[]}'
-  http "search empty" 400 GET '/api/v1/queues/dash-q/jobs?search='
-  http "search too long" 400 GET "/api/v1/queues/dash-q/jobs?search=$(printf 'k%.0s' $(seq 1 257))"
-  http "search twice" 400 GET '/api/v1/queues/dash-q/jobs?search=a&search=b'
-  http "search with a NUL" 400 GET '/api/v1/queues/dash-q/jobs?search=a%00b'
+  garbage "search empty" 400 GET '/api/v1/queues/dash-q/jobs?search='
+  garbage "search too long" 400 GET "/api/v1/queues/dash-q/jobs?search=$(printf 'k%.0s' $(seq 1 257))"
+  garbage "search twice" 400 GET '/api/v1/queues/dash-q/jobs?search=a&search=b'
+  garbage "search with a NUL" 400 GET '/api/v1/queues/dash-q/jobs?search=a%00b'
   http "still up" 200 GET /api/v1/queues
 
   serve_stop
