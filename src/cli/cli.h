@@ -286,6 +286,40 @@ struct json_t *cli_stats_json(const sqlq_queue_stats *st, size_t n);
 struct json_t *cli_health_json(const sqlq_health_item *items, size_t n);
 struct json_t *cli_job_json(const sqlq_job_info *j);
 
+/* A JSON time (cli_format_time(), with microseconds when micros), JSON
+** null for 0 (never, none), a new value (admin_json.c). */
+struct json_t *cli_json_time(int64_t us, int micros);
+
+/* The JSON of `sqlq cron list --json`, `sqlq ring read --json`, `sqlq pool
+** list --json` (with_token: `pool next --json`) and `sqlq subscriptions
+** --json`, one object each, which `sqlq serve`'s API serves as well
+** (admin_json.c; cli_subscription_json() is cmd_subscribe.c's, beside its
+** table of action names).  New values, NULL when memory ran out. */
+struct json_t *cli_schedule_json(const sqlq_schedule *s);
+struct json_t *cli_ring_entry_json(const sqlq_ring_entry *e);
+struct json_t *cli_pool_item_json(const sqlq_pool_item *it, int with_token);
+struct json_t *cli_subscription_json(const sqlq_subscription *s);
+
+/* The policy of missed ticks as `cron add --missed` takes it ("skip",
+** "once", "all" or a number, written into out), admin_json.c. */
+const char *cli_cron_policy_text(int missed, char out[16]);
+
+/* The limits of a queue, as read back (0 where there is none), or as asked
+** for (-1: left as it is). */
+typedef struct cli_limits {
+  int64_t concurrency, max_starts, period_us, per_group;
+  int fair;
+} cli_limits;
+
+/* Set the limits of queue asked for in set (each -1: left as it is; the
+** rate's period goes with max_starts), then read them all into out: five
+** library calls when nothing is set.  A database below the schema version
+** of a setting shows its default, unless it was asked for (cmd_limit.c). */
+int cli_limits_apply(sqlq_db *db, const char *queue, const cli_limits *set, cli_limits *out);
+
+/* The JSON of `sqlq limit --json QUEUE` (admin_json.c). */
+struct json_t *cli_limits_json(const char *queue, const cli_limits *l);
+
 /* Print value (which this takes; NULL means memory ran out) compact, keys
 ** in insertion order, and a newline.  Returns the exit code. */
 int cli_print_json(struct json_t *value);

@@ -132,29 +132,6 @@ static int pool_release(const cli_global *g, int argc, char **argv) {
 ** list and next
 */
 
-/* A JSON time with microseconds, null for 0 (never, not held). */
-static json_t *time_json(int64_t us) {
-  char text[CLI_TIME_SIZE];
-  if (us == 0) {
-    return json_null();
-  }
-  cli_format_time(us, 1, text);
-  return json_string(text);
-}
-
-static json_t *item_json(const sqlq_pool_item *it, int with_token) {
-  json_t *o = json_object();
-  json_object_set_new(o, "item", cli_json_text(it->item));
-  json_object_set_new(o, "id", json_integer(it->id));
-  json_object_set_new(o, "uses", json_integer(it->uses));
-  json_object_set_new(o, "last_used", time_json(it->last_used_at_us));
-  json_object_set_new(o, "held_until", time_json(it->held_until_us));
-  if (with_token) {
-    json_object_set_new(o, "token", it->token ? json_integer(it->token) : json_null());
-  }
-  return o;
-}
-
 static int print_table(const sqlq_pool_item *items, size_t n) {
   static const char *const header[] = {"item", "uses", "last_used", "held_until"};
   cli_table t;
@@ -193,7 +170,7 @@ static int pool_list(const cli_global *g, int argc, char **argv) {
   } else if (f.json) {
     json_t *array = json_array();
     for (i = 0; array != NULL && i < n; i++) {
-      json_array_append_new(array, item_json(&items[i], 0));
+      json_array_append_new(array, cli_pool_item_json(&items[i], 0));
     }
     code = cli_print_json(array);
   } else {
@@ -219,7 +196,7 @@ static int pool_next(const cli_global *g, int argc, char **argv) {
   if (rc != SQLQ_OK) {
     code = cli_fail(db, rc, "pool next");
   } else if (f.json) {
-    code = cli_print_json(item_json(it, 1));
+    code = cli_print_json(cli_pool_item_json(it, 1));
   } else {
     code = 0;
     if (it->token != 0) {

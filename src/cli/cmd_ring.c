@@ -150,16 +150,6 @@ static void stop_following(int sig) {
   sqlq_interrupt(following);
 }
 
-static json_t *entry_json(const sqlq_ring_entry *e) {
-  char at[CLI_TIME_SIZE];
-  json_t *o = json_object();
-  cli_format_time(e->pushed_at_us, 1, at);
-  json_object_set_new(o, "seq", json_integer(e->seq));
-  json_object_set_new(o, "at", json_string(at));
-  cli_json_set_payload(o, e->payload, e->payload_len);
-  return o;
-}
-
 /* Print n entries: as lines of payload, as one JSON array, or (lines_json)
 ** as one JSON object per line.  Returns the exit code. */
 static int print_entries(const sqlq_ring_entry *e, size_t n, int json, int lines_json) {
@@ -168,13 +158,13 @@ static int print_entries(const sqlq_ring_entry *e, size_t n, int json, int lines
   if (json && !lines_json) {
     json_t *array = json_array();
     for (i = 0; array != NULL && i < n; i++) {
-      json_array_append_new(array, entry_json(&e[i]));
+      json_array_append_new(array, cli_ring_entry_json(&e[i]));
     }
     return cli_print_json(array);
   }
   for (i = 0; code == 0 && i < n; i++) {
     if (json) {
-      code = cli_print_json(entry_json(&e[i]));
+      code = cli_print_json(cli_ring_entry_json(&e[i]));
     } else {
       fwrite(e[i].payload, 1, e[i].payload_len, stdout);
       putchar('\n');

@@ -1,5 +1,6 @@
 /*
-** cmd_serve.c -- `sqlq serve`: a JSON API and Prometheus metrics over HTTP
+** cmd_serve.c -- `sqlq serve`: a dashboard, a JSON API and Prometheus
+** metrics over HTTP
 ** for the database's queues (docs/serve.md).  This file reads the flags and
 ** the token, opens the database, starts the listener (serve_http.c) and
 ** waits for SIGINT or SIGTERM, then stops: requests under way are answered,
@@ -30,8 +31,8 @@
 static const char serve_usage[] =
   "usage: sqlq [--url URL] serve [--listen ADDR:PORT] [--read-only] [--token-file FILE]\n"
   "\n"
-  "Serve a JSON API (/api/v1/) and Prometheus metrics (/metrics) of the\n"
-  "database's queues over HTTP until SIGINT or SIGTERM.  Prints\n"
+  "Serve a dashboard (/), a JSON API (/api/v1/) and Prometheus metrics\n"
+  "(/metrics) of the database's queues over HTTP until SIGINT or SIGTERM.  Prints\n"
   "\"listening on http://ADDR:PORT/\" once it listens.  See docs/serve.md.\n"
   "\n"
   "  -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:8089; IPv6 as\n"

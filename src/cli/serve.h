@@ -7,7 +7,11 @@
 **   serve_parse.c    parsing the request line's path and query string and
 **                    an action's body, without libmicrohttpd (fuzzed by
 **                    tests/fuzz/serve.c)
-**   serve_api.c      the JSON API under /api/v1/
+**   serve_api.c      the JSON API under /api/v1/: queues and their jobs
+**   serve_objects.c  the API's other resources: schedules, limits, rings,
+**                    pools, subscriptions, the server itself
+**   serve_dash.c     the dashboard: pages, style and script built into the
+**                    binary from src/cli/dash/ (serve_assets.c, generated)
 **   serve_metrics.c  /metrics in Prometheus' text format
 **
 ** Every request is answered on libmicrohttpd's one internal thread, which
@@ -32,6 +36,8 @@
 /* The most jobs one listing returns, and how many when not asked. */
 #define SERVE_LIMIT_MAX 500
 #define SERVE_LIMIT_DEFAULT 100
+/* The longest search text of a job listing, in bytes. */
+#define SERVE_MAX_SEARCH 256
 /* The most ids one retry body may hold. */
 #define SERVE_MAX_IDS 1000
 
@@ -89,11 +95,20 @@ typedef struct serve_reply {
   const char *content_type;
   char *body;
   size_t len;
+  /* A dashboard asset (serve_dash.c): body is static data, not freed, and
+  ** the answer gets the pages' content-security policy, which lets a page
+  ** load this server's own script, style and images, and nothing else. */
+  const unsigned char *asset;
 } serve_reply;
 
 /* Set r to status with the JSON body {"error":message} (message may hold
 ** any bytes: it is escaped).  Returns 0, or -1 when memory ran out. */
 int serve_reply_error(serve_reply *r, unsigned status, const char *message);
+
+/* Set r to the JSON value (which this takes; NULL: memory ran out, a
+** 500) with status 200 (serve_api.c). */
+struct json_t;
+void serve_reply_json(serve_reply *r, struct json_t *value);
 
 /* The status of an answer for a library status: 400 for SQLQ_MISUSE and
 ** SQLQ_TOOBIG, 404 for SQLQ_NOTFOUND, 409 for SQLQ_STALE and SQLQ_PAUSED,
@@ -118,11 +133,36 @@ typedef struct serve_ctx {
 void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body *body,
                serve_reply *r);
 
+/* Set r to the failure rc of the library call what, with the library's
+** message (serve_api.c). */
+void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what);
+
+/* Answer a GET of the API's resources other than queues, jobs and health
+** (serve_objects.c) into *r.  Returns 1 when t named one of them, else 0
+** and r is untouched. */
+int serve_api_objects(serve_ctx *ctx, const serve_target *t, int post, serve_reply *r);
+
 /* The age in seconds of each of the n queues' ready job that a claim
 ** would take next (since its run_at, by this host's clock), into ages[i]:
 ** -1 when none is ready.  One listing of one job per queue with ready jobs.
 ** Returns SQLQ_OK or the failed listing's status (serve_api.c). */
 int serve_queue_ages(serve_ctx *ctx, const sqlq_queue_stats *st, size_t n, double *ages);
+
+/* One file of the dashboard, built into the binary from src/cli/dash/
+** (serve_assets.c, which CMake generates: scripts/embed_assets.cmake). */
+typedef struct serve_asset {
+  const char *name; /* "index.html", "dash.js", ... */
+  const char *content_type;
+  const unsigned char *data;
+  size_t len;
+} serve_asset;
+extern const serve_asset serve_assets[];
+extern const size_t serve_assets_count;
+
+/* Answer a GET of the dashboard (serve_dash.c): "/" is its page, "/dash/NAME"
+** a file of it.  Returns 1 when t named one of them, else 0 and r is
+** untouched. */
+int serve_dash(const serve_target *t, int post, serve_reply *r);
 
 /* Answer GET /metrics into *r (serve_metrics.c). */
 void serve_metrics(serve_ctx *ctx, serve_reply *r);

@@ -45,6 +45,15 @@ static void reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *wh
   serve_reply_error(r, serve_http_status(rc), message);
 }
 
+/* serve.h's names of the two above, for serve_objects.c. */
+void serve_reply_json(serve_reply *r, json_t *value) {
+  reply_json(r, value);
+}
+
+void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
+  reply_failure(ctx, r, rc, what);
+}
+
 /* The age in seconds of the ready job of queue that a claim would take
 ** next (its run_at: when it became due), into *age (-1 when none). */
 static int oldest_ready_age(serve_ctx *ctx, const char *queue, double *age) {
@@ -118,22 +127,39 @@ static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
   sqlq_queue_stats_free(st, n);
 }
 
-/* GET /api/v1/queues/Q/jobs?state=S&limit=N */
+/* Whether job j is one that search (SERVE_MAX_SEARCH bytes at most) names:
+** its id, written in decimal, or a part of its dedupe key. */
+static int job_matches(const sqlq_job_info *j, const char *search) {
+  char id[24];
+  snprintf(id, sizeof id, "%" PRId64, j->id);
+  return strcmp(id, search) == 0 || (j->dedupe_key != NULL && strstr(j->dedupe_key, search));
+}
+
+/* GET /api/v1/queues/Q/jobs?state=S&limit=N&search=T.  With a search, the
+** jobs listed are the first SERVE_LIMIT_MAX of the state in claim order,
+** and of those the first N that T names (job_matches()): a bounded look,
+** not a search of the whole queue. */
 static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, serve_reply *r) {
   sqlq_job_info *jobs = NULL;
   size_t n = 0, i;
   int64_t limit = SERVE_LIMIT_DEFAULT;
-  int state = 0, dup_state, dup_limit, rc;
+  int state = 0, dup_state, dup_limit, dup_search, rc;
   const char *s = serve_param(t, "state", &dup_state);
   const char *l = serve_param(t, "limit", &dup_limit);
+  const char *search = serve_param(t, "search", &dup_search);
   json_t *array;
   for (i = 0; i < t->n_params; i++) {
-    if (strcmp(t->keys[i], "state") != 0 && strcmp(t->keys[i], "limit") != 0) {
-      serve_reply_error(r, 400, "unknown parameter (state, limit)");
+    if (strcmp(t->keys[i], "state") != 0 && strcmp(t->keys[i], "limit") != 0 &&
+        strcmp(t->keys[i], "search") != 0) {
+      serve_reply_error(r, 400, "unknown parameter (state, limit, search)");
       return;
     }
   }
-  if (dup_state || dup_limit) {
+  if (search != NULL && (search[0] == '\0' || strlen(search) > SERVE_MAX_SEARCH)) {
+    serve_reply_error(r, 400, "search must be 1 to 256 bytes: a job id or a part of a dedupe key");
+    return;
+  }
+  if (dup_state || dup_limit || dup_search) {
     serve_reply_error(r, 400, "a parameter is given twice");
     return;
   }
@@ -145,14 +171,16 @@ static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, s
     serve_reply_error(r, 400, "limit must be a whole number from 1 to 500");
     return;
   }
-  rc = sqlq_list(ctx->db, queue, state, (size_t)limit, &jobs, &n);
+  rc = sqlq_list(ctx->db, queue, state, search ? SERVE_LIMIT_MAX : (size_t)limit, &jobs, &n);
   if (rc != SQLQ_OK) {
     reply_failure(ctx, r, rc, "list");
     return;
   }
   array = json_array();
-  for (i = 0; array != NULL && i < n; i++) {
-    json_array_append_new(array, cli_job_json(&jobs[i]));
+  for (i = 0; array != NULL && i < n && json_array_size(array) < (size_t)limit; i++) {
+    if (search == NULL || job_matches(&jobs[i], search)) {
+      json_array_append_new(array, cli_job_json(&jobs[i]));
+    }
   }
   sqlq_job_infos_free(jobs, n);
   reply_json(r, json_pack("{s:o}", "jobs", array));
@@ -241,6 +269,9 @@ void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body
   if (n < 3 || strcmp(seg[1], "v1") != 0) {
     serve_reply_error(r, 404, "no such API (see /api/v1/)");
     return;
+  }
+  if (serve_api_objects(ctx, t, post, r)) {
+    return; /* serve_objects.c's */
   }
   if (t->n_params > 0 && !(n == 5 && strcmp(seg[4], "jobs") == 0 && !post)) {
     serve_reply_error(r, 400, "this resource takes no query string");

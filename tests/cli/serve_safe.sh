@@ -57,12 +57,15 @@ serve_stop
 printf '%s\n' "$token" >"$tmp/token"
 serve_start --token-file "$tmp/token"
 http "loopback with a token file: none given" 401 GET /api/v1/queues
+http "the dashboard's page without the token" 401 GET /
+http "the dashboard's script without the token" 401 GET /dash/dash.js
 http "loopback with a token file: given" 200 GET /api/v1/queues -H "Authorization: Bearer $token"
 serve_stop
 
 # Loopback without a token.
 serve_start
-for path in /api/v1/queues /metrics /nowhere '/api/v1/queues?x=1' '/%zz'; do
+for path in /api/v1/queues /metrics /nowhere '/api/v1/queues?x=1' '/%zz' / /dash/dash.js \
+  /dash/nope; do
   curl -s -o /dev/null -D "$tmp/headers" "$base$path"
   checks=$((checks + 1))
   grep -qi "^Content-Security-Policy: default-src 'none'" "$tmp/headers" ||
