@@ -14,9 +14,12 @@
 **
 ** A row holds absolute counts of its minute: the handle keeps its last
 ** written row in memory (row) and writes row + pending, so that a flush
-** that failed is simply done again later.  Histograms are text columns,
-** "SUM_US,B0,B1,...": their buckets (SQLQ_LATENCY_BUCKETS) would be 34
-** columns in four dialects, and only the writer adds to them.
+** that failed is simply done again later.  The job counts are columns (the
+** history charts them); the lock counts and the histograms are one text
+** column, detail ("locks=...;claims=...;lags=...", see detail_text): their
+** 37 numbers would be 37 columns in four dialects, and 37 parameters where
+** the drivers bind at most 8 (PostgreSQL's PG_MAX_PARAMS); only the writer
+** adds to them.
 */
 #include <inttypes.h>
 #include <math.h>
@@ -34,8 +37,9 @@
 ** counted for their queue; past it (jobs claimed and never finished
 ** through this handle) it forgets them all. */
 #define CLAIMED_MAX 65536
-/* The room of a histogram's text: 18 numbers of up to 20 digits. */
-#define HIST_TEXT 400
+/* The room of the detail column's text: three sections, 39 numbers of up
+** to 20 digits, and their names. */
+#define DETAIL_TEXT 1000
 
 static const double bounds[SQLQ_LATENCY_BUCKETS - 1] = {
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
@@ -192,8 +196,8 @@ void sqlq__count_claim(sqlq_db *db, const char *queue, const sqlq_job *jobs, siz
   t->claims[bucket_of(took_us)]++;
   for (size_t i = 0; i < n; i++) {
     int64_t now = jobs[i].lease_until_us - lease_us;
-    int64_t due = jobs[i].run_at_us > jobs[i].created_at_us ? jobs[i].run_at_us
-                                                              : jobs[i].created_at_us;
+    int64_t due =
+      jobs[i].run_at_us > jobs[i].created_at_us ? jobs[i].run_at_us : jobs[i].created_at_us;
     int64_t lag = now > due ? now - due : 0;
     t->lag_us += lag;
     t->lags[bucket_of(lag)]++;
@@ -242,32 +246,67 @@ void sqlq__counts_end_tx(sqlq_db *db, int committed) {
 ** Flushing.
 */
 
-/* Write a histogram as "SUM_US,B0,...", without its trailing empty
-** buckets. */
-static void hist_text(char *out, int64_t sum_us, const int64_t *b) {
-  int last = SQLQ_LATENCY_BUCKETS;
-  while (last > 0 && b[last - 1] == 0) last--;
-  size_t len = (size_t)snprintf(out, HIST_TEXT, "%" PRId64, sum_us);
-  for (int i = 0; i < last && len < HIST_TEXT; i++)
-    len += (size_t)snprintf(out + len, HIST_TEXT - len, ",%" PRId64, b[i]);
+/* Append to out (of DETAIL_TEXT bytes, *len used) the section
+** "name=V0,V1,...": the n values v, without their trailing zeros after the
+** first; nothing when they are all 0. */
+static void put_section(char *out, size_t *len, const char *name, const int64_t *v, int n) {
+  while (n > 1 && v[n - 1] == 0) n--;
+  if (n == 1 && v[0] == 0) return;
+  *len += (size_t)snprintf(out + *len, DETAIL_TEXT - *len, "%s%s=", *len ? ";" : "", name);
+  for (int i = 0; i < n && *len < DETAIL_TEXT; i++)
+    *len += (size_t)snprintf(out + *len, DETAIL_TEXT - *len, "%s%" PRId64, i ? "," : "", v[i]);
 }
 
-/* Read a histogram written by hist_text, or by anyone: what does not
-** parse as a count of 0 or more is 0. */
-static void hist_read(const char *s, int64_t *sum_us, int64_t *b) {
-  memset(b, 0, SQLQ_LATENCY_BUCKETS * sizeof *b);
-  *sum_us = 0;
-  for (int i = -1; s && *s && i < SQLQ_LATENCY_BUCKETS; i++) {
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || (*end && *end != ',')) return;
-    if (v < 0) v = 0;
-    if (i < 0)
-      *sum_us = v;
-    else
-      b[i] = v;
-    s = *end ? end + 1 : end;
+/* The detail column of t: "locks=CALLS,BUSY,US;claims=SUM_US,B0,B1,...;
+** lags=SUM_US,B0,...", each section only when not all zero. */
+static void detail_text(char *out, const sqlq__tally *t) {
+  int64_t v[SQLQ_LATENCY_BUCKETS + 1];
+  size_t len = 0;
+  out[0] = '\0';
+  v[0] = t->locks, v[1] = t->lock_busy, v[2] = t->lock_us;
+  put_section(out, &len, "locks", v, 3);
+  v[0] = t->claim_us;
+  memcpy(v + 1, t->claims, sizeof t->claims);
+  put_section(out, &len, "claims", v, SQLQ_LATENCY_BUCKETS + 1);
+  v[0] = t->lag_us;
+  memcpy(v + 1, t->lags, sizeof t->lags);
+  put_section(out, &len, "lags", v, SQLQ_LATENCY_BUCKETS + 1);
+}
+
+/* Read the values of section name of detail into v[0..n) (0 for each one
+** missing): what does not parse as a count of 0 or more is 0, so that a
+** row written by anyone reads. */
+static void section_read(const char *detail, const char *name, int64_t *v, int n) {
+  size_t len = strlen(name);
+  const char *s = detail;
+  memset(v, 0, (size_t)n * sizeof *v);
+  while (s && *s && !(strncmp(s, name, len) == 0 && s[len] == '=')) {
+    s = strchr(s, ';');
+    if (s) s++;
   }
+  if (s == NULL || *s == '\0') return;
+  s += len + 1;
+  for (int i = 0; i < n; i++) {
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    if (end == s || (*end && *end != ',' && *end != ';')) return;
+    v[i] = x > 0 ? x : 0;
+    if (*end != ',') return;
+    s = end + 1;
+  }
+}
+
+/* Read the detail column into m. */
+static void detail_read(const char *detail, sqlq_minute_counts *m) {
+  int64_t v[SQLQ_LATENCY_BUCKETS + 1];
+  section_read(detail, "locks", v, 3);
+  m->locks = v[0], m->lock_busy = v[1], m->lock_us = v[2];
+  section_read(detail, "claims", v, SQLQ_LATENCY_BUCKETS + 1);
+  m->claim_us = v[0];
+  memcpy(m->claims, v + 1, sizeof m->claims);
+  section_read(detail, "lags", v, SQLQ_LATENCY_BUCKETS + 1);
+  m->lag_us = v[0];
+  memcpy(m->lags, v + 1, sizeof m->lags);
 }
 
 /* The flush's transaction: the rows of every queue owed, as of minute. */
@@ -286,14 +325,11 @@ static sqlq__tally next_row(const sqlq__counted *q, int64_t minute) {
 
 static int write_row(sqlq_db *db, const sqlq__counts *c, const sqlq__counted *q, int64_t minute) {
   sqlq__tally t = next_row(q, minute);
-  char claims[HIST_TEXT], lags[HIST_TEXT];
-  hist_text(claims, t.claim_us, t.claims);
-  hist_text(lags, t.lag_us, t.lags);
-  sqlq__arg args[] = {
-    SQLQ__INT(minute),      SQLQ__TEXT(q->queue),     SQLQ__INT(c->writer),
-    SQLQ__INT(t.enqueued),  SQLQ__INT(t.finished),    SQLQ__INT(t.failed),
-    SQLQ__INT(t.dead),      SQLQ__INT(t.locks),       SQLQ__INT(t.lock_busy),
-    SQLQ__INT(t.lock_us),   SQLQ__TEXT(claims),       SQLQ__TEXT(lags)};
+  char detail[DETAIL_TEXT];
+  detail_text(detail, &t);
+  sqlq__arg args[] = {SQLQ__INT(minute),     SQLQ__TEXT(q->queue),  SQLQ__INT(c->writer),
+                      SQLQ__INT(t.enqueued), SQLQ__INT(t.finished), SQLQ__INT(t.failed),
+                      SQLQ__INT(t.dead),     SQLQ__TEXT(detail)};
   size_t n = sizeof args / sizeof *args;
   /* The row is there when it was stored this minute; if it is gone, or
   ** there unexpectedly, the other statement writes it. */
@@ -311,8 +347,8 @@ static int flush_tx(sqlq_db *db, void *arg) {
   struct flush *f = arg;
   int version = 0;
   int rc = sqlq__schema_version(db, &version);
-  f->skipped = rc == SQLQ_OK && (version < SQLQ__COUNTS_VERSION ||
-                                 db->driver->sql[SQLQ__SQL_COUNTS_INSERT] == NULL);
+  f->skipped = rc == SQLQ_OK &&
+               (version < SQLQ__COUNTS_VERSION || db->driver->sql[SQLQ__SQL_COUNTS_INSERT] == NULL);
   if (rc != SQLQ_OK || f->skipped) return rc;
   const sqlq__counts *c = &db->counts;
   for (size_t i = 0; i < c->n && rc == SQLQ_OK; i++)
@@ -419,15 +455,13 @@ static int read_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
   r->n++;
   m->minute_at = d->column_int64(st, 0);
   m->writer = d->column_int64(st, 2);
-  int64_t *f[] = {&m->enqueued, &m->finished, &m->failed, &m->dead,
-                  &m->locks,    &m->lock_busy, &m->lock_us};
-  for (int i = 0; i < 7; i++) *f[i] = d->column_int64(st, 3 + i);
+  m->enqueued = d->column_int64(st, 3);
+  m->finished = d->column_int64(st, 4);
+  m->failed = d->column_int64(st, 5);
+  m->dead = d->column_int64(st, 6);
   char *text = NULL;
-  if ((rc = sqlq__column_text(db, st, 10, &text, NULL)) != SQLQ_OK) return rc;
-  hist_read(text, &m->claim_us, m->claims);
-  free(text);
-  if ((rc = sqlq__column_text(db, st, 11, &text, NULL)) != SQLQ_OK) return rc;
-  hist_read(text, &m->lag_us, m->lags);
+  if ((rc = sqlq__column_text(db, st, 7, &text, NULL)) != SQLQ_OK) return rc;
+  detail_read(text, m);
   free(text);
   return SQLQ_OK;
 }

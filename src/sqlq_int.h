@@ -428,17 +428,16 @@ enum sqlq__sql_id {
   ** table sqlq_counts; counts.c).  A row is (minute, queue, writer): one
   ** handle's counts of one queue in one minute, written only by it. */
   SQLQ__SQL_COUNTS_INSERT, /* $1 minute $2 queue $3 writer $4 enqueued
-                              $5 finished $6 failed $7 dead $8 locks
-                              $9 lock_busy $10 lock_us $11 claim_hist
-                              $12 lag_hist: a new row (no row changed, or
+                              $5 finished $6 failed $7 dead $8 detail (the
+                              lock counts and histograms as text, see
+                              counts.c): a new row (no row changed, or
                               SQLQ__CONSTRAINT, when it is there) */
   SQLQ__SQL_COUNTS_UPDATE, /* the same parameters: sets the row's counts
                               to them (no row changed when there is none) */
   SQLQ__SQL_COUNTS_PRUNE,  /* $1 minute: deletes the rows before it */
   SQLQ__SQL_COUNTS_READ,   /* $1 queue or NULL (all) $2 minute -> minute,
                               queue, writer, enqueued, finished, failed,
-                              dead, locks, lock_busy, lock_us, claim_hist,
-                              lag_hist of the rows from that minute on */
+                              dead, detail of the rows from that minute on */
   SQLQ__SQL_COUNT
 };
 

@@ -165,12 +165,10 @@ void serve_history(serve_ctx *ctx, const char *queue, serve_reply *r) {
   sqlq_minute_counts_free(rows, n);
   minutes = json_array();
   for (i = 0; minutes != NULL && i < HISTORY_MINUTES; i++) {
-    json_array_append_new(minutes, json_pack("{s:I,s:I,s:I,s:I,s:I}", "t",
-                                             (json_int_t)(first + (int64_t)i * 60), "finished",
-                                             (json_int_t)sums[i][0], "failed",
-                                             (json_int_t)sums[i][1], "dead",
-                                             (json_int_t)sums[i][2], "enqueued",
-                                             (json_int_t)sums[i][3]));
+    json_array_append_new(
+      minutes, json_pack("{s:I,s:I,s:I,s:I,s:I}", "t", (json_int_t)(first + (int64_t)i * 60),
+                         "finished", (json_int_t)sums[i][0], "failed", (json_int_t)sums[i][1],
+                         "dead", (json_int_t)sums[i][2], "enqueued", (json_int_t)sums[i][3]));
   }
   serve_reply_json(r, json_pack("{s:o,s:o}", "queue", cli_json_text(queue), "minutes", minutes));
 }

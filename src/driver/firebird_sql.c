@@ -1396,7 +1396,7 @@ static const char migration_12[] =
 /* Version 13: the counts of what handles did, per queue, writer and
 ** minute (src/counts.c). */
 static const char migration_13[] =
-  COUNTS_SQL_TABLE("CREATE TABLE", "BIGINT", TEXT(128), TEXT(400),
+  COUNTS_SQL_TABLE("CREATE TABLE", "BIGINT", TEXT(128), TEXT(1000),
                    FB_SEP) "CREATE INDEX sqlq_counts_age ON sqlq_counts (minute_at)";
 
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {

@@ -1039,7 +1039,7 @@ static const char migration_12[] =
 /* Version 13: the counts of what handles did, per queue, writer and
 ** minute (src/counts.c). */
 static const char migration_13[] = COUNTS_SQL_TABLE(
-  "CREATE TABLE IF NOT EXISTS", "BIGINT", "VARCHAR(128)", "VARCHAR(400)",
+  "CREATE TABLE IF NOT EXISTS", "BIGINT", "VARCHAR(128)", "VARCHAR(1000)",
   " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;") "CREATE INDEX IF NOT EXISTS sqlq_counts_age ON sqlq_counts (minute_at)";
 
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
