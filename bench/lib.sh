@@ -94,12 +94,16 @@ ab_row() {
         psql -XAtq "$url_before" -c "VACUUM sqlq_jobs" 2>/dev/null || true
       fi
       out[$side]+=$(ab_side "$side" "$url" "$url_before" "$@")$'\n'
+      say "    $side: $(median "$(tail -n 1 <<<"${out[$side]%$'\n'}")" jobs_per_s) jobs/s"
     done
   done
   row="| $backend | \`sqlq $*\`"
   for spec in $specs; do
     side=${spec%%:*}
     m[$side]=$(num "$(median "${out[$side]}" jobs_per_s)")
+  done
+  for spec in $specs; do
+    side=${spec%%:*}
     row+=$(python3 -c 'import sys; v = float(sys.argv[1]); b = sys.argv[2]
 print(f" | {v:,.0f}" + (f" ({v / float(b):.2f})" if b else ""))' "${m[$side]}" \
       "$([[ $spec == *:* ]] && echo "${m[${spec#*:}]}")")

@@ -10,8 +10,8 @@
 # default 25440; each run on a vacuumed sqlq_jobs): BEFORE (a build
 # without counts), AFTER as it comes (counts on, written every 5 s), AFTER
 # with counts_flush=0.1 (fifty times as many flushes, to make their cost
-# show) and AFTER with counts=off.  Prints the medians (jobs/s end to end)
-# as a Markdown table on stdout.
+# show) and AFTER with counts=off (ORDER=reverse: in the opposite order).
+# Prints the medians (jobs/s end to end) as a Markdown table on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bench_name=run-counts.sh
@@ -37,7 +37,14 @@ ab_side() {
   fi
 }
 
-sides="before after:before often:before off:before"
-echo "| backend | command | before | after (/before) | after, counts_flush=0.1 (/before) | after, counts=off (/before) |"
+# ORDER=reverse runs the sides the other way round, so that an advantage of
+# coming first or last shows.
+if [ "${ORDER:-}" = reverse ]; then
+  sides="off:before often:before after:before before"
+  echo "| backend | command | after, counts=off (/before) | after, counts_flush=0.1 (/before) | after (/before) | before |"
+else
+  sides="before after:before often:before off:before"
+  echo "| backend | command | before | after (/before) | after, counts_flush=0.1 (/before) | after, counts=off (/before) |"
+fi
 echo "|---|---|---:|---:|---:|---:|"
 ab_figures "$sides"

@@ -706,6 +706,16 @@ int sqlq_counts(sqlq_db *db, const char *queue, int64_t since_s, sqlq_minute_cou
 void sqlq_minute_counts_free(sqlq_minute_counts *counts, size_t n);
 
 /*
+** The last job id the database handed out, into *id_out (0: none yet):
+** read from sqlq_jobs' id sequence, so it counts every job inserted on any
+** queue, by the library or by plain SQL (which the counts above do not),
+** and also, on PostgreSQL and Firebird, the ids of inserts rolled back.
+** Its growth is how many jobs were inserted.  One read; any schema
+** version.
+*/
+int sqlq_last_job_id(sqlq_db *db, int64_t *id_out);
+
+/*
 ** Write the handle's counts to sqlq_counts now, rather than at its next
 ** flush.  SQLQ_OK when there was nothing to write, when counting is off
 ** or when the database has no sqlq_counts (then the counts are dropped);

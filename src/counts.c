@@ -517,6 +517,22 @@ SQLQ__API int sqlq_counts(sqlq_db *db, const char *queue, int64_t since_s,
   return SQLQ_OK;
 }
 
+static int ids_tx(sqlq_db *db, void *arg) {
+  sqlq__query q = {.sql = SQLQ__SQL_COUNTS_IDS, .row = sqlq__read_int64, .arg = arg};
+  return sqlq__query_run(db, &q, NULL, 0);
+}
+
+SQLQ__API int sqlq_last_job_id(sqlq_db *db, int64_t *id_out) {
+  int64_t id = 0;
+  if (id_out) *id_out = 0;
+  int rc = sqlq__enter(db);
+  if (rc != SQLQ_OK) return rc;
+  if (id_out == NULL) return sqlq__error(db, SQLQ_MISUSE, "sqlq_last_job_id() needs id_out");
+  rc = sqlq__in_tx(db, SQLQ__TX_READ, ids_tx, &id);
+  if (rc == SQLQ_OK) *id_out = id;
+  return rc;
+}
+
 SQLQ__API void sqlq_minute_counts_free(sqlq_minute_counts *counts, size_t n) {
   if (counts == NULL) return;
   for (size_t i = 0; i < n; i++) free(counts[i].queue);

@@ -438,6 +438,10 @@ enum sqlq__sql_id {
   SQLQ__SQL_COUNTS_READ,   /* $1 queue or NULL (all) $2 minute -> minute,
                               queue, writer, enqueued, finished, failed,
                               dead, detail of the rows from that minute on */
+  SQLQ__SQL_COUNTS_IDS,    /* -> the last job id the database handed out
+                              (0: none yet): every job inserted, by anyone,
+                              on any queue (no schema version: it reads the
+                              id sequence of sqlq_jobs) */
   SQLQ__SQL_COUNT
 };
 

@@ -258,6 +258,7 @@ void serve_metrics(serve_ctx *ctx, serve_reply *r) {
   text t = {0};
   int64_t start = cli_monotonic_ns();
   int rc = sqlq_stats(ctx->db, NULL, &st, &n), up, counted = 0;
+  int64_t last_id = 0;
   if (rc == SQLQ_OK && (ages = calloc(n + 1, sizeof *ages)) == NULL) {
     rc = SQLQ_NOMEM;
   }
@@ -283,6 +284,13 @@ void serve_metrics(serve_ctx *ctx, serve_reply *r) {
     put_health_metrics(&t, items, n_items);
     if (counted) {
       put_count_metrics(&t, &ctx->counts);
+    }
+    /* Left out where the id sequence cannot be read (no right to it). */
+    if (sqlq_last_job_id(ctx->db, &last_id) == SQLQ_OK) {
+      put_type(&t, "sqlq_job_ids_total", "counter",
+               "Job ids the database handed out: every job inserted, plain SQL included, on "
+               "every queue.");
+      put(&t, "sqlq_job_ids_total %" PRId64 "\n", last_id);
     }
   }
   put(&t,

@@ -1042,6 +1042,16 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "  1073741824, NULL, NULL, NULL FROM MON$DATABASE d",
   /* Counts (schema version 13). */
   COUNTS_SQL_ENTRIES("", QUEUE_PARAM("$1")),
+  /* The identity column's generator, whose name the system tables hold. */
+  [SQLQ__SQL_COUNTS_IDS] =
+    "EXECUTE BLOCK RETURNS (n BIGINT) AS DECLARE g VARCHAR(63); BEGIN"
+    " n = 0;"
+    " SELECT TRIM(RDB$GENERATOR_NAME) FROM RDB$RELATION_FIELDS"
+    "  WHERE RDB$RELATION_NAME = 'SQLQ_JOBS' AND RDB$FIELD_NAME = 'ID' INTO g;"
+    " IF (g IS NOT NULL) THEN"
+    "  EXECUTE STATEMENT 'SELECT GEN_ID(\"' || g || '\", 0) FROM RDB$DATABASE' INTO n;"
+    " SUSPEND;"
+    " END",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,

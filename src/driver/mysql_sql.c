@@ -660,6 +660,8 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'sqlq\\_%'",
   /* Counts (schema version 13). */
   COUNTS_SQL_ENTRIES("", "$1"),
+  /* The counter the trigger sqlq_jobs_id takes ids from (version 3). */
+  [SQLQ__SQL_COUNTS_IDS] = "SELECT coalesce((SELECT last_id FROM sqlq_job_ids WHERE one = 1), 0)",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",

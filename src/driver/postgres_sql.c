@@ -669,6 +669,9 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     " ORDER BY finished_at DESC, id DESC LIMIT nullif($3::int8, -1)",
   /* Counts (schema version 13). */
   COUNTS_SQL_ENTRIES(" ON CONFLICT DO NOTHING", "$1::text"),
+  /* The identity column's sequence: NULL until its first nextval(). */
+  [SQLQ__SQL_COUNTS_IDS] = "SELECT coalesce(pg_sequence_last_value("
+                           "pg_get_serial_sequence('sqlq_jobs', 'id')::regclass), 0)",
 };
 
 /* Version 1: jobs, queues, history, the clock, the wake-up triggers.

@@ -320,6 +320,9 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
   /* Counts (schema version 13). */
   COUNTS_SQL_ENTRIES("", "$1"),
+  /* AUTOINCREMENT keeps the highest id ever used in sqlite_sequence. */
+  [SQLQ__SQL_COUNTS_IDS] =
+    "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'sqlq_jobs'), 0)",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */

@@ -149,6 +149,8 @@ serve_backend_tests() {
   checks=$((checks + 1))
   [ "${claims:-0}" -ge 1 ] || fail "the claim histogram counts no claim: '$claims'"
   expect_promtool "with the counters"
+  checks=$((checks + 1))
+  wait_metric 'sqlq_job_ids_total' -ge 42 || fail "sqlq_job_ids_total is not 42 or more: $(metric sqlq_job_ids_total)"
   # More jobs while the worker still runs: the counters move on.
   for i in $(seq 41 45); do
     sq push serve-q "job $i" >/dev/null

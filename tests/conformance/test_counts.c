@@ -150,7 +150,7 @@ static void counts_off_and_options(void **state) {
   fx_push(db, f, "flushes both", 0); /* the flush was due: this call writes */
   assert_int_equal(sum_counts(f->db, f->queue).enqueued, 2);
   sqlq_close(db);
-  static const char *const bad[] = {"counts=maybe", "counts=", "counts_flush=0",
+  static const char *const bad[] = {"counts=maybe",      "counts=",        "counts_flush=0",
                                     "counts_flush=3601", "counts_flush=x", "counts_flush=nan"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     db = NULL;
@@ -190,11 +190,27 @@ static void counts_garbage(void **state) {
     assert_true(sqlq_latency_bound(i) > sqlq_latency_bound(i - 1));
 }
 
+/* sqlq_last_job_id gives the id of the last job inserted, or a later
+** one's (another test's). */
+static void last_job_id(void **state) {
+  fixture *f = *state;
+  int64_t last = -1, id = fx_push(f->db, f, "one", 0);
+  assert_ok(f->db, sqlq_last_job_id(f->db, &last));
+  assert_true(last >= id);
+  id = fx_push(f->db, f, "two", 0);
+  int64_t later = -1;
+  assert_ok(f->db, sqlq_last_job_id(f->db, &later));
+  assert_true(later >= id);
+  assert_true(later > last);
+  assert_status(f->db, sqlq_last_job_id(f->db, NULL), SQLQ_MISUSE);
+  assert_status(NULL, sqlq_last_job_id(NULL, &last), SQLQ_MISUSE);
+}
+
 int run_counts_tests(void) {
   const struct CMUnitTest tests[] = {
-    FX_TEST(counts_of_a_worker),     FX_TEST(counts_follow_the_transaction),
-    FX_TEST(counts_of_locks),        FX_TEST(counts_off_and_options),
-    FX_TEST(counts_garbage),
+    FX_TEST(counts_of_a_worker), FX_TEST(counts_follow_the_transaction),
+    FX_TEST(counts_of_locks),    FX_TEST(counts_off_and_options),
+    FX_TEST(counts_garbage),     FX_TEST(last_job_id),
   };
   return fx_run_group_from("counts", 13, tests, sizeof tests / sizeof tests[0]);
 }
