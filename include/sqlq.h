@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 12
+#define SQLQ_SCHEMA_VERSION 13
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -634,6 +634,95 @@ int sqlq_health(sqlq_db *db, sqlq_health_item **items_out, size_t *n_out);
 
 /* Free an array returned by sqlq_health(), strings and all.  Accepts NULL. */
 void sqlq_health_items_free(sqlq_health_item *items, size_t n);
+
+/* ---------------------------------------------------------------------
+** Counts of what the handles did (libsqlq 1.1, schema version 13).
+**
+** Each handle counts, in memory, the jobs it enqueued, finished (acked),
+** failed (an attempt failed and the job will run again) and made dead
+** (its last attempt failed, it was failed dead, or it was cancelled), per
+** queue; how long its claims took and how long each job it claimed had
+** been due (the wake-up latency), as histograms; and its named-lock
+** acquisitions.  Every few seconds (5, or the URL option
+** counts_flush=SECONDS), at a call of the handle or while it waits, and
+** when it closes, it writes them into the row of table sqlq_counts that
+** belongs to it, to its queue and to the current minute by its host's
+** clock: one UPDATE per queue with counts, an INSERT when a minute
+** starts, in a transaction of its own; rows older than two hours are
+** deleted once a minute.  No row is shared by two handles, so the
+** counts add no contention and no per-job write.  Counts of calls inside
+** a transaction the caller opened wait for its commit (a rollback drops
+** them).  Jobs that plain SQL inserts are not counted as enqueued.  The
+** URL option counts=off turns the counting off; a database below schema
+** version 13 is not written to.  docs/serve.md has the details.
+*/
+
+/* The histograms have this many buckets; bucket i holds the durations
+** up to sqlq_latency_bound(i) seconds and above bucket i-1's bound (the
+** last: above 300 s). */
+#define SQLQ_LATENCY_BUCKETS 17
+
+/* The upper bound of bucket i in seconds: 0.001, 0.0025, 0.005, 0.01,
+** 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, then
+** INFINITY for the last bucket and for any i out of range. */
+double sqlq_latency_bound(int i);
+
+/* One row of sqlq_counts: what one handle did in one minute on one
+** queue.  queue is owned by the array (freed by
+** sqlq_minute_counts_free()); "" for the counts that belong to no queue
+** (named locks). */
+typedef struct sqlq_minute_counts {
+  char *queue;
+  int64_t minute_at; /* the minute's start, Unix seconds by the writer's clock */
+  int64_t writer;    /* the writing handle's random id */
+  int64_t enqueued;  /* jobs stored by sqlq_enqueue*() and schedules (no duplicates) */
+  int64_t finished;  /* jobs acked by the handle that claimed them */
+  int64_t failed;    /* attempts failed with attempts left */
+  int64_t dead;      /* jobs that became dead (failed, or cancelled) */
+  int64_t locks;     /* named-lock acquisitions tried */
+  int64_t lock_busy; /* of which not had in time (SQLQ_BUSY) */
+  int64_t lock_us;   /* microseconds spent in them */
+  int64_t claim_us;  /* microseconds spent in claims */
+  int64_t claims[SQLQ_LATENCY_BUCKETS]; /* claims (sqlq_claim() calls that
+                                           succeeded) by duration */
+  int64_t lag_us;                       /* sum of the lags below */
+  int64_t lags[SQLQ_LATENCY_BUCKETS];   /* jobs claimed, by the time from
+                                           when they were due to the claim,
+                                           by the database's clock */
+} sqlq_minute_counts;
+
+/*
+** Read the rows of sqlq_counts of queue (NULL: of every queue, and "")
+** whose minute_at >= since_s, into *counts_out, an array of *n_out rows
+** ordered by queue (bytes), minute_at and writer; free it with
+** sqlq_minute_counts_free().  A database below schema version 13 gives
+** SQLQ_SCHEMA.  Another handle's counts are there once it flushed them
+** (every few seconds).
+*/
+int sqlq_counts(sqlq_db *db, const char *queue, int64_t since_s, sqlq_minute_counts **counts_out,
+                size_t *n_out);
+
+/* Free an array returned by sqlq_counts().  Accepts NULL. */
+void sqlq_minute_counts_free(sqlq_minute_counts *counts, size_t n);
+
+/*
+** The last job id the database handed out, into *id_out (0: none yet):
+** read from sqlq_jobs' id sequence, so it counts every job inserted on any
+** queue, by the library or by plain SQL (which the counts above do not),
+** and also, on PostgreSQL and Firebird, the ids of inserts rolled back.
+** Its growth is how many jobs were inserted.  One read; any schema
+** version.
+*/
+int sqlq_last_job_id(sqlq_db *db, int64_t *id_out);
+
+/*
+** Write the handle's counts to sqlq_counts now, rather than at its next
+** flush.  SQLQ_OK when there was nothing to write, when counting is off
+** or when the database has no sqlq_counts (then the counts are dropped);
+** else the write's error (the counts are kept for the next flush).  Not
+** inside a transaction of the caller's (SQLQ_MISUSE).
+*/
+int sqlq_counts_flush(sqlq_db *db);
 
 /* Job states as stored in the state column. */
 #define SQLQ_STATE_READY 1 /* ready, due or scheduled */

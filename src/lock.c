@@ -24,7 +24,9 @@ static int take(sqlq_db *db, const void *name, size_t name_len, double timeout, 
                 sqlq_lock **lock_out) {
   sqlq_lock *lk = calloc(1, sizeof *lk);
   if (lk == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  int64_t t0 = sqlq__monotonic_ns();
   int rc = db->driver->lock(db, sqlq__hash64(name, name_len), name, name_len, timeout, &lk->ls);
+  sqlq__count_lock(db, sqlq__monotonic_ns() - t0, rc);
   if (rc != SQLQ_OK) {
     free(lk);
     return rc;
@@ -56,7 +58,12 @@ SQLQ__API int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, dou
     return sqlq__error(db, SQLQ_MISUSE,
                        "sqlq_lock_xact needs a transaction: call sqlq_begin first");
   const sqlq__driver *d = db->driver;
-  if (d->lock_xact) return d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
+  if (d->lock_xact) {
+    int64_t t0 = sqlq__monotonic_ns();
+    rc = d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
+    sqlq__count_lock(db, sqlq__monotonic_ns() - t0, rc);
+    return rc;
+  }
   return take(db, name, name_len, timeout, &db->xact_locks, NULL);
 }
 

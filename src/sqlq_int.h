@@ -424,6 +424,24 @@ enum sqlq__sql_id {
                                 whose id is NULL and whose cursor is the
                                 one the next claim of the queue passes */
   SQLQ__SQL_NEXT_DUE_LANES, /* as NEXT_DUE_GROUPS, $2 cursor (as above) */
+  /* Counts of what handles did (schema version SQLQ__COUNTS_VERSION,
+  ** table sqlq_counts; counts.c).  A row is (minute, queue, writer): one
+  ** handle's counts of one queue in one minute, written only by it. */
+  SQLQ__SQL_COUNTS_INSERT, /* $1 minute $2 queue $3 writer $4 enqueued
+                              $5 finished $6 failed $7 dead $8 detail (the
+                              lock counts and histograms as text, see
+                              counts.c): a new row (no row changed, or
+                              SQLQ__CONSTRAINT, when it is there) */
+  SQLQ__SQL_COUNTS_UPDATE, /* the same parameters: sets the row's counts
+                              to them (no row changed when there is none) */
+  SQLQ__SQL_COUNTS_PRUNE,  /* $1 minute: deletes the rows before it */
+  SQLQ__SQL_COUNTS_READ,   /* $1 queue or NULL (all) $2 minute -> minute,
+                              queue, writer, enqueued, finished, failed,
+                              dead, detail of the rows from that minute on */
+  SQLQ__SQL_COUNTS_IDS,    /* -> the last job id the database handed out
+                              (0: none yet): every job inserted, by anyone,
+                              on any queue (no schema version: it reads the
+                              id sequence of sqlq_jobs) */
   SQLQ__SQL_COUNT
 };
 
@@ -752,6 +770,45 @@ struct sqlq_lock {
   struct sqlq_lock *prev;
 };
 
+/* What a handle counted of one queue (counts.c): the columns of a row
+** of sqlq_counts. */
+typedef struct sqlq__tally {
+  int64_t enqueued, finished, failed, dead, locks, lock_busy, lock_us;
+  int64_t claim_us, claims[SQLQ_LATENCY_BUCKETS];
+  int64_t lag_us, lags[SQLQ_LATENCY_BUCKETS];
+} sqlq__tally;
+
+/* One queue a handle counts for ("" for named locks): what it counted
+** since its last flush (pending), in the caller's open transaction (tx,
+** added to pending at its commit), and its row of sqlq_counts as last
+** written (row, of minute; stored once the row is in the table). */
+typedef struct sqlq__counted {
+  char *queue;
+  sqlq__tally pending, tx, row;
+  int64_t minute;
+  int stored, dirty, tx_dirty;
+} sqlq__counted;
+
+/* A job claimed through a handle, and the queue (index of
+** sqlq__counts.queues) its ack is counted for. */
+typedef struct sqlq__claimed {
+  int64_t id; /* 0: a free slot */
+  uint32_t queue;
+} sqlq__claimed;
+
+/* A handle's counts (counts.c). */
+typedef struct sqlq__counts {
+  int off;               /* the URL option counts=off */
+  int64_t writer;        /* its rows' writer: random, never 0 */
+  int64_t every_ns;      /* between flushes */
+  int64_t flush_at_ns;   /* CLOCK_MONOTONIC; 0: nothing to flush */
+  int64_t pruned_minute; /* the minute of the last prune */
+  sqlq__counted *queues;
+  size_t n, cap, last;
+  sqlq__claimed *claimed; /* open addressing by id, linear probing */
+  size_t n_claimed, cap_claimed;
+} sqlq__counts;
+
 /* A queue whose claims go by lanes (cursor.c): its cursor as the dialect
 ** returned it (owned by the handle; NULL: none yet), and when its claims
 ** started to go by lanes (CLOCK_MONOTONIC; 0: a free place). */
@@ -823,6 +880,8 @@ struct sqlq_db {
   int64_t claim_fastest_ns[SQLQ__CLAIM_SIZES], claim_excess_ns;
   /* The URL option lanes: SQLQ__LANES_AUTO (the default), _ON or _OFF. */
   int lanes_mode;
+  /* What the handle counted and has not yet written (counts.c). */
+  sqlq__counts counts;
 };
 
 /* The schema versions that brought concurrency limits, rate limits, and
@@ -830,6 +889,8 @@ struct sqlq_db {
 #define SQLQ__LIMITS_VERSION 6
 #define SQLQ__RATES_VERSION 8
 #define SQLQ__GROUPS_VERSION 10
+/* The schema version that brought sqlq_counts (counts.c). */
+#define SQLQ__COUNTS_VERSION 13
 
 /* The values of db->limits_schema: what limits the database has, each
 ** level with those of the levels before it. */
@@ -1228,5 +1289,41 @@ int sqlq__deps_purge(sqlq_db *db, const char *queue);
 ** transaction of the caller's.  Its errors are dropped, leaving db's error
 ** state as it was. */
 void sqlq__prune_due(sqlq_db *db, const char *queue);
+
+/* ---------------------------------------------------------------------
+** Counts (counts.c).  Each is called by a public call after its work
+** committed (or inside the caller's transaction, whose commit adds the
+** counts); none fails or records an error: memory that runs out loses a
+** count.
+*/
+void sqlq__count_enqueued(sqlq_db *db, const char *queue, size_t n);
+/* A claim of queue that took took_ns and returned jobs[0..n), leased for
+** lease_us (so that lease_until - lease_us is the database's clock). */
+void sqlq__count_claim(sqlq_db *db, const char *queue, const sqlq_job *jobs, size_t n,
+                       int64_t took_ns, int64_t lease_us);
+/* Job id, claimed through db, finished (acked), or left db's hands
+** (released): its ack is counted for its queue; one not claimed through
+** db is not counted. */
+void sqlq__count_finished(sqlq_db *db, int64_t id);
+void sqlq__count_forget(sqlq_db *db, int64_t id);
+/* Job id of queue failed, and became dead or will run again. */
+void sqlq__count_failed(sqlq_db *db, int64_t id, const char *queue, int dead);
+/* Jobs of queue became dead without failing (cancelled). */
+void sqlq__count_dead(sqlq_db *db, const char *queue, size_t n);
+/* A named-lock acquisition that took took_ns and ended in rc. */
+void sqlq__count_lock(sqlq_db *db, int64_t took_ns, int rc);
+/* The caller's transaction ended: committed (its counts are added) or
+** rolled back (dropped). */
+void sqlq__counts_end_tx(sqlq_db *db, int committed);
+/* Write the counts when their flush is due (never inside the caller's
+** transaction); errors are dropped, leaving db's error state as it was. */
+void sqlq__counts_flush_due(sqlq_db *db);
+/* When the next flush is due (CLOCK_MONOTONIC; -1: none is owed). */
+int64_t sqlq__counts_due_ns(const sqlq_db *db);
+/* Set up db's counts (at open): counts_off from the URL option, every
+** flush_s seconds. */
+void sqlq__counts_open(sqlq_db *db, int off, double flush_s);
+/* Flush what is owed and free db's counts (at close). */
+void sqlq__counts_close(sqlq_db *db);
 
 #endif /* SQLQ_INT_H */

@@ -242,6 +242,7 @@ int cmd_serve(const cli_global *g, int argc, char **argv) {
             "build again)");
   code = EXIT_UNAVAILABLE;
 #endif
+  serve_counts_free(&ctx.counts);
   sqlq_close(ctx.db);
   return code;
 }

@@ -13,6 +13,8 @@
 **   serve_dash.c     the dashboard: pages, style and script built into the
 **                    binary from src/cli/dash/ (serve_assets.c, generated)
 **   serve_metrics.c  /metrics in Prometheus' text format
+**   serve_counts.c   the counters of /metrics and the history of the API,
+**                    from the rows of sqlq_counts
 **
 ** Every request is answered on libmicrohttpd's one internal thread, which
 ** alone uses the server's database handle: the handle is used by one thread
@@ -105,15 +107,21 @@ typedef struct serve_reply {
 ** any bytes: it is escaped).  Returns 0, or -1 when memory ran out. */
 int serve_reply_error(serve_reply *r, unsigned status, const char *message);
 
-/* Set r to the JSON value (which this takes; NULL: memory ran out, a
-** 500) with status 200 (serve_api.c). */
-struct json_t;
-void serve_reply_json(serve_reply *r, struct json_t *value);
-
 /* The status of an answer for a library status: 400 for SQLQ_MISUSE and
 ** SQLQ_TOOBIG, 404 for SQLQ_NOTFOUND, 409 for SQLQ_STALE and SQLQ_PAUSED,
 ** 503 for SQLQ_BUSY, SQLQ_UNAVAILABLE, SQLQ_SCHEMA, SQLQ_TIMEOUT, else 500. */
 unsigned serve_http_status(int status);
+
+/* The counters /metrics shows, from the rows of sqlq_counts
+** (serve_counts.c): the rows as the last scrape read them (seen, in the
+** order of sqlq_counts()) and per queue the totals of what they grew by
+** since this server started (totals, by queue; "" for named locks). */
+typedef struct serve_counts {
+  sqlq_minute_counts *seen;
+  size_t n_seen;
+  sqlq_minute_counts *totals;
+  size_t n_totals;
+} serve_counts;
 
 /* The server's state that the handlers read (cmd_serve.c fills it). */
 typedef struct serve_ctx {
@@ -125,7 +133,24 @@ typedef struct serve_ctx {
   uint64_t requests;
   uint64_t refused; /* answered 4xx */
   uint64_t failed;  /* answered 5xx */
+  serve_counts counts;
 } serve_ctx;
+
+/* Read the rows of sqlq_counts of the last minutes into ctx->counts,
+** adding what they grew by to its totals.  Returns SQLQ_OK or
+** sqlq_counts()'s status (SQLQ_SCHEMA: the database has no sqlq_counts). */
+int serve_counts_read(serve_ctx *ctx);
+
+/* Free what c holds. */
+void serve_counts_free(serve_counts *c);
+
+/* Answer GET /api/v1/queues/Q/history into *r (serve_counts.c). */
+void serve_history(serve_ctx *ctx, const char *queue, serve_reply *r);
+
+/* Set r to the JSON value (which this takes) with status 200, or to a 500
+** when value is NULL or memory runs out (serve_api.c). */
+struct json_t;
+void serve_reply_json(serve_reply *r, struct json_t *value);
 
 /* Answer a GET (post 0) or POST (post 1) of the API, whose target is t
 ** (its first segment "api"), into *r (serve_api.c).  body is the POST's,

@@ -6,6 +6,7 @@
 **   GET  /api/v1/queues                      every queue's counts
 **   GET  /api/v1/queues/Q                    one queue's counts
 **   GET  /api/v1/queues/Q/jobs?state=S&limit=N
+**   GET  /api/v1/queues/Q/history            the last hour's counts (serve_counts.c)
 **   GET  /api/v1/health                      the database's health items
 **   POST /api/v1/queues/Q/pause | resume | retry-dead
 **   POST /api/v1/queues/Q/retry | delete     body {"ids":[ID,...]}
@@ -285,6 +286,8 @@ void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body
     get_queues(ctx, seg[3], r);
   } else if (n == 5 && strcmp(seg[2], "queues") == 0 && strcmp(seg[4], "jobs") == 0 && !post) {
     get_jobs(ctx, t, seg[3], r);
+  } else if (n == 5 && strcmp(seg[2], "queues") == 0 && strcmp(seg[4], "history") == 0 && !post) {
+    serve_history(ctx, seg[3], r);
   } else if (n == 5 && strcmp(seg[2], "queues") == 0 && post) {
     post_queue(ctx, seg[3], seg[4], 0, body, r);
   } else if (n == 7 && strcmp(seg[2], "queues") == 0 && strcmp(seg[4], "jobs") == 0 && post) {

@@ -36,6 +36,7 @@
 ** every migration is DDL only.
 */
 #include "cancel_sql.h"
+#include "counts_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
 #include "firebird_int.h"
@@ -1039,6 +1040,18 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "  FROM MON$DATABASE d LEFT JOIN " FB_HEALTH_HOLDER " h ON 1 = 1"
     " UNION ALL SELECT 'database_bytes', CAST(d.MON$PAGES * d.MON$PAGE_SIZE AS BIGINT), 'bytes',"
     "  1073741824, NULL, NULL, NULL FROM MON$DATABASE d",
+  /* Counts (schema version 13). */
+  COUNTS_SQL_ENTRIES("", QUEUE_PARAM("$1")),
+  /* The identity column's generator, whose name the system tables hold. */
+  [SQLQ__SQL_COUNTS_IDS] =
+    "EXECUTE BLOCK RETURNS (n BIGINT) AS DECLARE g VARCHAR(63); BEGIN"
+    " n = 0;"
+    " SELECT TRIM(RDB$GENERATOR_NAME) FROM RDB$RELATION_FIELDS"
+    "  WHERE RDB$RELATION_NAME = 'SQLQ_JOBS' AND RDB$FIELD_NAME = 'ID' INTO g;"
+    " IF (g IS NOT NULL) THEN"
+    "  EXECUTE STATEMENT 'SELECT GEN_ID(\"' || g || '\", 0) FROM RDB$DATABASE' INTO n;"
+    " SUSPEND;"
+    " END",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -1390,7 +1403,13 @@ static const char migration_12[] =
                      ") THEN n = GEN_ID(sqlq_rewinds, 1);"
                      " END" FB_SEP "GRANT USAGE ON SEQUENCE sqlq_rewinds TO TRIGGER sqlq_commit";
 
+/* Version 13: the counts of what handles did, per queue, writer and
+** minute (src/counts.c). */
+static const char migration_13[] =
+  COUNTS_SQL_TABLE("CREATE TABLE", "BIGINT", TEXT(128), TEXT(1000),
+                   FB_SEP) "CREATE INDEX sqlq_counts_age ON sqlq_counts (minute_at)";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
+  migration_1, migration_2, migration_3,  migration_4,  migration_5,  migration_6,  migration_7,
+  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13,
 };

@@ -36,6 +36,7 @@
 ** which writes nothing and so replicates nothing.
 */
 #include "cancel_sql.h"
+#include "counts_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
 #include "mysql_int.h"
@@ -657,6 +658,10 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " UNION ALL SELECT 'table_bytes', CAST(COALESCE(SUM(DATA_LENGTH + INDEX_LENGTH), 0) AS SIGNED),"
     "  'bytes', 1073741824, NULL, NULL, NULL FROM information_schema.TABLES"
     "  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'sqlq\\_%'",
+  /* Counts (schema version 13). */
+  COUNTS_SQL_ENTRIES("", "$1"),
+  /* The counter the trigger sqlq_jobs_id takes ids from (version 3). */
+  [SQLQ__SQL_COUNTS_IDS] = "SELECT coalesce((SELECT last_id FROM sqlq_job_ids WHERE one = 1), 0)",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -1033,7 +1038,13 @@ static const char migration_12[] =
   "END";
 
 
+/* Version 13: the counts of what handles did, per queue, writer and
+** minute (src/counts.c). */
+static const char migration_13[] = COUNTS_SQL_TABLE(
+  "CREATE TABLE IF NOT EXISTS", "BIGINT", "VARCHAR(128)", "VARCHAR(1000)",
+  " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;") "CREATE INDEX IF NOT EXISTS sqlq_counts_age ON sqlq_counts (minute_at)";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
+  migration_1, migration_2, migration_3,  migration_4,  migration_5,  migration_6,  migration_7,
+  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13,
 };

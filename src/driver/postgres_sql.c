@@ -18,6 +18,7 @@
 ** its next job (its head was deleted, or went dead).
 */
 #include "cancel_sql.h"
+#include "counts_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
 #include "postgres_int.h"
@@ -666,6 +667,11 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
     "SELECT id, $2::int, priority, attempts, max_attempts, finished_at, created_at, NULL::int8,"
     " dedupe_key, group_key, NULL::text, payload FROM sqlq_jobs_history WHERE queue = $1::text"
     " ORDER BY finished_at DESC, id DESC LIMIT nullif($3::int8, -1)",
+  /* Counts (schema version 13). */
+  COUNTS_SQL_ENTRIES(" ON CONFLICT DO NOTHING", "$1::text"),
+  /* The identity column's sequence: NULL until its first nextval(). */
+  [SQLQ__SQL_COUNTS_IDS] = "SELECT coalesce(pg_sequence_last_value("
+                           "pg_get_serial_sequence('sqlq_jobs', 'id')::regclass), 0)",
 };
 
 /* Version 1: jobs, queues, history, the clock, the wake-up triggers.
@@ -988,7 +994,14 @@ static const char migration_12[] =
   "  RETURN NULL;"
   "END$$;";
 
+/* Version 13: the counts of what handles did, per queue, writer and
+** minute (src/counts.c).  Their UPDATEs change no indexed column, so
+** that they stay HOT updates. */
+static const char migration_13[] =
+  COUNTS_SQL_TABLE("CREATE TABLE", "bigint", "text", "text",
+                   ";") "CREATE INDEX sqlq_counts_age ON sqlq_counts (minute_at);";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
+  migration_1, migration_2, migration_3,  migration_4,  migration_5,  migration_6,  migration_7,
+  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13,
 };

@@ -16,6 +16,7 @@
 ** which costs time in proportion to the queue's length.
 */
 #include "cancel_sql.h"
+#include "counts_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
 #include "schedules_sql.h"
@@ -317,6 +318,11 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     "INSERT INTO sqlq_groups (queue, grouped, group_key, served) VALUES ($1, $2, $3, $4)"
     " ON CONFLICT (queue, grouped, group_key) DO UPDATE SET served = excluded.served",
   [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
+  /* Counts (schema version 13). */
+  COUNTS_SQL_ENTRIES("", "$1"),
+  /* AUTOINCREMENT keeps the highest id ever used in sqlite_sequence. */
+  [SQLQ__SQL_COUNTS_IDS] =
+    "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'sqlq_jobs'), 0)",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -463,7 +469,13 @@ static const char migration_11[] = "SELECT 1;";
 ** lanes and a cheaper PostgreSQL INSERT trigger.  The version is recorded all the same. */
 static const char migration_12[] = "SELECT 1;";
 
+/* Version 13: the counts of what handles did, per queue, writer and
+** minute (src/counts.c). */
+static const char migration_13[] =
+  COUNTS_SQL_TABLE("CREATE TABLE", "INTEGER", "TEXT", "TEXT",
+                   " WITHOUT ROWID;") "CREATE INDEX sqlq_counts_age ON sqlq_counts (minute_at);";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
+  migration_1, migration_2, migration_3,  migration_4,  migration_5,  migration_6,  migration_7,
+  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13,
 };

@@ -1,5 +1,5 @@
 # tests/cli/my_upgrade.sh -- a MariaDB database of schema version 1 is
-# upgraded by `sqlq init` to version 12 (claim lanes, per-group limits, fair queues, cancellation, rate limits, dependencies, concurrency limits, rings and pools, subscriptions, job
+# upgraded by `sqlq init` to version 13 (counts, claim lanes, per-group limits, fair queues, cancellation, rate limits, dependencies, concurrency limits, rings and pools, subscriptions, job
 # ids from a counter instead of AUTO_INCREMENT, schedules, retention) with its jobs and their ids
 # intact; a newer schema is refused.  Runs on a database of its own
 # (my_database.bash); needs the mariadb client.

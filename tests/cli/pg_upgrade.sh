@@ -1,5 +1,5 @@
 # tests/cli/pg_upgrade.sh -- a PostgreSQL database of schema version 1 is
-# upgraded by `sqlq init` to version 12 (cancellation, rings and pools, subscriptions, schedules, retention,
+# upgraded by `sqlq init` to version 13 (counts, cancellation, rings and pools, subscriptions, schedules, retention,
 # concurrency limits, dependencies, rate limits, per-group limits, fair queues,
 # claim lanes) with its jobs intact; a newer schema is refused.  Runs on a database of
 # its own (pg_database.bash); needs psql.

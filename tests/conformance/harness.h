@@ -195,6 +195,7 @@ int run_rate_tests(void);
 int run_enqueue_tests(void);
 int run_claim_tests(void);
 int run_admin_tests(void);
+int run_counts_tests(void);
 int run_wait_tests(void);
 int run_concurrency_tests(void);
 int run_lock_tests(void);
