@@ -311,7 +311,15 @@ static int pg_prepare(sqlq_db *db, int id, sqlq__stmt **out) {
   return SQLQ_OK;
 }
 
+/* Whether i (1-based) is a parameter a statement can hold: the arrays of
+** sqlq__stmt hold PG_MAX_PARAMS; a statement of the dialect with more is
+** a bug, refused here rather than written past them. */
+static int slot_ok(int i) {
+  return i >= 1 && i <= PG_MAX_PARAMS;
+}
+
 static int pg_bind_int64(sqlq__stmt *st, int i, int64_t v) {
+  if (!slot_ok(i)) return SQLQ_MISUSE;
   snprintf(st->ints[i - 1], sizeof st->ints[i - 1], "%lld", (long long)v);
   st->values[i - 1] = st->ints[i - 1];
   st->lengths[i - 1] = 0;
@@ -321,6 +329,7 @@ static int pg_bind_int64(sqlq__stmt *st, int i, int64_t v) {
 }
 
 static int pg_bind_text(sqlq__stmt *st, int i, const char *s) {
+  if (!slot_ok(i)) return SQLQ_MISUSE;
   st->values[i - 1] = s;
   st->lengths[i - 1] = 0;
   st->formats[i - 1] = 0;
@@ -329,6 +338,7 @@ static int pg_bind_text(sqlq__stmt *st, int i, const char *s) {
 }
 
 static int pg_bind_blob(sqlq__stmt *st, int i, const void *v, size_t n) {
+  if (!slot_ok(i)) return SQLQ_MISUSE;
   st->values[i - 1] = n ? v : "";
   st->lengths[i - 1] = (int)n;
   st->formats[i - 1] = 1;
@@ -362,9 +372,9 @@ static char *array_header(size_t payload, size_t n, int has_null, int32_t oid, s
 
 static int bind_array(sqlq__stmt *st, int i, char *buf, size_t len) {
   if (buf == NULL) return SQLQ_NOMEM;
-  if (len > 0x7fffffff) {
+  if (len > 0x7fffffff || !slot_ok(i)) {
     free(buf);
-    return SQLQ_TOOBIG;
+    return slot_ok(i) ? SQLQ_TOOBIG : SQLQ_MISUSE;
   }
   free(st->owned[i - 1]);
   st->owned[i - 1] = buf;
