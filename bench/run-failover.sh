@@ -10,6 +10,11 @@
 # jobs handed out twice within a lease, jobs run again after an accepted ack,
 # and how long after the promotion the first claim, ack and enqueue came.
 #
+# Then the cost of the settings without a failover: `sqlq bench --jobs 5000
+# --workers 4 --producers 4 --batch 1` (one job a commit) on the same pair of
+# servers and URL, RUNS times each, with and without synchronous
+# replication and worker_synchronous_commit.
+#
 # Usage: bench/run-failover.sh [BUILD_DIR]     (default: build)
 # Settings (environment):
 #   RUNS=5                   runs per setting
@@ -66,5 +71,28 @@ for s in $SETTINGS; do
     failover_stop "$PORT"
     rm -rf "$OUT/$sync-$worker_sync-$i"
     cp -r "$fo" "$OUT/$sync-$worker_sync-$i" 2>/dev/null
+  done
+done
+
+echo
+echo "| sync rep | worker sync | run | jobs/s end to end | enqueues/s |"
+echo "|---|---|---|---|---|"
+fo_server start "$PORT" >/dev/null && fo_server standby "$((PORT + 1))" "$PORT" >/dev/null || exit 1
+for sync in on off; do
+  fo_server sync "$PORT" "$sync" >/dev/null || exit 1
+  for worker_sync in on off; do
+    url="postgres://sqlq@127.0.0.1:$PORT,127.0.0.1:$((PORT + 1))/sqlq?target_session_attrs=read-write"
+    url="$url&worker_synchronous_commit=$worker_sync"
+    for ((i = 1; i <= RUNS; i++)); do
+      echo "run-failover: bench, sync $sync, worker_synchronous_commit $worker_sync, run $i/$RUNS" >&2
+      "$SQLQ" --url "$url" init >/dev/null
+      fo_server sql "$PORT" "VACUUM sqlq_jobs" >/dev/null
+      "$SQLQ" --url "$url" bench --jobs 5000 --workers 4 --producers 4 --batch 1 --json \
+        --latency-samples 0 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(f"| {sys.argv[1]} | {sys.argv[2]} | {sys.argv[3]} | {r[\"jobs_per_s\"]:,} | {r[\"enqueue_per_s\"]:,} |")
+' "$sync" "$worker_sync" "$i"
+    done
   done
 done

@@ -14,7 +14,8 @@
 #       and each ack's answer, every 25th job held past its lease so that
 #       another worker takes it back and its late ack must be refused;
 #     - one `sqlq work` (lease 2 s) whose command logs each run;
-#     - one `sqlq lock` holding a named lock.
+#     - one `sqlq lock` holding a named lock, and one handle of the same
+#       program holding another, which takes it again once it is lost.
 #   Once 300 enqueues and 100 acks were acknowledged, the primary gets
 #   SIGKILL (with everything of it), 0.5 s later the standby is promoted;
 #   the producer goes on until 200 more enqueues are acknowledged, and the
@@ -43,6 +44,8 @@
 #     fo_wake_ms      how long the job pushed after the drain took to start
 #     fo_lock_rc      the exit code of the `sqlq lock` that held the lock
 #     fo_lock_after   the exit code of a `sqlq lock` on the new primary
+#     fo_relocked     times a handle holding a lock (failover_client lock)
+#                     had it again after it found it lost
 #   Returns 1 (with a message on stderr) when the scenario could not run:
 #   a server did not start, the load never came, the queue did not drain.
 #   Leaves the logs in $tmp/fo; the caller stops the servers (failover_stop).
@@ -111,7 +114,14 @@ failover_run() {
   "$SQLQ" --url "$fo_url" lock -w 10 failover-lock -- sleep 600 >"$fo/lock.log" 2>&1 &
   lock_pid=$!
   bg_pids+=("$lock_pid")
+  "$SQLQ_TEST_PG_FAILOVER_CLIENT" lock "$fo_url" failover-held "$fo/stop-workers" >"$fo/locker" 2>&1 &
+  bg_pids+=("$!")
+  clients+=("$!")
 
+  fo_wait 60 grep -q '^L had' "$fo/locker" || {
+    echo "the lock holder has no lock: $(tail -n 2 "$fo/locker")" >&2
+    return 1
+  }
   fo_wait 60 fo_enough_load 300 100 || {
     echo "no load in 60 s: $(tail -n 2 "$fo/producer" "$fo"/worker.1 "$fo/cli.log")" >&2
     return 1
@@ -157,6 +167,10 @@ failover_run() {
   fo_lock_rc=$?
   "$SQLQ" --url "$fo_url" lock -w 10 failover-lock -- true >>"$fo/lock.log" 2>&1
   fo_lock_after=$?
+  # The handle that held failover-held saw it lost, and had it again.
+  fo_wait 30 eval '[ "$(grep -c "^L had" "$fo/locker")" -ge 2 ]'
+  fo_relocked=$(awk '$2 == "lost" { lost = 1 } $2 == "had" && lost { n++ } END { print n + 0 }' \
+    "$fo/locker")
 
   for w in "${clients[@]}"; do
     kill "$w" 2>/dev/null

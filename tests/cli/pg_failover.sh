@@ -15,7 +15,8 @@
 #     within 10 s while they wait on it (they look again unasked only after
 #     30 s);
 #   - the `sqlq lock` holding a lock saw its session end and exited 75, and
-#     the lock is had on the new primary.
+#     the lock is had on the new primary; a handle holding another lock
+#     found it lost and had it again on the new primary.
 # Then the URL's host list is checked with bad input (exit 64, one line).
 #
 # Needs SQLQ_TEST_PG_FAILOVER_PORT (the primary; the standby takes the next
@@ -53,6 +54,8 @@ if failover_run "$port" on on; then
   [ "$fo_wake_ms" -ge 0 ] || fail "the job pushed after the drain did not start within 10 s"
   expect_eq "the lock holder's exit code" "$fo_lock_rc" 75
   expect_eq "the lock on the new primary" "$fo_lock_after" 0
+  checks=$((checks + 1))
+  [ "$fo_relocked" -ge 1 ] || fail "the lock holding handle did not have its lock again: $(cat "$fo/locker")"
   for w in "$fo"/worker.* "$fo/cli.log"; do
     checks=$((checks + 1))
     if grep -qv '^[CKU] \|^sqlq: work: ' "$w"; then

@@ -26,6 +26,12 @@
 **     STATUS T" for each ack's final answer and "U STATUS T" for each claim
 **     or wait that failed.
 **
+**   failover_client lock URL NAME STOPFILE
+**     Hold the named lock NAME, checking it every 200 ms; when it is lost,
+**     release it and take it again (waiting 1 s at a time), until STOPFILE
+**     exists.  Prints "L had T" each time the lock is taken and "L lost
+**     STATUS T" each time a check finds it lost.
+**
 ** Times T are microseconds of CLOCK_REALTIME, comparable between the
 ** processes of one machine.  Lines are flushed at once.  Exits 0 when
 ** STOPFILE appears, 64 on a usage error, 69 when the URL cannot be opened.
@@ -125,13 +131,41 @@ static int work(sqlq_db *db, const char *queue, double lease, const char *stopfi
   return 0;
 }
 
+static int hold_lock(sqlq_db *db, const char *name, const char *stopfile) {
+  sqlq_lock *lock = NULL;
+  while (!stopped(stopfile)) {
+    if (lock == NULL) {
+      if (sqlq_lock_acquire(db, name, strlen(name), 1.0, &lock) != SQLQ_OK) {
+        lock = NULL;
+        sleep_s(0.05);
+        continue;
+      }
+      printf("L had %lld\n", (long long)now_us());
+      fflush(stdout);
+    }
+    int rc = sqlq_lock_check(lock, 1.0);
+    if (rc != SQLQ_OK) {
+      printf("L lost %s %lld\n", sqlq_status_name(rc), (long long)now_us());
+      fflush(stdout);
+      sqlq_unlock(lock);
+      lock = NULL;
+      continue;
+    }
+    sleep_s(0.2);
+  }
+  if (lock) sqlq_unlock(lock);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int producing = argc == 5 && strcmp(argv[1], "produce") == 0;
   int working = argc == 6 && strcmp(argv[1], "work") == 0;
+  int locking = argc == 5 && strcmp(argv[1], "lock") == 0;
   double lease = working ? strtod(argv[4], NULL) : 0;
-  if (!producing && !working) {
+  if (!producing && !working && !locking) {
     fprintf(stderr, "usage: failover_client produce URL QUEUE STOPFILE\n"
-                    "       failover_client work URL QUEUE LEASE STOPFILE\n");
+                    "       failover_client work URL QUEUE LEASE STOPFILE\n"
+                    "       failover_client lock URL NAME STOPFILE\n");
     return 64;
   }
   if (working && !(lease >= 1 && lease <= 3600)) {
@@ -144,7 +178,9 @@ int main(int argc, char **argv) {
     sqlq_close(db);
     return 69;
   }
-  int rc = producing ? produce(db, argv[3], argv[4]) : work(db, argv[3], lease, argv[5]);
+  int rc = producing ? produce(db, argv[3], argv[4])
+           : locking ? hold_lock(db, argv[3], argv[4])
+                     : work(db, argv[3], lease, argv[5]);
   sqlq_close(db);
   return rc;
 }
