@@ -18,7 +18,15 @@
 ** after a failed attempt, calls fail at once with SQLQ_UNAVAILABLE until a
 ** pause has passed that doubles from 50 ms up to 2 s (sqlq__backoff).  Within a
 ** transaction, a lost session fails the call with SQLQ_UNAVAILABLE and the
-** transaction is gone.
+** transaction is gone.  A URL may name several hosts (a primary and its
+** standbys): libpq tries them in turn at each connection, and
+** target_session_attrs=read-write keeps the primary, so a reconnection
+** after a failover finds the new one (docs/scale.md).  A write refused as
+** read-only (SQLSTATE 25006) is SQLQ_UNAVAILABLE too, and the session is
+** dropped at the next call for the same reason.  A session lost after a
+** commit was sent and before its answer fails with SQLQ_UNAVAILABLE and a
+** message saying that the transaction may have committed: no guess is
+** made either way (lost_in_doubt).
 */
 #include <arpa/inet.h>
 #include <stdio.h>
