@@ -55,14 +55,14 @@ source "$here/../tests/common.sh"
 source "$here/../tests/cli/failover.bash"
 trap 'failover_stop "$PORT"; cleanup' EXIT
 
-echo "| sync rep | worker sync | run | acked enqueues | lost | in doubt | stored twice | acks ok | stale refused | stale accepted | twice in a lease | run after ack | kill to promote ms | first claim ms | first ack ms | first enqueue ms |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| sync rep | worker sync | run | acked enqueues | lost | loss window ms | in doubt | stored twice | acks ok | stale refused | stale accepted | twice in a lease | run after ack | kill to promote ms | first claim ms | first ack ms | first enqueue ms |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for s in $SETTINGS; do
   sync=${s%:*} worker_sync=${s#*:}
   for ((i = 1; i <= RUNS; i++)); do
     echo "run-failover: sync $sync, worker_synchronous_commit $worker_sync, run $i/$RUNS" >&2
     if failover_run "$PORT" "$sync" "$worker_sync"; then
-      echo "| $sync | $worker_sync | $i | $fo_acked | $fo_lost | $fo_indoubt | $fo_dup | $fo_acks_ok |" \
+      echo "| $sync | $worker_sync | $i | $fo_acked | $fo_lost | $fo_loss_ms | $fo_indoubt | $fo_dup | $fo_acks_ok |" \
         "$fo_acks_stale | $fo_stale_ok | $fo_overlap | $fo_after_ack | $fo_kill_to_promote |" \
         "$fo_resume_claim | $fo_resume_ack | $fo_resume_push |"
     else
@@ -91,7 +91,7 @@ for sync in on off; do
         --latency-samples 0 | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
-print(f"| {sys.argv[1]} | {sys.argv[2]} | {sys.argv[3]} | {r[\"jobs_per_s\"]:,} | {r[\"enqueue_per_s\"]:,} |")
+print("| %s | %s | %s | {:,} | {:,} |".format(r["jobs_per_s"], r["enqueue_per_s"]) % tuple(sys.argv[1:4]))
 ' "$sync" "$worker_sync" "$i"
     done
   done

@@ -1,7 +1,7 @@
 # tests/cli/failover.bash -- a PostgreSQL primary killed under load and its
 # standby promoted, shared by tests/cli/pg_failover.sh (which checks the
 # counts) and bench/run-failover.sh (which measures them).  Sourced after
-# tests/common.sh ($tmp, bg_pids, alive).
+# tests/common.sh ($tmp, bg_pids, alive, wait_until).
 #
 # failover_run PORT SYNC WORKER_SYNC
 #   Start a primary on PORT and a streaming standby on PORT+1
@@ -17,7 +17,8 @@
 #     - one `sqlq lock` holding a named lock, and one handle of the same
 #       program holding another, which takes it again once it is lost.
 #   Once 300 enqueues and 100 acks were acknowledged, the primary gets
-#   SIGKILL (with everything of it), 0.5 s later the standby is promoted;
+#   SIGKILL (with everything of it), 0.5 s after all its processes are gone
+#   the standby is promoted;
 #   the producer goes on until 200 more enqueues are acknowledged, and the
 #   workers until 50 more acks were answered SQLQ_OK.  Then the
 #   queue must drain, and a job pushed by another process after the drain
@@ -25,6 +26,8 @@
 #   Sets (counts, and times in milliseconds after the promotion):
 #     fo_acked        enqueues the producer saw acknowledged
 #     fo_lost         of those, jobs the new primary does not have
+#     fo_loss_ms      how long before the primary was dead (all its
+#                     processes gone) the first of those was acknowledged
 #     fo_not_done     of those, jobs not finished (acked) after the drain
 #     fo_retried      enqueues that failed and were tried again
 #     fo_indoubt      failures that said the enqueue may have committed
@@ -41,6 +44,7 @@
 #     fo_resume_claim first claim returned after the promotion
 #     fo_resume_ack   first ack answered SQLQ_OK after the promotion
 #     fo_resume_push  first enqueue acknowledged after the promotion
+#     fo_kill_to_promote  from the SIGKILL's start to the promotion's end
 #     fo_wake_ms      how long the job pushed after the drain took to start
 #     fo_lock_rc      the exit code of the `sqlq lock` that held the lock
 #     fo_lock_after   the exit code of a `sqlq lock` on the new primary
@@ -61,18 +65,6 @@ failover_stop() {
   fo_server stop "$(($1 + 1))" >/dev/null 2>&1
 }
 
-# fo_wait SECONDS CMD...: run CMD every 0.1 s until it succeeds.
-fo_wait() {
-  local tries=$(($1 * 10))
-  shift
-  until "$@"; do
-    tries=$((tries - 1))
-    [ "$tries" -gt 0 ] || return 1
-    sleep 0.1
-  done
-}
-
-fo_count() { cat "$@" 2>/dev/null | wc -l; }
 fo_enough_load() {
   [ "$(grep -c '^A ' "$fo/producer")" -ge "$1" ] &&
     [ "$(cat "$fo"/worker.* | grep -c ' SQLQ_OK ')" -ge "$2" ]
@@ -84,7 +76,7 @@ fo_drained() {
 fo_ran() { grep -q "^$1 " "$fo/cli.runs" 2>/dev/null || grep -q "^C $1 " "$fo"/worker.*; }
 
 failover_run() {
-  local port=$1 sync=$2 worker_sync=$3 standby=$(($1 + 1)) w t_kill t_promote lock_pid pushed acked
+  local port=$1 sync=$2 worker_sync=$3 standby=$(($1 + 1)) w t_kill t_dead t_promote lock_pid pushed acked
   local -a clients=()
   fo=$tmp/fo
   fo_q=failover
@@ -118,34 +110,35 @@ failover_run() {
   bg_pids+=("$!")
   clients+=("$!")
 
-  fo_wait 60 grep -q '^L had' "$fo/locker" || {
+  wait_until 60 grep -q '^L had' "$fo/locker" || {
     echo "the lock holder has no lock: $(tail -n 2 "$fo/locker")" >&2
     return 1
   }
-  fo_wait 60 fo_enough_load 300 100 || {
+  wait_until 60 fo_enough_load 300 100 || {
     echo "no load in 60 s: $(tail -n 2 "$fo/producer" "$fo"/worker.1 "$fo/cli.log")" >&2
     return 1
   }
   t_kill=$(($(date +%s%N) / 1000))
   fo_server kill "$port" || return 1
+  t_dead=$(($(date +%s%N) / 1000))
   sleep 0.5
   fo_server promote "$standby" >/dev/null || return 1
   t_promote=$(($(date +%s%N) / 1000))
-  echo "$t_kill $t_promote" >"$fo/times"
+  echo "$t_kill $t_promote $t_dead" >"$fo/times"
 
   # The producer and the workers carry on against the new primary.
   pushed=$(grep -c '^A ' "$fo/producer")
   acked=$(cat "$fo"/worker.* | grep -c ' SQLQ_OK ')
-  fo_wait 60 fo_enough_load $((pushed + 200)) $((acked + 50)) || {
+  wait_until 60 fo_enough_load $((pushed + 200)) $((acked + 50)) || {
     echo "no load after the promotion: $(tail -n 2 "$fo/producer" "$fo"/worker.*)" >&2
     return 1
   }
   touch "$fo/stop"
-  fo_wait 10 eval '! alive "${clients[0]}"' || {
+  wait_until 10 eval '! alive "${clients[0]}"' || {
     echo "the producer did not stop" >&2
     return 1
   }
-  fo_wait 90 fo_drained || {
+  wait_until 90 fo_drained || {
     echo "the queue did not drain in 90 s: $("$SQLQ" --url "$fo_url" stats --json "$fo_q" 2>&1)" >&2
     return 1
   }
@@ -155,27 +148,27 @@ failover_run() {
   local t0 id
   t0=$(date +%s%N)
   id=$("$SQLQ" --url "$fo_url" push "$fo_q" late) || return 1
-  if fo_wait 10 fo_ran "$id"; then
+  if wait_until 10 fo_ran "$id"; then
     fo_wake_ms=$((($(date +%s%N) - t0) / 1000000))
   else
     fo_wake_ms=-1
   fi
 
   # The lock: its holder saw its session end, and the lock is had anew.
-  fo_wait 30 eval '! alive "$lock_pid"'
+  wait_until 30 eval '! alive "$lock_pid"'
   wait "$lock_pid"
   fo_lock_rc=$?
   "$SQLQ" --url "$fo_url" lock -w 10 failover-lock -- true >>"$fo/lock.log" 2>&1
   fo_lock_after=$?
   # The handle that held failover-held saw it lost, and had it again.
-  fo_wait 30 eval '[ "$(grep -c "^L had" "$fo/locker")" -ge 2 ]'
+  wait_until 30 eval '[ "$(grep -c "^L had" "$fo/locker")" -ge 2 ]'
   fo_relocked=$(awk '$2 == "lost" { lost = 1 } $2 == "had" && lost { n++ } END { print n + 0 }' \
     "$fo/locker")
 
   for w in "${clients[@]}"; do
     kill "$w" 2>/dev/null
   done
-  fo_wait 10 fo_drained
+  wait_until 10 fo_drained
 
   # What the new primary holds: "ID PAYLOAD DONE" for every job.
   fo_server sql "$standby" "SELECT id, convert_from(payload, 'UTF8'), 0 FROM sqlq_jobs
@@ -186,12 +179,15 @@ failover_run() {
 
 # failover_count: the counts of failover_run, from the logs in $fo.
 failover_count() {
-  local t_kill t_promote
-  read -r t_kill t_promote <"$fo/times"
+  local t_kill t_promote t_dead
+  read -r t_kill t_promote t_dead <"$fo/times"
   # The producer's acknowledged ids, payloads retried, stored payloads.
   fo_acked=$(grep -c '^A ' "$fo/producer")
   fo_lost=$(awk 'FNR == NR { have[$1] = 1; next } $1 == "A" && !($3 in have)' \
     "$fo/stored" "$fo/producer" | wc -l)
+  fo_loss_ms=$(awk -v t="$t_dead" 'FNR == NR { have[$1] = 1; next }
+    $1 == "A" && !($3 in have) && (m == "" || $4 < m) { m = $4 }
+    END { print m == "" ? 0 : int((t - m) / 1000) }' "$fo/stored" "$fo/producer")
   fo_not_done=$(awk 'FNR == NR { if ($3 == 1) done[$1] = 1; next }
     $1 == "A" && !($3 in done)' "$fo/stored" "$fo/producer" | wc -l)
   fo_retried=$(awk '$1 == "E" { print $2 }' "$fo/producer" | sort -u | wc -l)

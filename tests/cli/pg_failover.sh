@@ -80,16 +80,16 @@ rm -f "$tmp/ro.stop"
 "$SQLQ_TEST_PG_FAILOVER_CLIENT" produce "$ro_url" read-only "$tmp/ro.stop" >"$tmp/ro.producer" 2>&1 &
 ro_pid=$!
 bg_pids+=("$ro_pid")
-fo_wait 30 produced A 10 || fail "the producer on the new primary stored nothing"
+wait_until 30 produced A 10 || fail "the producer on the new primary stored nothing"
 read_only on || fail "cannot make the new primary read-only"
 # Without target_session_attrs the session opens, and the INSERT is refused.
 run "push to a read-only primary" 69 "$SQLQ" --url "${ro_url%%\?*}" push read-only x
 expect_error_line "push to a read-only primary"
 expect_err_has "push to a read-only primary" "SQLSTATE 25006"
-fo_wait 30 produced E 0 || fail "the producer saw no failure while the primary was read-only"
+wait_until 30 produced E 0 || fail "the producer saw no failure while the primary was read-only"
 acked=$(grep -c '^A ' "$tmp/ro.producer")
 read_only off || fail "cannot make the new primary writable again"
-fo_wait 30 produced A $((acked + 10)) || fail "the producer did not carry on: $(tail -n 2 "$tmp/ro.producer")"
+wait_until 30 produced A $((acked + 10)) || fail "the producer did not carry on: $(tail -n 2 "$tmp/ro.producer")"
 touch "$tmp/ro.stop"
 run "push once writable again" 0 "$SQLQ" --url "$ro_url" push read-only y
 
