@@ -495,10 +495,11 @@ static int lost_in_doubt(sqlq_db *db, PGconn *conn, const char *what) {
   char line[400];
   first_line(PQerrorMessage(conn), line, sizeof line);
   return sqlq__error(db, SQLQ_UNAVAILABLE,
-                     "postgres: lost the connection to %s after sending the %s that commits, "
-                     "before its answer: the transaction may have committed (its outcome is "
-                     "unknown): %s",
-                     db->url_redacted, what, line);
+                     "postgres: lost the connection to %s after sending %s, before its answer: "
+                     "the transaction may have committed (its outcome is unknown): %s",
+                     db->url_redacted,
+                     strcmp(what, "COMMIT") == 0 ? "COMMIT" : "a statement that commits by itself",
+                     line);
 }
 
 /* Whether the session is lost, or ends with the error res: libpq makes an
