@@ -136,7 +136,8 @@ static char *redact(const char *text, const span *spans, size_t n) {
 
 /* Parse one entry of the host list, [s, end): a host name (percent-decoded),
 ** or an IPv6 address in brackets, then maybe ':' and a port.  Sets *host
-** (NULL for an empty name) and *port (0 when absent). */
+** (NULL for an empty name; the caller frees it) and *port (0 when absent);
+** on an error, *host is NULL. */
 static int parse_host(const char *s, const char *end, char **host, int *port, char *err,
                       size_t es) {
   const char *port_colon = NULL;
@@ -153,6 +154,8 @@ static int parse_host(const char *s, const char *end, char **host, int *port, ch
     if (rb + 1 < end) {
       if (rb[1] != ':') {
         snprintf(err, es, "database URL has text after its IPv6 host");
+        free(*host);
+        *host = NULL;
         return SQLQ_MISUSE;
       }
       port_colon = rb + 1;
@@ -176,6 +179,8 @@ static int parse_host(const char *s, const char *end, char **host, int *port, ch
     }
     if (!ok || n < 1 || n > 65535) {
       snprintf(err, es, "database URL has a bad port: expected 1 to 65535");
+      free(*host);
+      *host = NULL;
       return SQLQ_MISUSE;
     }
     *port = (int)n;

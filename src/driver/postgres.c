@@ -276,12 +276,16 @@ static int pg_open(sqlq_db *db, const sqlq__url *url) {
   if (rc == SQLQ_OK) rc = make_params(db, p, url);
   if (rc != SQLQ_OK) return rc;
   if ((p->conn = sqlq__pg_connect(db)) == NULL) return db->errcode;
-  /* Handles on one database wake each other locally: with several hosts,
-  ** that database is whichever of them is the primary, so the ident names
-  ** the list, not the host that answered first. */
+  /* Handles on one database wake each other locally: with several hosts
+  ** (in the authority or the host option), that database is whichever of
+  ** them is the primary, so the ident names the list, not the host that
+  ** answered first. */
+  const char *hosts = url->ports ? url->host : sqlq__url_option(url, "host");
+  const char *ports = url->ports ? url->ports : sqlq__url_option(url, "port");
+  int list = hosts && strchr(hosts, ',');
   char ident[1024];
-  snprintf(ident, sizeof ident, "postgres:%s:%s/%s@%s", url->ports ? url->host : PQhost(p->conn),
-           url->ports ? url->ports : PQport(p->conn), PQdb(p->conn), PQuser(p->conn));
+  snprintf(ident, sizeof ident, "postgres:%s:%s/%s@%s", list ? hosts : PQhost(p->conn),
+           list ? (ports ? ports : "") : PQport(p->conn), PQdb(p->conn), PQuser(p->conn));
   if ((db->ident = strdup(ident)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   return SQLQ_OK;
 }

@@ -106,5 +106,8 @@ done
 run "host list, the first host down" 0 "$SQLQ" --url \
   "postgres://sqlq@127.0.0.1:$port,[127.0.0.1]:$((port + 1))/sqlq?target_session_attrs=read-write" \
   stats failover
+run "host list as libpq's options, the first host down" 0 "$SQLQ" --url \
+  "postgres://sqlq@/sqlq?host=127.0.0.1,127.0.0.1&port=$port,$((port + 1))&target_session_attrs=read-write" \
+  stats failover
 
 finish
