@@ -58,8 +58,13 @@ typedef struct sqlq__url {
   char *scheme;
   char *user;     /* NULL when absent */
   char *password; /* NULL when absent; never printed */
-  char *host;     /* NULL when absent */
-  int port;       /* 0 when absent */
+  char *host;     /* NULL when absent; with several hosts, their names
+                      joined by commas */
+  int port;       /* 0 when absent or with several hosts */
+  char *ports;    /* with several hosts, their ports joined by commas (an
+                      empty entry where a host has none); else NULL */
+  int n_hosts;    /* entries in the authority's host list (0 for
+                      scheme:PATH URLs, 1 for a single host, even empty) */
   char *path;     /* NULL when absent */
   sqlq__url_opt *opts;
   int n_opts;
@@ -71,6 +76,9 @@ typedef struct sqlq__url {
 ** err (err_size bytes) for malformed text, or SQLQ_NOMEM. */
 int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t err_size);
 void sqlq__url_free(sqlq__url *url);
+/* SQLQ_OK when url names one host at most; else SQLQ_MISUSE recorded on
+** db (for the drivers that connect to one server only). */
+int sqlq__url_one_host(sqlq_db *db, const sqlq__url *url);
 /* The value of option key, or NULL. */
 const char *sqlq__url_option(const sqlq__url *url, const char *key);
 /* Read option key, when the URL has it, as on or off into *on (1 or 0), or

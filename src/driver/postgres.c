@@ -18,7 +18,15 @@
 ** after a failed attempt, calls fail at once with SQLQ_UNAVAILABLE until a
 ** pause has passed that doubles from 50 ms up to 2 s (sqlq__backoff).  Within a
 ** transaction, a lost session fails the call with SQLQ_UNAVAILABLE and the
-** transaction is gone.
+** transaction is gone.  A URL may name several hosts (a primary and its
+** standbys): libpq tries them in turn at each connection, and
+** target_session_attrs=read-write keeps the primary, so a reconnection
+** after a failover finds the new one (docs/scale.md).  A write refused as
+** read-only (SQLSTATE 25006) is SQLQ_UNAVAILABLE too, and the session is
+** dropped at the next call for the same reason.  A session lost after a
+** commit was sent and before its answer fails with SQLQ_UNAVAILABLE and a
+** message saying that the transaction may have committed: no guess is
+** made either way (lost_in_doubt).
 */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -76,12 +84,19 @@ static void first_line(const char *msg, char *out, size_t size) {
   snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), msg);
 }
 
+/* SQLSTATE read_only_sql_transaction. */
+#define READ_ONLY "25006"
+
 /* The status for a SQLSTATE. */
 static int status_of(const char *state) {
   if (state == NULL) return SQLQ_ERROR;
   if (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
       strcmp(state, "57P03") == 0 || strcmp(state, "53300") == 0)
     return SQLQ_UNAVAILABLE;
+  /* A server that turned read-only (a standby, or an old primary fenced
+  ** with default_transaction_read_only): another host of the URL may be
+  ** the primary now, and the session is opened anew (sqlq__pg_error). */
+  if (strcmp(state, READ_ONLY) == 0) return SQLQ_UNAVAILABLE;
   if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0)
     return SQLQ_BUSY;
   if (strcmp(state, "57014") == 0) return SQLQ_TIMEOUT;
@@ -96,13 +111,19 @@ int sqlq__pg_error(sqlq_db *db, PGconn *conn, const PGresult *res, const char *w
   char line[400];
   if (conn == NULL || PQstatus(conn) == CONNECTION_BAD) {
     first_line(conn ? PQerrorMessage(conn) : "no connection", line, sizeof line);
-    return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s (%s): %s",
-                       db->url_redacted, what, line);
+    /* Before its commit was sent, a transaction dies with its session. */
+    int open = conn && conn == PG(db)->conn && PG(db)->in_tx;
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s (%s%s): %s",
+                       db->url_redacted, what, open ? "; the transaction was not committed" : "",
+                       line);
   }
   const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
   const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
   first_line(primary ? primary : PQerrorMessage(conn), line, sizeof line);
   int status = status_of(state);
+  /* The session stays up on a read-only server: drop it at the next call
+  ** out of a transaction, so that libpq looks for a read-write host. */
+  if (state && strcmp(state, READ_ONLY) == 0 && conn == PG(db)->conn) PG(db)->read_only = 1;
   if (status == SQLQ_SCHEMA)
     return sqlq__error(
       db, status, "the database lacks (part of) the sqlq schema: run `sqlq init` (postgres: %s)",
@@ -141,6 +162,9 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
     snprintf(buf, sizeof buf, "%d", url->port);
     ADD("port", buf);
   }
+  /* Several hosts: libpq tries them in turn, each with its port (an empty
+  ** entry is libpq's default), and target_session_attrs says which will do. */
+  if (url->ports) ADD("port", url->ports);
   if (url->user) ADD("user", url->user);
   if (url->password) ADD("password", url->password);
   if (dbname && *dbname) ADD("dbname", dbname);
@@ -223,7 +247,7 @@ static void forget_session(postgres_db *p) {
 
 int sqlq__pg_ready(sqlq_db *db) {
   postgres_db *p = PG(db);
-  if (p->conn && PQstatus(p->conn) == CONNECTION_OK) return SQLQ_OK;
+  if (p->conn && PQstatus(p->conn) == CONNECTION_OK && !p->read_only) return SQLQ_OK;
   if (p->in_tx)
     return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s in a transaction",
                        db->url_redacted);
@@ -233,6 +257,7 @@ int sqlq__pg_ready(sqlq_db *db) {
                        db->url_redacted, (long long)(wait_ns / 1000000));
   if (p->conn) PQfinish(p->conn);
   forget_session(p);
+  p->read_only = 0;
   p->conn = sqlq__pg_connect(db);
   sqlq__backoff_result(&p->reconnect, p->conn != NULL);
   return p->conn ? SQLQ_OK : db->errcode;
@@ -251,9 +276,16 @@ static int pg_open(sqlq_db *db, const sqlq__url *url) {
   if (rc == SQLQ_OK) rc = make_params(db, p, url);
   if (rc != SQLQ_OK) return rc;
   if ((p->conn = sqlq__pg_connect(db)) == NULL) return db->errcode;
-  char ident[512];
-  snprintf(ident, sizeof ident, "postgres:%s:%s/%s@%s", PQhost(p->conn), PQport(p->conn),
-           PQdb(p->conn), PQuser(p->conn));
+  /* Handles on one database wake each other locally: with several hosts
+  ** (in the authority or the host option), that database is whichever of
+  ** them is the primary, so the ident names the list, not the host that
+  ** answered first. */
+  const char *hosts = url->ports ? url->host : sqlq__url_option(url, "host");
+  const char *ports = url->ports ? url->ports : sqlq__url_option(url, "port");
+  int list = hosts && strchr(hosts, ',');
+  char ident[1024];
+  snprintf(ident, sizeof ident, "postgres:%s:%s/%s@%s", list ? hosts : PQhost(p->conn),
+           list ? (ports ? ports : "") : PQport(p->conn), PQdb(p->conn), PQuser(p->conn));
   if ((db->ident = strdup(ident)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   return SQLQ_OK;
 }
@@ -466,24 +498,56 @@ PGconn *sqlq__pg_conn(sqlq_db *db) {
   return p->conn;
 }
 
+/* Record that the session was lost after a pipeline that commits (a
+** single-statement transaction, or a COMMIT) was sent and before any of its
+** answers said it failed: the server may have committed it.  The status is
+** SQLQ_UNAVAILABLE like any lost session, and the message says that the
+** outcome is unknown, so that the caller does not take the work for
+** undone: a job enqueued so may exist (a dedupe key makes trying again
+** safe), an ack may have been done (trying again answers SQLQ_STALE). */
+static int lost_in_doubt(sqlq_db *db, PGconn *conn, const char *what) {
+  char line[400];
+  first_line(PQerrorMessage(conn), line, sizeof line);
+  return sqlq__error(db, SQLQ_UNAVAILABLE,
+                     "postgres: lost the connection to %s after sending %s, before its answer: "
+                     "the transaction may have committed (its outcome is unknown): %s",
+                     db->url_redacted,
+                     strcmp(what, "COMMIT") == 0 ? "COMMIT" : "a statement that commits by itself",
+                     line);
+}
+
+/* Whether the session is lost, or ends with the error res: libpq makes an
+** error result of a closed connection, and a server that stops sends a
+** FATAL error first, maybe while a commit waits for a synchronous standby
+** (the transaction has then committed locally). */
+static int session_ends(PGconn *conn, const PGresult *res) {
+  const char *severity = res ? PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED) : NULL;
+  return PQstatus(conn) == CONNECTION_BAD ||
+         (severity && (strcmp(severity, "FATAL") == 0 || strcmp(severity, "PANIC") == 0));
+}
+
 /* Collect the results of a pipeline of `count` queries and its sync:
-** results[k] gets the k-th query's result.  Returns SQLQ_OK or the status
-** of the first failure (recorded on db).  The results of pipelines sent
-** after it stay unread. */
-static int pipeline_results(sqlq_db *db, postgres_db *p, int count, PGresult **results,
+** results[k] gets the k-th query's result.  commits says that the
+** pipeline commits its transaction (see lost_in_doubt).  Returns SQLQ_OK
+** or the status of the first failure (recorded on db).  The results of
+** pipelines sent after it stay unread. */
+static int pipeline_results(sqlq_db *db, postgres_db *p, int count, PGresult **results, int commits,
                             const char *what) {
   PGconn *conn = p->conn;
   int rc = SQLQ_OK;
   for (int k = 0; k < count; k++) {
     PGresult *r = PQgetResult(conn);
     if (r == NULL) {
-      if (rc == SQLQ_OK) rc = sqlq__pg_error(db, conn, NULL, what);
+      if (rc == SQLQ_OK)
+        rc = commits && session_ends(conn, NULL) ? lost_in_doubt(db, conn, what)
+                                                 : sqlq__pg_error(db, conn, NULL, what);
       break;
     }
     results[k] = r;
     ExecStatusType s = PQresultStatus(r);
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && rc == SQLQ_OK)
-      rc = sqlq__pg_error(db, conn, r, what);
+      rc = commits && session_ends(conn, r) ? lost_in_doubt(db, conn, what)
+                                            : sqlq__pg_error(db, conn, r, what);
     PGresult *end = PQgetResult(conn); /* the NULL closing each query */
     if (end) PQclear(end);
   }
@@ -530,7 +594,7 @@ static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
   }
   sqlq__stmt *lazy = p->lazy ? &p->stmts[PG_SQL_LAZY] : NULL;
   if (lazy && (rc = prepare_once(db, p, lazy)) != SQLQ_OK) return rc;
-  int begin = p->begin_pending;
+  int begin = p->begin_pending, single = p->single_pending;
   p->begin_pending = 0;
   if (p->single_pending) {
     p->single_pending = 0;
@@ -543,7 +607,7 @@ static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
              (!lazy || send_prepared(conn, lazy)) && send_prepared(conn, st) &&
              PQpipelineSync(conn);
   if (sent) {
-    rc = pipeline_results(db, p, count, results, "query");
+    rc = pipeline_results(db, p, count, results, single, "query");
   } else {
     rc = sqlq__pg_error(db, conn, NULL, "query");
     leave_pipeline(p);
@@ -721,7 +785,7 @@ static int pg_commit(sqlq_db *db) {
   ** nothing. */
   send_notices(db, p);
   PGresult *result = NULL;
-  int rc = pipeline_results(db, p, 1, &result, "COMMIT");
+  int rc = pipeline_results(db, p, 1, &result, 1, "COMMIT");
   /* A COMMIT of a transaction that had failed answers ROLLBACK. */
   if (rc == SQLQ_OK && strcmp(PQcmdStatus(result), "COMMIT") != 0)
     rc = sqlq__error(db, SQLQ_ERROR, "postgres: the transaction was rolled back");

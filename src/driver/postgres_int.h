@@ -61,6 +61,7 @@ typedef struct postgres_db {
   ** the connection stays in pipeline mode until they are read. */
   int unread;
   sqlq__backoff reconnect; /* pacing of reconnections */
+  int read_only;           /* the server refused a write as read-only */
   /* Wake-ups. */
   int notify;           /* LISTEN/NOTIFY on (URL option notify) */
   double poll_interval; /* seconds between looks when off */
