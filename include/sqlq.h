@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 12
+#define SQLQ_SCHEMA_VERSION 14
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.

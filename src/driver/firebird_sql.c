@@ -1390,7 +1390,13 @@ static const char migration_12[] =
                      ") THEN n = GEN_ID(sqlq_rewinds, 1);"
                      " END" FB_SEP "GRANT USAGE ON SEQUENCE sqlq_rewinds TO TRIGGER sqlq_commit";
 
+/* Versions 13 (another change's) and 14 (leases, which only PostgreSQL
+** behind a transaction pooler uses) add nothing on this backend.  The
+** versions are recorded all the same. */
+static const char migration_13[] = "EXECUTE BLOCK AS BEGIN END";
+static const char migration_14[] = "EXECUTE BLOCK AS BEGIN END";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
+  migration_1, migration_2, migration_3,  migration_4,  migration_5,  migration_6,  migration_7,
+  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13, migration_14,
 };

@@ -17,12 +17,12 @@ lanes() {
 }
 undo_12() {
   fb_sql "DROP TRIGGER sqlq_commit; DROP TRIGGER sqlq_jobs_lanes; DROP TABLE sqlq_lanes;
-    DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version = 12;" ||
+    DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version >= 12;" ||
     fail "undo version 12"
 }
 
 run "init" 0 sq init
-expect_out "init makes version 12" "schema version 12"
+expect_out "init makes version 14" "schema version 14"
 undo_12
 run "version 11" 0 fb_sql "SELECT max(version) FROM sqlq_schema"
 expect_out "is what is left" "11"
@@ -34,9 +34,9 @@ run "a worker that asks for lanes claims plainly on version 11" 0 timeout 20 \
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 12" "schema version 12"
+expect_out "the upgrade reaches version 14" "schema version 14"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 12"
+expect_out "again changes nothing" "schema version 14"
 run "no lanes yet" 0 lanes
 expect_out "before the first claim by lanes" ""
 run "the jobs from version 11 run by lanes" 0 timeout 20 \
@@ -85,7 +85,7 @@ as_sysdba <<<"CREATE DATABASE '$own_database' PAGE_SIZE 16384 DEFAULT CHARACTER 
 run "init by the owner" 0 "$SQLQ" --url "$sysdba_url" init
 as_sysdba "$own_database" <<SQL || fail "undo version 12 as SYSDBA"
 DROP TRIGGER sqlq_commit; DROP TRIGGER sqlq_jobs_lanes; DROP TABLE sqlq_lanes;
-DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version = 12;
+DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version >= 12;
 GRANT ALL ON sqlq_schema TO USER $fb_user; GRANT ALL ON sqlq_jobs TO USER $fb_user;
 GRANT ALL ON sqlq_queues TO USER $fb_user; GRANT ALL ON sqlq_groups TO USER $fb_user;
 GRANT ALL ON sqlq_rate_starts TO USER $fb_user;
@@ -105,10 +105,10 @@ run "the job ran" 0 own stats --json "$q"
 expect_out_has "the queue is empty" '"ready":0,"scheduled":0,"running":0,"dead":0'
 as_sysdba "$own_database" <<<"GRANT ALTER DATABASE TO USER $fb_user;" || fail "grant ALTER DATABASE"
 run "the upgrade with ALTER DATABASE" 0 own init
-expect_out "reaches version 12" "schema version 12"
+expect_out "reaches version 14" "schema version 14"
 
-fb_sql "INSERT INTO sqlq_schema (version, applied_at) VALUES (13, 0)" || fail "set version 13"
+fb_sql "INSERT INTO sqlq_schema (version, applied_at) VALUES (15, 0)" || fail "set version 15"
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 13"
+expect_err_has "the error names the versions" "version 15"
 finish

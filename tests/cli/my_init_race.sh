@@ -16,7 +16,7 @@ sq() { "$SQLQ" --url "$url" "$@"; }
 undo_12() {
   my_sql "DROP TRIGGER sqlq_jobs_lane; DROP TRIGGER sqlq_jobs_moved;
           DROP TABLE sqlq_lanes, sqlq_lane_moves;
-          DELETE FROM sqlq_schema WHERE version = 12;" || fail "undo version 12"
+          DELETE FROM sqlq_schema WHERE version >= 12;" || fail "undo version 12"
 }
 run "init" 0 sq init
 total=0

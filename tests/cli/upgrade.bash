@@ -4,8 +4,8 @@
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
 #   undo_12       (optional) a function that turns a database of the
-#                 current version into version 11 by undoing what migration
-#                 12 does (default: forget the version, where it adds nothing)
+#                 current version into version 11 by undoing what migrations
+#                 12 to 14 do (default: forget the versions, where they add nothing)
 #   undo_11       a function that turns a database of version 11 into
 #                 version 10 by undoing what migration 11 does
 #   undo_10       a function that turns a database of version 10 into
@@ -35,7 +35,7 @@ unset_version() {
   sql "DELETE FROM sqlq_schema WHERE version = $1"
 }
 if ! declare -F undo_12 >/dev/null; then
-  undo_12() { unset_version 12; }
+  undo_12() { sql "DELETE FROM sqlq_schema WHERE version >= 12"; }
 fi
 
 q="upgrade-$$"
@@ -44,7 +44,7 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 12" "schema version 12"
+expect_out "init makes version 14" "schema version 14"
 run "push a job" 0 sq push "$q" "from version 1"
 undo_12
 downgrade
@@ -85,9 +85,9 @@ expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 run "a job at another priority on version 1" 0 sq push -p 7 "$q-p" "at priority 7"
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 12" "schema version 12"
+expect_out "the upgrade reaches version 14" "schema version 14"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 12"
+expect_out "again changes nothing" "schema version 14"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -162,15 +162,15 @@ sq push --group g "$q-9" "two" >/dev/null
 run "a worker claims under both limits on version 9" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-9" -- true
 run "and drains the queue" 0 sq stats --json "$q-9"
 expect_out_has "drained" '"ready":0,"scheduled":0,"running":0'
-run "back to version 12" 0 sq init
-expect_out "back to version 12" "schema version 12"
+run "back to version 14" 0 sq init
+expect_out "back to version 14" "schema version 14"
 sq limit -c 0 -r 0 "$q-9" >/dev/null
 
-set_version 13
+set_version 15
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 13"
-unset_version 13
+expect_err_has "the error names the versions" "version 15"
+unset_version 15
 run "init after the newer one is gone" 0 sq init
 
 finish
