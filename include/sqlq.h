@@ -856,6 +856,21 @@ int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, double timeou
 */
 int sqlq_lock_check(sqlq_lock *lock, double timeout);
 
+/*
+** The length in seconds of lock's lease, when it is one; 0 when a session
+** holds it.  A handle whose sessions cannot hold a lock (PostgreSQL
+** through a transaction pooler such as PgBouncer: docs/scale.md) keeps
+** its locks as leases, rows of the database with a holder and a time of
+** expiry: the lock is held only while sqlq_lock_check() renews its lease
+** before it runs out, and a holder that dies or stops checking loses it
+** that long after its last renewal (the URL option lock_lease, 30 s by
+** default).  A caller that stops its work within S seconds of a failed
+** check keeps the lock's promise when it checks every I seconds with a
+** timeout of T seconds and I + 2T + S is less than the lease.  A child
+** created by fork() does not share a lease.
+*/
+double sqlq_lock_lease(const sqlq_lock *lock);
+
 /* Release a lock and free the handle.  Accepts NULL.  sqlq_close() on the
 ** db a lock was taken through releases and frees the locks still held, so
 ** after it their handles must not be used. */

@@ -66,8 +66,8 @@ static int lease_tx(sqlq_db *side, void *arg) {
   if (c->sql == SQLQ__SQL_LEASE_RELEASE)
     rc = sqlq__run(side, &q, SQLQ__INT(c->ls->key), SQLQ__INT(c->ls->token));
   else
-    rc = sqlq__run(side, &q, SQLQ__INT(c->ls->key), SQLQ__INT(c->ls->token),
-                   SQLQ__INT(c->lease_us));
+    rc =
+      sqlq__run(side, &q, SQLQ__INT(c->ls->key), SQLQ__INT(c->ls->token), SQLQ__INT(c->lease_us));
   c->rows = q.rows;
   return rc;
 }
@@ -113,9 +113,8 @@ int sqlq__lease_lock(sqlq_db *db, uint64_t key, double timeout_s, struct sqlq__l
   ls->token = sqlq__new_token();
   int64_t deadline = timeout_s < 0 ? -1 : sqlq__monotonic_after(timeout_s);
   int64_t pause = 10000000;
-  lease_call c = {.sql = SQLQ__SQL_LEASE_TAKE,
-                  .ls = ls,
-                  .lease_us = sqlq__seconds_to_us(db->lock_lease_s)};
+  lease_call c = {
+    .sql = SQLQ__SQL_LEASE_TAKE, .ls = ls, .lease_us = sqlq__seconds_to_us(db->lock_lease_s)};
   int rc;
   for (;;) {
     rc = lease_run(db, &c, 0);
@@ -139,9 +138,8 @@ int sqlq__lease_lock(sqlq_db *db, uint64_t key, double timeout_s, struct sqlq__l
 }
 
 int sqlq__lease_check(sqlq_db *db, struct sqlq__lease *ls, int64_t deadline_ns) {
-  lease_call c = {.sql = SQLQ__SQL_LEASE_RENEW,
-                  .ls = ls,
-                  .lease_us = sqlq__seconds_to_us(db->lock_lease_s)};
+  lease_call c = {
+    .sql = SQLQ__SQL_LEASE_RENEW, .ls = ls, .lease_us = sqlq__seconds_to_us(db->lock_lease_s)};
   int rc = lease_run(db, &c, deadline_ns);
   if (rc == SQLQ_OK && sqlq__monotonic_ns() > deadline_ns)
     rc = sqlq__error(db, SQLQ_TIMEOUT, "the lease was renewed too late");

@@ -58,7 +58,10 @@ SQLQ__API int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, dou
     return sqlq__error(db, SQLQ_MISUSE,
                        "sqlq_lock_xact needs a transaction: call sqlq_begin first");
   const sqlq__driver *d = db->driver;
-  if (d->lock_xact) return d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
+  /* Leases exclude only leases: a transaction's lock is one too, then,
+  ** taken outside the transaction and released when it ends. */
+  if (d->lock_xact && !db->lease_locks)
+    return d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
   return take(db, name, name_len, timeout, &db->xact_locks, NULL);
 }
 
@@ -80,6 +83,10 @@ SQLQ__API int sqlq_lock_check(sqlq_lock *lk, double timeout) {
     snprintf(lk->lost, sizeof lk->lost, "%s", db->errmsg[0] ? db->errmsg : "lost");
   }
   return sqlq__error(db, SQLQ_LOCK_LOST, "%s", lk->lost);
+}
+
+SQLQ__API double sqlq_lock_lease(const sqlq_lock *lk) {
+  return lk && lk->lease ? lk->db->lock_lease_s : 0;
 }
 
 SQLQ__API void sqlq_unlock(sqlq_lock *lk) {
