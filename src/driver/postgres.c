@@ -800,13 +800,14 @@ static void send_notices(sqlq_db *db, postgres_db *p) {
   }
   pg_reset(st);
   free_notices(p);
-  if (sent && PQpipelineSync(p->conn) && !p->pooled) {
+  int synced = sent && PQpipelineSync(p->conn);
+  if (synced && !p->pooled) {
     p->unread++;
     return;
   }
   /* A pooler may hand the server session to another client at the
   ** first end of a transaction: nothing is left unread there. */
-  if (sent) skip_to_sync(p->conn);
+  if (synced) skip_to_sync(p->conn);
   leave_pipeline(p);
 }
 
