@@ -779,6 +779,20 @@ static int pg_begin(sqlq_db *db, unsigned kind) {
   return SQLQ_OK;
 }
 
+/* Enter pipeline mode and send there each notification owed, as st
+** (NOTIFY or NOTIFY_TX), then forget them.  Returns whether all were sent. */
+static int pipeline_notices(postgres_db *p, sqlq__stmt *st) {
+  int sent = PQenterPipelineMode(p->conn);
+  for (pg_notice *n = p->notices; sent && n; n = n->next) {
+    pg_bind_text(st, 1, n->queue);
+    pg_bind_text(st, 2, n->payload);
+    sent = send_stmt(p, st);
+  }
+  pg_reset(st);
+  free_notices(p);
+  return sent;
+}
+
 /* Send the notifications owed, after whatever the pipeline already holds,
 ** without waiting for their results: each is a transaction of its own
 ** (see postgres_sql.c), and a lost one only delays a wake-up. */
@@ -792,15 +806,7 @@ static void send_notices(sqlq_db *db, postgres_db *p) {
     free_notices(p);
     return;
   }
-  int sent = PQenterPipelineMode(p->conn);
-  for (pg_notice *n = p->notices; sent && n; n = n->next) {
-    pg_bind_text(st, 1, n->queue);
-    pg_bind_text(st, 2, n->payload);
-    sent = send_stmt(p, st);
-  }
-  pg_reset(st);
-  free_notices(p);
-  int synced = sent && PQpipelineSync(p->conn);
+  int synced = pipeline_notices(p, st) && PQpipelineSync(p->conn);
   if (synced && !p->pooled) {
     p->unread++;
     return;
@@ -824,15 +830,7 @@ static int commit_pooled(sqlq_db *db, postgres_db *p) {
     free_notices(p);
     return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   }
-  sqlq__stmt *st = &p->stmts[PG_SQL_NOTIFY_TX];
-  int sent = PQenterPipelineMode(conn);
-  for (pg_notice *n = p->notices; sent && n; n = n->next) {
-    pg_bind_text(st, 1, n->queue);
-    pg_bind_text(st, 2, n->payload);
-    sent = send_stmt(p, st);
-  }
-  pg_reset(st);
-  free_notices(p);
+  int sent = pipeline_notices(p, &p->stmts[PG_SQL_NOTIFY_TX]);
   sent =
     sent && PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) && PQpipelineSync(conn);
   int rc;

@@ -68,26 +68,22 @@ wait_for_file "$tmp/woken" 20 || fail "the waiting worker was not woken (stderr:
 expect_eq "it ran the job" "$(cat "$tmp/woken" 2>/dev/null)" "woken up"
 stop_worker "$worker"
 
-# Without a listening session, a waiter polls.
-"$SQLQ" --url "$url?poll_interval=0.2" work poll -- sh -c 'cat >"$0/polled"' "$tmp" 2>"$tmp/poll.err" &
-worker=$!
-bg_pids+=("$worker")
-sleep 0.5
-run "push while it polls" 0 sq push poll "polled"
-checks=$((checks + 1))
-wait_for_file "$tmp/polled" 20 || fail "the polling worker did not run the job (stderr: $(cat "$tmp/poll.err"))"
-stop_worker "$worker"
-
-# A listening session that cannot be opened: the waiter polls.
-"$SQLQ" --url "$url?listen_port=1&poll_interval=0.2" work nolisten -- sh -c 'cat >"$0/fallback"' "$tmp" \
-  2>"$tmp/fallback.err" &
-worker=$!
-bg_pids+=("$worker")
-sleep 0.5
-run "push while its listening session is refused" 0 sq push nolisten "fell back"
-checks=$((checks + 1))
-wait_for_file "$tmp/fallback" 20 || fail "the worker without its listening session did not poll (stderr: $(cat "$tmp/fallback.err"))"
-stop_worker "$worker"
+# expect_polled QUEUE OPTIONS WHAT: a worker on $url?OPTIONS, waiting on
+# QUEUE (an empty queue) with a poll interval of 0.2 s, runs a job pushed
+# meanwhile; WHAT says how it waits.
+expect_polled() {
+  "$SQLQ" --url "$url?$2&poll_interval=0.2" work "$1" -- sh -c 'cat >"$0/$1"' "$tmp" "$1" \
+    2>"$tmp/$1.err" &
+  worker=$!
+  bg_pids+=("$worker")
+  sleep 0.5
+  run "push while a worker $3" 0 sq push "$1" "$1"
+  checks=$((checks + 1))
+  wait_for_file "$tmp/$1" 20 || fail "a worker $3 did not run the job (stderr: $(cat "$tmp/$1.err"))"
+  stop_worker "$worker"
+}
+expect_polled poll notify=on "polls without a listening session"
+expect_polled nolisten listen_port=1 "polls when its listening session is refused"
 
 # Garbage in the new URL options: one line, exit 64.
 for bad in pooler=bogus pooler= "pooler=TRANSACTION" listen_port=0 listen_port=65536 \

@@ -11,8 +11,7 @@
 #   pooled_url  $url's database through PgBouncer
 #   pgb_sql     a function that runs SQL on it through PgBouncer (psql)
 
-pg_port=${SQLQ_TEST_PG_URL##*:}
-pg_port=${pg_port%%/*}
+pg_port=${SQLQ_TEST_PG_PORT:?SQLQ_TEST_PG_PORT is not set}
 pgb_port=$((pg_port + 10))
 pgb_server="bash $(dirname "${BASH_SOURCE[0]}")/../servers/pgbouncer.sh"
 
