@@ -808,7 +808,10 @@ typedef struct sqlq_lock sqlq_lock;
 ** the holding process dies, however it dies.  A child created by fork()
 ** shares the hold of its parent (the lock is free again only when both are
 ** gone); a program started with exec() does not inherit it.  Two handles
-** of one process exclude each other like two processes.
+** of one process exclude each other like two processes.  Where the lock
+** is a lease (sqlq_lock_lease(): through a transaction pooler), a holder
+** that dies frees it when its lease runs out, and a child does not share
+** it.
 */
 int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, double timeout,
                       sqlq_lock **lock_out);

@@ -239,11 +239,13 @@ static void detect_pooler(postgres_db *p, PGconn *conn) {
     p->pooled = p->pooler == PG_POOLER_TRANSACTION;
     return;
   }
+  /* Unanswered (the session failed at once): taken for a pool, for
+  ** now, and asked again at the next connection. */
   PGresult *r = PQexec(conn, "SELECT pg_backend_pid()");
-  if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
-    p->pooled = atoi(PQgetvalue(r, 0, 0)) != PQbackendPID(conn);
+  int answered = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+  p->pooled = !answered || atoi(PQgetvalue(r, 0, 0)) != PQbackendPID(conn);
   PQclear(r);
-  p->pooler = p->pooled ? PG_POOLER_TRANSACTION : PG_POOLER_NONE;
+  if (answered) p->pooler = p->pooled ? PG_POOLER_TRANSACTION : PG_POOLER_NONE;
 }
 
 PGconn *sqlq__pg_connect_with(sqlq_db *db, const char *const *keys, const char *const *values) {
