@@ -874,6 +874,16 @@ int sqlq_lock_check(sqlq_lock *lock, double timeout);
 */
 double sqlq_lock_lease(const sqlq_lock *lock);
 
+/*
+** The fencing token of lock when it is a lease (sqlq_lock_lease() > 0):
+** a number that grows by one each time the lock is taken, so that every
+** holder's is higher than those of the holders before it.  A resource that
+** remembers the highest token it has been given refuses the writes of an
+** earlier holder that still runs after its lease ran out.  0 for a lock
+** that a session holds.
+*/
+int64_t sqlq_lock_fence(const sqlq_lock *lock);
+
 /* Release a lock and free the handle.  Accepts NULL.  sqlq_close() on the
 ** db a lock was taken through releases and frees the locks still held, so
 ** after it their handles must not be used. */

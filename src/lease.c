@@ -152,6 +152,10 @@ int sqlq__lease_check(sqlq_db *db, struct sqlq__lease *ls, int64_t deadline_ns) 
   return SQLQ_OK;
 }
 
+SQLQ__API int64_t sqlq_lock_fence(const sqlq_lock *lk) {
+  return lk && lk->lease ? lk->lease->fence : 0;
+}
+
 void sqlq__lease_unlock(sqlq_db *db, struct sqlq__lease *ls) {
   sqlq__saved_error saved;
   sqlq__save_error(db, &saved);

@@ -50,7 +50,9 @@ static const char usage[] =
   "SIGKILL, CMD and every process it started are killed, then the lock is\n"
   "free again.  SIGTERM, SIGINT and SIGHUP sent to sqlq lock are passed on\n"
   "to CMD.  CMD's environment has no SQLQ_URL, which may hold a password,\n"
-  "unless --pass-url is given.\n"
+  "unless --pass-url is given.  Where the lock is a lease (PostgreSQL\n"
+  "through a transaction pooler), CMD gets SQLQ_LOCK_FENCE, the lock's\n"
+  "fencing token: higher for each later holder.\n"
   "\n"
   "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
   "  -n, --nonblock         give up at once if the lock is held\n"
@@ -398,6 +400,8 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   char **cmd, **env;
   sqlq_db *db;
   sqlq_lock *lock = NULL;
+  static const char *const fence_names[] = {"SQLQ_LOCK_FENCE", NULL};
+  char **fence_slot = NULL, fence[48];
 
   if ((code = parse(argc, argv, &o)) != 0 || o.help) {
     if (o.help) {
@@ -424,7 +428,7 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
     sigaction(forwarded[i], NULL, &inherited[i]);
   }
   /* From here on every failure is one to take the lock. */
-  env = cli_command_env(g, o.pass_url, NULL, NULL);
+  env = cli_command_env(g, o.pass_url, fence_names, &fence_slot);
   if (env == NULL) {
     cli_error("lock: out of memory");
     return o.tempfail ? o.conflict_code : EXIT_SOFTWARE;
@@ -447,6 +451,10 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   } else if ((code = fit_checks(&o, sqlq_lock_lease(lock))) != 0) {
     sqlq_unlock(lock);
   } else {
+    if (sqlq_lock_fence(lock) > 0) {
+      snprintf(fence, sizeof fence, "SQLQ_LOCK_FENCE=%" PRId64, sqlq_lock_fence(lock));
+      fence_slot[0] = fence;
+    }
     code = run_locked(cmd, env, db, lock, name, &o, &lost);
     if (lost) {
       /* Closing may wait for a server that no longer answers (a Firebird

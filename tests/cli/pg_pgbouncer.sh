@@ -16,10 +16,14 @@ expect_out "reaches the latest version" "schema version 14"
 
 # Detection: a lock through the pooler is a lease (a row of sqlq_leases),
 # one taken directly is a session advisory lock (no row).
-run "a lock through pgbouncer" 0 sq lock -n detect -- true
+run "a lock through pgbouncer" 0 env SQLQ_LOCK_FENCE=stale "$SQLQ" --url "$url" lock -n detect -- \
+  sh -c 'echo "$SQLQ_LOCK_FENCE"'
+expect_out "gives its command the fence (not the inherited one)" 1
 expect_eq "is a lease" "$(pg_sql "SELECT count(*) FROM sqlq_leases")" 1
 run "a lock with pooler=none" 0 "$SQLQ" --url "$direct_url?pooler=none" lock -n detect-direct -- true
-run "a lock on the server itself" 0 "$SQLQ" --url "$direct_url" lock -n detect-direct -- true
+run "a lock on the server itself" 0 "$SQLQ" --url "$direct_url" lock -n detect-direct -- \
+  sh -c 'echo "${SQLQ_LOCK_FENCE-none}"'
+expect_out "has no fence" none
 expect_eq "are session locks" "$(pg_sql "SELECT count(*) FROM sqlq_leases")" 1
 run "pooler=transaction on the server itself" 0 "$SQLQ" --url "$direct_url?pooler=transaction" \
   lock -n forced -- true

@@ -2,7 +2,7 @@
 # transaction mode (pgbouncer.bash), where they are leases (src/lease.c)
 # of 2 s (lock_lease=2): four `sqlq lock -w 20` on one name never run
 # their commands at once (each command creates a file with O_EXCL, and
-# logs its start and end); a holder killed with SIGKILL has its command
+# logs its start, with its SQLQ_LOCK_FENCE, and its end); a holder killed with SIGKILL has its command
 # killed at once and its lock taken over once its lease runs out; then
 # the shared lock tests (lock.bash) through the pooler.  Session advisory
 # locks through the same pooler let holders overlap (issue 23).  Needs
@@ -26,7 +26,7 @@ for i in 1 2 3 4; do
   "$SQLQ" --url "$url" lock -w 20 four -- sh -c '
     set -C
     if ! : >"$0/held"; then echo "overlap $1" >>"$0/log"; exit 9; fi
-    echo "$(date +%s.%N) start $1" >>"$0/log"
+    echo "$(date +%s.%N) start $1 $SQLQ_LOCK_FENCE" >>"$0/log"
     sleep 0.3
     echo "$(date +%s.%N) end $1" >>"$0/log"
     rm "$0/held"' "$tmp/excl" "$i" 2>"$tmp/holder-$i.err" &
@@ -44,6 +44,8 @@ checks=$((checks + 1))
 awk '$2 == "start" { if (open != "") bad = 1; open = $3 }
      $2 == "end" { if (open != $3) bad = 1; open = "" }
      END { exit bad }' "$tmp/excl/log" || fail "the log interleaves: $(tr '\n' '|' <"$tmp/excl/log")"
+expect_eq "each holder's command got a higher fence" \
+  "$(awk '$2 == "start" { print $4 }' "$tmp/excl/log" | tr '\n' ' ')" "1 2 3 4 "
 expect_eq "the lease's fence counts the four holders" \
   "$(pg_sql "SELECT fence FROM sqlq_leases WHERE holder = 0 ORDER BY fence DESC LIMIT 1")" 4
 
