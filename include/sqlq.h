@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 13
+#define SQLQ_SCHEMA_VERSION 14
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -897,7 +897,10 @@ typedef struct sqlq_lock sqlq_lock;
 ** the holding process dies, however it dies.  A child created by fork()
 ** shares the hold of its parent (the lock is free again only when both are
 ** gone); a program started with exec() does not inherit it.  Two handles
-** of one process exclude each other like two processes.
+** of one process exclude each other like two processes.  Where the lock
+** is a lease (sqlq_lock_lease(): through a transaction pooler), a holder
+** that dies frees it when its lease runs out, and a child does not share
+** it.
 */
 int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, double timeout,
                       sqlq_lock **lock_out);
@@ -944,6 +947,31 @@ int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, double timeou
 ** for it and TCP keepalives are on (see each backend's page in docs/).
 */
 int sqlq_lock_check(sqlq_lock *lock, double timeout);
+
+/*
+** The length in seconds of lock's lease, when it is one; 0 when a session
+** holds it.  A handle whose sessions cannot hold a lock (PostgreSQL
+** through a transaction pooler such as PgBouncer: docs/scale.md) keeps
+** its locks as leases, rows of the database with a holder and a time of
+** expiry: the lock is held only while sqlq_lock_check() renews its lease
+** before it runs out, and a holder that dies or stops checking loses it
+** that long after its last renewal (the URL option lock_lease, 30 s by
+** default).  A caller that stops its work within S seconds of a failed
+** check keeps the lock's promise when it checks every I seconds with a
+** timeout of T seconds and I + 2T + S is less than the lease.  A child
+** created by fork() does not share a lease.
+*/
+double sqlq_lock_lease(const sqlq_lock *lock);
+
+/*
+** The fencing token of lock when it is a lease (sqlq_lock_lease() > 0):
+** a number that grows by one each time the lock is taken, so that every
+** holder's is higher than those of the holders before it.  A resource that
+** remembers the highest token it has been given refuses the writes of an
+** earlier holder that still runs after its lease ran out.  0 for a lock
+** that a session holds.
+*/
+int64_t sqlq_lock_fence(const sqlq_lock *lock);
 
 /* Release a lock and free the handle.  Accepts NULL.  sqlq_close() on the
 ** db a lock was taken through releases and frees the locks still held, so

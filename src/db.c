@@ -101,6 +101,11 @@ static int apply_url_options(sqlq_db *db, const sqlq__driver *drv, const sqlq__u
       if (*v == '\0' || *end || !(s >= 0.01 && s <= 3600))
         return sqlq__error(db, SQLQ_MISUSE, "URL option counts_flush must be 0.01 to 3600 seconds");
       db->counts.every_ns = (int64_t)(s * 1e9);
+    } else if (strcmp(k, "lock_lease") == 0) {
+      double s = strtod(v, &end);
+      if (*v == '\0' || *end || !(s >= 0.5 && s <= 86400))
+        return sqlq__error(db, SQLQ_MISUSE, "URL option lock_lease must be 0.5 to 86400 seconds");
+      db->lock_lease_s = s;
     } else if (!driver_option(drv, k)) {
       return unknown_option(db, drv, k);
     }
@@ -129,8 +134,10 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
   rc = sqlq__url_parse(url_text, &url, err, sizeof err);
   if (rc != SQLQ_OK) return sqlq__error(db, rc, "%s", rc == SQLQ_NOMEM ? "out of memory" : err);
   db->url_redacted = strdup(url.redacted);
+  db->url_text = strdup(url_text);
+  db->lock_lease_s = SQLQ__LOCK_LEASE_S;
   const sqlq__driver *drv = find_driver(url.scheme);
-  if (db->url_redacted == NULL)
+  if (db->url_redacted == NULL || db->url_text == NULL)
     rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
   else if (drv == NULL)
     rc = no_driver(db, url.scheme);
@@ -152,6 +159,7 @@ SQLQ__API void sqlq_close(sqlq_db *db) {
   if (db == NULL) return;
   while (db->locks) sqlq_unlock(db->locks);
   sqlq__release_xact_locks(db);
+  sqlq_close(db->lease_db);
   if (db->driver && db->in_user_tx) {
     db->driver->rollback(db);
     db->in_user_tx = 0;
@@ -164,6 +172,8 @@ SQLQ__API void sqlq_close(sqlq_db *db) {
   sqlq__cursors_free(db);
   free(db->ident);
   free(db->url_redacted);
+  if (db->url_text) memset(db->url_text, 0, strlen(db->url_text));
+  free(db->url_text);
   free(db);
 }
 

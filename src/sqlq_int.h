@@ -450,6 +450,20 @@ enum sqlq__sql_id {
                               (0: none yet): every job inserted, by anyone,
                               on any queue (no schema version: it reads the
                               id sequence of sqlq_jobs) */
+  /* Named locks as leases (lease.c; schema version SQLQ__LEASES_VERSION),
+  ** each one autocommit statement.  $1 is the lock name's key, $2 the
+  ** holder's token, $3 the lease in microseconds from the database's now. */
+  SQLQ__SQL_LEASE_TAKE,    /* $1 key $2 token $3 lease_us -> fence: the
+                              lock, when nobody holds it or its holder's
+                              lease has run out, held with the token until
+                              now + lease_us, its fence one more than the
+                              last holder's; no row when another holds it */
+  SQLQ__SQL_LEASE_RENEW,   /* $1 key $2 token $3 lease_us -> fence: the
+                              holder's lease runs until now + lease_us; no
+                              row when the lock is not held with the token
+                              (another took it over) */
+  SQLQ__SQL_LEASE_RELEASE, /* $1 key $2 token: frees the lock when it is
+                              held with the token */
   SQLQ__SQL_COUNT
 };
 
@@ -458,6 +472,10 @@ enum sqlq__sql_id {
 ** the claims, which take jobs whose run_at has come, never take it. */
 #define SQLQ__WAITING_AT 4000000000000000000LL
 #define SQLQ__WAITING_SQL "4000000000000000000"
+
+/* The schema version from which a database has leases (sqlq_leases on
+** PostgreSQL; version 13 is another change's). */
+#define SQLQ__LEASES_VERSION 14
 
 /* The schema version from which a database has dependencies. */
 #define SQLQ__DEPS_VERSION 7
@@ -769,9 +787,17 @@ struct sqlq__wake {
   struct sqlq__wake *next;
 };
 
+/* Named locks as leases (lease.c), for handles whose sessions cannot hold
+** locks (sqlq_db.lease_locks). */
+struct sqlq__lease;
+int sqlq__lease_lock(sqlq_db *db, uint64_t key, double timeout_s, struct sqlq__lease **out);
+int sqlq__lease_check(sqlq_db *db, struct sqlq__lease *ls, int64_t deadline_ns);
+void sqlq__lease_unlock(sqlq_db *db, struct sqlq__lease *ls);
+
 struct sqlq_lock {
   sqlq_db *db;
-  sqlq__lockstate *ls;
+  sqlq__lockstate *ls;          /* the driver's, or NULL */
+  struct sqlq__lease *lease;    /* a lease (lease.c), or NULL */
   char lost[SQLQ__ERRMSG_SIZE]; /* why it was found lost; "" while held */
   struct sqlq_lock **list;      /* the db's list it is on */
   struct sqlq_lock *next;       /* the db's list of held locks */
@@ -890,7 +916,25 @@ struct sqlq_db {
   int lanes_mode;
   /* What the handle counted and has not yet written (counts.c). */
   sqlq__counts counts;
+  /* Named locks are leases (lease.c), not the driver's: set by the
+  ** driver's open when its sessions cannot hold a lock (a transaction
+  ** pooler between the handle and its server).  lock_lease_s is a lease's
+  ** length (URL option lock_lease); lease_db the handle the leases' statements run
+  ** on (opened at the first lease, closed with db), opened from url_text,
+  ** the URL as given (with its password: wiped when db is closed). */
+  int lease_locks;
+  double lock_lease_s;
+  sqlq_db *lease_db;
+  char *url_text;
+  /* When not 0, the monotonic time by which the statement being run must
+  ** have answered: a driver that can bound a call (PostgreSQL through a
+  ** pooler) closes a session that did not, and the call fails with
+  ** SQLQ_TIMEOUT.  Set around a lease's renewal. */
+  int64_t call_deadline_ns;
 };
+
+/* The length of a lease when the URL does not say (lock_lease). */
+#define SQLQ__LOCK_LEASE_S 30.0
 
 /* The schema versions that brought concurrency limits, rate limits, and
 ** per-group limits with fair queues. */

@@ -1044,7 +1044,12 @@ static const char migration_13[] = COUNTS_SQL_TABLE(
   "CREATE TABLE IF NOT EXISTS", "BIGINT", "VARCHAR(128)", "VARCHAR(1000)",
   " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;") "CREATE INDEX IF NOT EXISTS sqlq_counts_age ON sqlq_counts (minute_at)";
 
+/* Version 14 (leases, which only PostgreSQL behind a transaction pooler
+** uses) adds nothing on this backend.  The version is recorded all the
+** same. */
+static const char migration_14[] = "DO 0";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3,  migration_4,  migration_5,  migration_6,  migration_7,
-  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13,
+  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13, migration_14,
 };

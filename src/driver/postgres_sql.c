@@ -625,6 +625,20 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
                     " pg_notify(sqlq_channel($1::text), $2::text)",
   [PG_SQL_LAZY] = "SELECT set_config('synchronous_commit', 'off', true)",
   [PG_SQL_CHANNEL] = "SELECT sqlq_channel($1::text)",
+  [PG_SQL_NOTIFY_TX] = "SELECT pg_notify(sqlq_channel($1::text), $2::text)",
+
+  /* Leases (schema version 14): see lease.c.  A released lease keeps its
+  ** row (holder 0), so that its fence keeps growing. */
+  [SQLQ__SQL_LEASE_TAKE] =
+    "INSERT INTO sqlq_leases AS l (key, holder, fence, expires_at)"
+    " VALUES ($1::bigint, $2::bigint, 1, sqlq_now() + $3::bigint)"
+    " ON CONFLICT (key) DO UPDATE SET holder = EXCLUDED.holder, fence = l.fence + 1,"
+    " expires_at = EXCLUDED.expires_at"
+    " WHERE l.holder = 0 OR l.expires_at <= sqlq_now() RETURNING l.fence",
+  [SQLQ__SQL_LEASE_RENEW] = "UPDATE sqlq_leases SET expires_at = sqlq_now() + $3::bigint"
+                            " WHERE key = $1::bigint AND holder = $2::bigint RETURNING fence",
+  [SQLQ__SQL_LEASE_RELEASE] = "UPDATE sqlq_leases SET holder = 0, expires_at = 0"
+                              " WHERE key = $1::bigint AND holder = $2::bigint",
 
   /* Schedules (schema version 4). */
   [SQLQ__SQL_CRON_NOW] = "SELECT sqlq_now()",
@@ -1001,7 +1015,18 @@ static const char migration_13[] =
   COUNTS_SQL_TABLE("CREATE TABLE", "bigint", "text", "text",
                    ";") "CREATE INDEX sqlq_counts_age ON sqlq_counts (minute_at);";
 
+/* Version 14: named locks as leases (lease.c), for handles whose sessions
+** cannot hold a lock (a transaction pooler between them and the server):
+** one row per lock key that was ever taken so, its holder's token (0:
+** free), its fence (one more at each taking) and when its lease runs out
+** (sqlq_now() microseconds). */
+static const char migration_14[] = "CREATE TABLE sqlq_leases ("
+                                   " key        bigint PRIMARY KEY,"
+                                   " holder     bigint NOT NULL,"
+                                   " fence      bigint NOT NULL,"
+                                   " expires_at bigint NOT NULL)";
+
 const char *const sqlq__postgres_migrations[SQLQ_SCHEMA_VERSION] = {
   migration_1, migration_2, migration_3,  migration_4,  migration_5,  migration_6,  migration_7,
-  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13,
+  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13, migration_14,
 };

@@ -16,16 +16,16 @@ sq() { "$SQLQ" --url "$url" "$@"; }
 lanes() {
   fb_sql "SELECT CAST(queue AS VARCHAR(128) CHARACTER SET UTF8) || '	' || -claim_rank FROM sqlq_lanes WHERE queue <> '' ORDER BY queue, claim_rank"
 }
-# Undo versions 13 and 12.
+# Undo versions 14, 13 and 12.
 undo_12() {
-  fb_sql "DROP TABLE sqlq_counts; COMMIT; DELETE FROM sqlq_schema WHERE version = 13;
+  fb_sql "DELETE FROM sqlq_schema WHERE version = 14; DROP TABLE sqlq_counts; COMMIT; DELETE FROM sqlq_schema WHERE version = 13;
     DROP TRIGGER sqlq_commit; DROP TRIGGER sqlq_jobs_lanes; DROP TABLE sqlq_lanes;
     DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version = 12;" ||
     fail "undo version 12"
 }
 
 run "init" 0 sq init
-expect_out "init makes version 13" "schema version 13"
+expect_out "init makes version 14" "schema version 14"
 undo_12
 run "version 11" 0 fb_sql "SELECT max(version) FROM sqlq_schema"
 expect_out "is what is left" "11"
@@ -37,9 +37,9 @@ run "a worker that asks for lanes claims plainly on version 11" 0 timeout 20 \
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 13" "schema version 13"
+expect_out "the upgrade reaches version 14" "schema version 14"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 13"
+expect_out "again changes nothing" "schema version 14"
 run "no lanes yet" 0 lanes
 expect_out "before the first claim by lanes" ""
 run "the jobs from version 11 run by lanes" 0 timeout 20 \
@@ -89,7 +89,7 @@ run "init by the owner" 0 "$SQLQ" --url "$sysdba_url" init
 as_sysdba "$own_database" <<SQL || fail "undo versions 13 and 12 as SYSDBA"
 DROP TABLE sqlq_counts; COMMIT; DELETE FROM sqlq_schema WHERE version = 13;
 DROP TRIGGER sqlq_commit; DROP TRIGGER sqlq_jobs_lanes; DROP TABLE sqlq_lanes;
-DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version = 12;
+DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version >= 12;
 GRANT ALL ON sqlq_schema TO USER $fb_user; GRANT ALL ON sqlq_jobs TO USER $fb_user;
 GRANT ALL ON sqlq_queues TO USER $fb_user; GRANT ALL ON sqlq_groups TO USER $fb_user;
 GRANT ALL ON sqlq_rate_starts TO USER $fb_user;
@@ -109,10 +109,10 @@ run "the job ran" 0 own stats --json "$q"
 expect_out_has "the queue is empty" '"ready":0,"scheduled":0,"running":0,"dead":0'
 as_sysdba "$own_database" <<<"GRANT ALTER DATABASE TO USER $fb_user;" || fail "grant ALTER DATABASE"
 run "the upgrade with ALTER DATABASE" 0 own init
-expect_out "reaches version 13" "schema version 13"
+expect_out "reaches version 14" "schema version 14"
 
-fb_sql "INSERT INTO sqlq_schema (version, applied_at) VALUES (14, 0)" || fail "set version 14"
+fb_sql "INSERT INTO sqlq_schema (version, applied_at) VALUES (15, 0)" || fail "set version 15"
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 14"
+expect_err_has "the error names the versions" "version 15"
 finish

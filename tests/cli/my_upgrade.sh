@@ -14,7 +14,7 @@ sql() {
 undo_12() {
   sql "DROP TRIGGER sqlq_jobs_lane; DROP TRIGGER sqlq_jobs_moved;
        DROP TABLE sqlq_lanes, sqlq_lane_moves;
-       DELETE FROM sqlq_schema WHERE version = 12;"
+       DELETE FROM sqlq_schema WHERE version >= 12;"
 }
 lanes() {
   my_sql "SELECT queue, priority FROM sqlq_lanes ORDER BY queue, priority"

@@ -35,7 +35,8 @@ undo_12() {
          END IF;
          $notify_end
        DROP FUNCTION sqlq_add_lanes(text[], integer[]); DROP FUNCTION sqlq_rewind();
-       DELETE FROM sqlq_schema WHERE version = 12;"
+       DROP TABLE IF EXISTS sqlq_leases;
+       DELETE FROM sqlq_schema WHERE version >= 12;"
 }
 # Version 11 made sqlq_lanes, sqlq_rewinds, sqlq_late() and the trigger
 # sqlq_jobs_made_ready, and taught the INSERT trigger's function to record
