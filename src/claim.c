@@ -479,7 +479,7 @@ static void count_acks(sqlq_db *db, const sqlq_job_ref *refs, size_t n, const st
   int64_t *left = a->n_left ? malloc(a->n_left * sizeof *left) : NULL;
   if (a->n_left && left == NULL) return;
   for (size_t k = 0; k < a->n_left; k++) left[k] = a->left[k].id;
-  qsort(left, a->n_left, sizeof *left, sqlq__id_order);
+  if (left) qsort(left, a->n_left, sizeof *left, sqlq__id_order);
   for (size_t i = 0; i < n; i++)
     if (!a->n_left || !bsearch(&refs[i].id, left, a->n_left, sizeof *left, sqlq__id_order))
       sqlq__count_finished(db, refs[i].id);
