@@ -25,8 +25,7 @@
 #include "cli.h"
 #include "serve.h"
 
-/* Set r to the JSON value (which this takes) with status 200. */
-static void reply_json(serve_reply *r, json_t *value) {
+void serve_reply_json(serve_reply *r, json_t *value) {
   r->body =
     value ? json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
   json_decref(value);
@@ -39,20 +38,10 @@ static void reply_json(serve_reply *r, json_t *value) {
   r->len = strlen(r->body);
 }
 
-/* Set r to the failure rc of the library call what. */
-static void reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
+void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
   char message[512];
   snprintf(message, sizeof message, "%s: %s", what, sqlq_errmsg(ctx->db));
   serve_reply_error(r, serve_http_status(rc), message);
-}
-
-/* serve.h's names of the two above, for serve_objects.c. */
-void serve_reply_json(serve_reply *r, json_t *value) {
-  reply_json(r, value);
-}
-
-void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
-  reply_failure(ctx, r, rc, what);
 }
 
 /* The age in seconds of the ready job of queue that a claim would take
@@ -91,7 +80,7 @@ static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
   int rc = sqlq_stats(ctx->db, queue, &st, &n);
   json_t *queues;
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "stats");
+    serve_reply_failure(ctx, r, rc, "stats");
     return;
   }
   if (queue != NULL && n == 0) {
@@ -106,7 +95,7 @@ static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
   }
   rc = serve_queue_ages(ctx, st, n, ages);
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "list");
+    serve_reply_failure(ctx, r, rc, "list");
   } else {
     queues = n == 0 && queue != NULL ? cli_stats_json(&zero, 1) : cli_stats_json(st, n);
     for (i = 0; queues != NULL && i < n; i++) {
@@ -117,11 +106,12 @@ static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
       json_object_set_new(json_array_get(queues, 0), "oldest_ready_age", json_null());
     }
     if (queue == NULL) {
-      reply_json(r, json_pack("{s:s,s:o}", "backend", sqlq_backend(ctx->db), "queues", queues));
+      serve_reply_json(r,
+                       json_pack("{s:s,s:o}", "backend", sqlq_backend(ctx->db), "queues", queues));
     } else {
       json_t *one = json_incref(json_array_get(queues, 0));
       json_decref(queues);
-      reply_json(r, one);
+      serve_reply_json(r, one);
     }
   }
   free(ages);
@@ -174,7 +164,7 @@ static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, s
   }
   rc = sqlq_list(ctx->db, queue, state, search ? SERVE_LIMIT_MAX : (size_t)limit, &jobs, &n);
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "list");
+    serve_reply_failure(ctx, r, rc, "list");
     return;
   }
   array = json_array();
@@ -184,7 +174,7 @@ static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, s
     }
   }
   sqlq_job_infos_free(jobs, n);
-  reply_json(r, json_pack("{s:o}", "jobs", array));
+  serve_reply_json(r, json_pack("{s:o}", "jobs", array));
 }
 
 /* GET /api/v1/health */
@@ -193,10 +183,10 @@ static void get_health(serve_ctx *ctx, serve_reply *r) {
   size_t n = 0;
   int rc = sqlq_health(ctx->db, &items, &n);
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "health");
+    serve_reply_failure(ctx, r, rc, "health");
     return;
   }
-  reply_json(r, json_pack("{s:o}", "health", cli_health_json(items, n)));
+  serve_reply_json(r, json_pack("{s:o}", "health", cli_health_json(items, n)));
   sqlq_health_items_free(items, n);
 }
 
@@ -204,9 +194,9 @@ static void get_health(serve_ctx *ctx, serve_reply *r) {
 static void reply_count(serve_ctx *ctx, serve_reply *r, int rc, const char *what, const char *key,
                         size_t count) {
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, what);
+    serve_reply_failure(ctx, r, rc, what);
   } else {
-    reply_json(r, json_pack("{s:I}", key, (json_int_t)count));
+    serve_reply_json(r, json_pack("{s:I}", key, (json_int_t)count));
   }
 }
 
@@ -249,9 +239,9 @@ static void post_queue(serve_ctx *ctx, const char *queue, const char *action, in
     int pause = action[0] == 'p';
     rc = pause ? sqlq_pause(ctx->db, queue) : sqlq_resume(ctx->db, queue);
     if (rc != SQLQ_OK) {
-      reply_failure(ctx, r, rc, action);
+      serve_reply_failure(ctx, r, rc, action);
     } else {
-      reply_json(r, json_pack("{s:o,s:b}", "queue", cli_json_text(queue), "paused", pause));
+      serve_reply_json(r, json_pack("{s:o,s:b}", "queue", cli_json_text(queue), "paused", pause));
     }
   } else if (strcmp(action, "retry-dead") == 0) {
     rc = sqlq_retry(ctx->db, queue, NULL, 0, &count);
