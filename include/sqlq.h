@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 14
+#define SQLQ_SCHEMA_VERSION 15
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -591,6 +591,47 @@ int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out, siz
 
 /* Free an array returned by sqlq_stats().  Accepts NULL. */
 void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
+
+/* The counts of one queue that sqlq_summary() gives (libsqlq 1.1).  A
+** count that reached the call's limit is that limit and has its bit
+** (SQLQ_MORE_READY, ...) set in more: there are at least that many. */
+typedef struct sqlq_queue_summary {
+  char queue[SQLQ_QUEUE_NAME_MAX + 1];
+  int64_t ready;     /* due now */
+  int64_t scheduled; /* waiting for their run_at (or for other jobs) */
+  int64_t running;   /* leased to a worker */
+  int64_t dead;      /* out of attempts */
+  unsigned more;     /* SQLQ_MORE_* bits: the counts that stopped at the limit */
+  int paused;
+  /* How long the longest-waiting ready job has been due, in microseconds
+  ** of the database's clock (0 and up), or -1 when no job is due. */
+  int64_t oldest_ready_age_us;
+} sqlq_queue_summary;
+
+#define SQLQ_MORE_READY 1u
+#define SQLQ_MORE_SCHEDULED 2u
+#define SQLQ_MORE_RUNNING 4u
+#define SQLQ_MORE_DEAD 8u
+
+/*
+** Counts per queue, bounded (libsqlq 1.1): what sqlq_stats() counts, each
+** count stopping at limit (1 to SQLQ_SUMMARY_LIMIT_MAX), and the age of the
+** longest-waiting ready job.  Each count reads at most limit + 1 index
+** entries and the queues are found by walking the indexes from one queue
+** name to the next, so the call costs the same on a queue of 10^7 jobs as
+** on one of limit: it is what a dashboard refreshing every few seconds
+** should call.  queue may be NULL for every queue known to the database
+** (any queue that has jobs or was paused).  *out receives an array of
+** *n_out entries sorted by queue name (bytewise); free it with
+** sqlq_queue_summaries_free().  One statement, one snapshot where the
+** backend gives statements one.
+*/
+int sqlq_summary(sqlq_db *db, const char *queue, int64_t limit, sqlq_queue_summary **out,
+                 size_t *n_out);
+#define SQLQ_SUMMARY_LIMIT_MAX 1000000000
+
+/* Free an array returned by sqlq_summary().  Accepts NULL. */
+void sqlq_queue_summaries_free(sqlq_queue_summary *summaries, size_t n);
 
 /* One measure of what holds a database's queues back (libsqlq 1.1): see
 ** sqlq_health() and docs/health.md.  Every string is owned by the array

@@ -143,6 +143,10 @@ enum sqlq__sql_id {
   SQLQ__SQL_PAUSE_SET,      /* $1 queue $2 paused(0/1) */
   SQLQ__SQL_STATS,          /* $1 queue or NULL -> queue, ready, scheduled,
                                 running, dead, paused; ordered by queue */
+  SQLQ__SQL_SUMMARY,        /* $1 queue or NULL $2 limit -> queue, ready,
+                                scheduled, running, dead (each at most
+                                $2 + 1), paused, oldest ready job's age
+                                (us, NULL when none); ordered by queue */
   SQLQ__SQL_LIST,           /* $1 queue $2 state filter (0 all, SQLQ_STATE_*)
                                 $3 limit (-1 all) -> id, state (SQLQ_STATE_*),
                                 priority, attempts, max_attempts, run_at,

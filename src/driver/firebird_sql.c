@@ -41,6 +41,7 @@
 #include "fair_sql.h"
 #include "firebird_int.h"
 #include "schedules_sql.h"
+#include "summary_sql.h"
 
 #define NOW FB_NOW_US
 #define TEXT(n) "VARCHAR(" #n ") CHARACTER SET OCTETS"
@@ -595,6 +596,13 @@
                                  "  SUSPEND;" \
                                  " END"
 
+/* SUMMARY_COUNT of summary_sql.h: Firebird 3 has no derived table that
+** names an outer column, so no count of a limited select. */
+#define SUMMARY_WHERE(cond) " FROM sqlq_jobs j WHERE j.queue = n.queue AND " cond
+#define SUMMARY_PROBE(cond) "(SELECT FIRST 1 SKIP (" SUMMARY_LIMIT ") 1" SUMMARY_WHERE(cond) ")"
+#define SUMMARY_LIMIT "CAST($2 AS BIGINT)"
+#define SUMMARY_COUNT(cond) SUMMARY_PROBED(cond)
+
 const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   /* The version table, made (and committed, by an autonomous transaction)
   ** when missing; concurrent makers lose quietly.  Its row 0 is the lock
@@ -656,6 +664,21 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
             "  WHERE " QUEUE_PARAM("$1") " IS NULL OR queue = " QUEUE_PARAM(
               "$1") ")"
                     " GROUP BY queue ORDER BY queue",
+  /* The queues come from one loose index scan (each next name a MIN()
+  ** read from the front of an index on queue); see SUMMARY_COUNT. */
+  [SQLQ__SQL_SUMMARY] =
+    "WITH RECURSIVE names(queue) AS (SELECT min(queue) FROM sqlq_jobs"
+    "  WHERE " QUEUE_PARAM(
+      "$1") " IS NULL"
+            " UNION ALL SELECT (SELECT min(j.queue) FROM sqlq_jobs j WHERE j.queue > r.queue)"
+            " FROM names r WHERE r.queue IS NOT NULL),"
+            " known(queue) AS (SELECT queue FROM names UNION SELECT queue FROM sqlq_queues"
+            "  WHERE " QUEUE_PARAM("$1") " IS NULL UNION SELECT " QUEUE_PARAM(
+              "$1") " FROM RDB$DATABASE)"
+                    " SELECT queue, ready, scheduled, running, dead, COALESCE(paused, 0), age"
+                    " FROM (SELECT n.queue, " SUMMARY_COUNTS ", " SUMMARY_PAUSED_AGE(
+                      "") "  FROM known n CROSS JOIN (SELECT " NOW " AS now FROM RDB$DATABASE) c"
+                          "  WHERE n.queue IS NOT NULL) s WHERE " SUMMARY_KEPT " ORDER BY queue",
   [SQLQ__SQL_LIST] =
     "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
     "  ELSE IIF(run_at >= " SQLQ__WAITING_SQL ", 6, IIF(run_at > " NOW ", 4, 1)) END AS st,"
@@ -1414,7 +1437,13 @@ static const char migration_13[] =
 ** same. */
 static const char migration_14[] = "EXECUTE BLOCK AS BEGIN END";
 
+/* Version 15 (an index of the dead jobs, which PostgreSQL and SQLite need
+** for sqlq_summary()) adds nothing here: sqlq_jobs_due (queue, state,
+** run_at) already finds them.  The version is recorded all the same. */
+static const char migration_15[] = "EXECUTE BLOCK AS BEGIN END";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3,  migration_4,  migration_5,  migration_6,  migration_7,
-  migration_8, migration_9, migration_10, migration_11, migration_12, migration_13, migration_14,
+  migration_1,  migration_2,  migration_3,  migration_4,  migration_5,
+  migration_6,  migration_7,  migration_8,  migration_9,  migration_10,
+  migration_11, migration_12, migration_13, migration_14, migration_15,
 };

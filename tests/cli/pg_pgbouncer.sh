@@ -12,7 +12,7 @@
 direct_url=$url
 url=$pooled_url
 run "init through pgbouncer" 0 sq init
-expect_out "reaches the latest version" "schema version 14"
+expect_out "reaches the latest version" "schema version 15"
 
 # Detection: a lock through the pooler is a lease (a row of sqlq_leases),
 # one taken directly is a session advisory lock (no row).
