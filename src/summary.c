@@ -55,8 +55,8 @@ static int summary_tx(sqlq_db *db, void *arg) {
   return sqlq__run(db, &q, SQLQ__TEXT(s->queue), SQLQ__INT(s->limit));
 }
 
-SQLQ__API int sqlq_summary(sqlq_db *db, const char *queue, int64_t limit,
-                           sqlq_queue_summary **out, size_t *n_out) {
+SQLQ__API int sqlq_summary(sqlq_db *db, const char *queue, int64_t limit, sqlq_queue_summary **out,
+                           size_t *n_out) {
   if (out) *out = NULL;
   if (n_out) *n_out = 0;
   int rc = sqlq__enter(db);

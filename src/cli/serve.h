@@ -38,6 +38,10 @@
 /* The most jobs one listing returns, and how many when not asked. */
 #define SERVE_LIMIT_MAX 500
 #define SERVE_LIMIT_DEFAULT 100
+/* Where the API's counts stop (sqlq_summary()) unless --count-limit says
+** otherwise: a page polled every few seconds reads at most this many index
+** entries per count. */
+#define SERVE_COUNT_LIMIT 10000
 /* The longest search text of a job listing, in bytes. */
 #define SERVE_MAX_SEARCH 256
 /* The most ids one retry body may hold. */
@@ -127,7 +131,8 @@ typedef struct serve_counts {
 typedef struct serve_ctx {
   sqlq_db *db;
   int read_only;
-  const char *token; /* NULL: none needed */
+  int64_t count_limit; /* where the API's counts stop (--count-limit) */
+  const char *token;   /* NULL: none needed */
   size_t token_len;
   /* Counted by serve_http.c, shown by /metrics. */
   uint64_t requests;
@@ -166,12 +171,6 @@ void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *wha
 ** (serve_objects.c) into *r.  Returns 1 when t named one of them, else 0
 ** and r is untouched. */
 int serve_api_objects(serve_ctx *ctx, const serve_target *t, int post, serve_reply *r);
-
-/* The age in seconds of each of the n queues' ready job that a claim
-** would take next (since its run_at, by this host's clock), into ages[i]:
-** -1 when none is ready.  One listing of one job per queue with ready jobs.
-** Returns SQLQ_OK or the failed listing's status (serve_api.c). */
-int serve_queue_ages(serve_ctx *ctx, const sqlq_queue_stats *st, size_t n, double *ages);
 
 /* One file of the dashboard, built into the binary from src/cli/dash/
 ** (serve_assets.c, which CMake generates: scripts/embed_assets.cmake). */

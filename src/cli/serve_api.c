@@ -44,78 +44,56 @@ void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *wha
   serve_reply_error(r, serve_http_status(rc), message);
 }
 
-/* The age in seconds of the ready job of queue that a claim would take
-** next (its run_at: when it became due), into *age (-1 when none). */
-static int oldest_ready_age(serve_ctx *ctx, const char *queue, double *age) {
-  sqlq_job_info *jobs = NULL;
-  size_t n = 0;
-  int rc = sqlq_list(ctx->db, queue, SQLQ_STATE_READY, 1, &jobs, &n);
-  *age = -1;
-  if (rc == SQLQ_OK && n > 0) {
-    int64_t us = cli_realtime_us() - jobs[0].run_at_us;
-    *age = us > 0 ? (double)us / 1e6 : 0;
+/* A queue's summary as the API gives it: the counts, "oldest_ready_age"
+** (seconds, null when no job is due) and "more", the names of the counts
+** that stopped at the limit (there are more jobs than that). */
+static json_t *summary_json(const sqlq_queue_summary *q) {
+  static const char *const names[] = {"ready", "scheduled", "running", "dead"};
+  static const unsigned bits[] = {SQLQ_MORE_READY, SQLQ_MORE_SCHEDULED, SQLQ_MORE_RUNNING,
+                                  SQLQ_MORE_DEAD};
+  const int64_t counts[] = {q->ready, q->scheduled, q->running, q->dead};
+  json_t *o = json_object(), *more = json_array();
+  size_t k;
+  json_object_set_new(o, "queue", cli_json_text(q->queue));
+  for (k = 0; k < 4; k++) {
+    json_object_set_new(o, names[k], json_integer(counts[k]));
+    if (q->more & bits[k]) json_array_append_new(more, json_string(names[k]));
   }
-  sqlq_job_infos_free(jobs, n);
-  return rc;
+  json_object_set_new(o, "paused", json_boolean(q->paused));
+  json_object_set_new(
+    o, "oldest_ready_age",
+    q->oldest_ready_age_us >= 0 ? json_real((double)q->oldest_ready_age_us / 1e6) : json_null());
+  json_object_set_new(o, "more", more);
+  return o;
 }
 
-int serve_queue_ages(serve_ctx *ctx, const sqlq_queue_stats *st, size_t n, double *ages) {
-  size_t i;
-  for (i = 0; i < n; i++) {
-    int rc = SQLQ_OK;
-    ages[i] = -1;
-    if (st[i].ready > 0 && (rc = oldest_ready_age(ctx, st[i].queue, &ages[i])) != SQLQ_OK) {
-      return rc;
-    }
-  }
-  return SQLQ_OK;
-}
-
-/* GET /api/v1/queues[/Q]: the counts, each with "oldest_ready_age" (seconds,
-** null when no job is ready). */
+/* GET /api/v1/queues[/Q]: each queue's summary (summary_json()), its
+** counts stopping at --count-limit, whose value "count_limit" gives;
+** one statement whatever the queues' length. */
 static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
-  sqlq_queue_stats *st = NULL, zero;
-  double *ages = NULL;
+  sqlq_queue_summary *s = NULL, zero;
   size_t n = 0, i;
-  int rc = sqlq_stats(ctx->db, queue, &st, &n);
+  int rc = sqlq_summary(ctx->db, queue, ctx->count_limit, &s, &n);
   json_t *queues;
   if (rc != SQLQ_OK) {
-    serve_reply_failure(ctx, r, rc, "stats");
+    serve_reply_failure(ctx, r, rc, "summary");
     return;
   }
-  if (queue != NULL && n == 0) {
+  if (queue != NULL) {
     /* A queue without jobs is a queue with zero of each. */
     memset(&zero, 0, sizeof zero);
     snprintf(zero.queue, sizeof zero.queue, "%s", queue);
-  }
-  if ((ages = calloc(n + 1, sizeof *ages)) == NULL) {
-    sqlq_queue_stats_free(st, n);
-    serve_reply_error(r, 500, "out of memory");
-    return;
-  }
-  rc = serve_queue_ages(ctx, st, n, ages);
-  if (rc != SQLQ_OK) {
-    serve_reply_failure(ctx, r, rc, "list");
+    zero.oldest_ready_age_us = -1;
+    json_t *one = summary_json(n > 0 ? &s[0] : &zero);
+    json_object_set_new(one, "count_limit", json_integer(ctx->count_limit));
+    serve_reply_json(r, one);
   } else {
-    queues = n == 0 && queue != NULL ? cli_stats_json(&zero, 1) : cli_stats_json(st, n);
-    for (i = 0; queues != NULL && i < n; i++) {
-      json_object_set_new(json_array_get(queues, i), "oldest_ready_age",
-                          ages[i] >= 0 ? json_real(ages[i]) : json_null());
-    }
-    if (queues != NULL && n == 0 && queue != NULL) {
-      json_object_set_new(json_array_get(queues, 0), "oldest_ready_age", json_null());
-    }
-    if (queue == NULL) {
-      serve_reply_json(r,
-                       json_pack("{s:s,s:o}", "backend", sqlq_backend(ctx->db), "queues", queues));
-    } else {
-      json_t *one = json_incref(json_array_get(queues, 0));
-      json_decref(queues);
-      serve_reply_json(r, one);
-    }
+    queues = json_array();
+    for (i = 0; queues != NULL && i < n; i++) json_array_append_new(queues, summary_json(&s[i]));
+    serve_reply_json(r, json_pack("{s:s,s:I,s:o}", "backend", sqlq_backend(ctx->db), "count_limit",
+                                  (json_int_t)ctx->count_limit, "queues", queues));
   }
-  free(ages);
-  sqlq_queue_stats_free(st, n);
+  sqlq_queue_summaries_free(s, n);
 }
 
 /* Whether job j is one that search (SERVE_MAX_SEARCH bytes at most) names:

@@ -2,10 +2,9 @@
 ** serve_metrics.c -- GET /metrics of `sqlq serve`, in Prometheus' text
 ** exposition format (version 0.0.4), as `promtool check metrics` accepts
 ** it: per queue, its jobs by state, whether it is paused and the age of its
-** oldest ready job; the database's health items (sqlq_health()); whether
+** oldest due job; the database's health items (sqlq_health()); whether
 ** the database answered; and the server's own request counters.  One
-** sqlq_stats(), one sqlq_health() and one listing of one job per queue with
-** ready jobs per scrape (docs/serve.md).  The counters of jobs enqueued,
+** sqlq_summary() and one sqlq_health() per scrape (docs/serve.md).  The counters of jobs enqueued,
 ** finished, failed and dead, the claim and lag histograms and the lock
 ** counters come from the rows of sqlq_counts that the handles using the
 ** database write (serve_counts.c): one sqlq_counts() more.
@@ -124,7 +123,7 @@ static void put_sample(text *t, const char *name, const char *label, const char 
   put(t, "\"");
 }
 
-static void put_queue_metrics(text *t, const sqlq_queue_stats *st, const double *ages, size_t n) {
+static void put_queue_metrics(text *t, const sqlq_queue_summary *st, size_t n) {
   static const char *const states[] = {"ready", "scheduled", "running", "dead"};
   size_t i, k;
   put_gauge(t, "sqlq_queue_jobs", "Jobs of a queue by state (scheduled includes waiting).");
@@ -141,10 +140,11 @@ static void put_queue_metrics(text *t, const sqlq_queue_stats *st, const double 
     put(t, "} %d\n", st[i].paused ? 1 : 0);
   }
   put_gauge(t, "sqlq_queue_oldest_ready_age_seconds",
-            "Seconds since the ready job a claim takes next became due (0 when none is ready).");
+            "Seconds the longest-waiting due job has been due (0 when none is due).");
   for (i = 0; i < n; i++) {
     put_sample(t, "sqlq_queue_oldest_ready_age_seconds", "queue", st[i].queue);
-    put(t, "} %.6f\n", ages[i] >= 0 ? ages[i] : 0.0);
+    put(t, "} %.6f\n",
+        st[i].oldest_ready_age_us >= 0 ? (double)st[i].oldest_ready_age_us / 1e6 : 0.0);
   }
 }
 
@@ -251,20 +251,15 @@ static void put_count_metrics(text *t, const serve_counts *c) {
 }
 
 void serve_metrics(serve_ctx *ctx, serve_reply *r) {
-  sqlq_queue_stats *st = NULL;
+  sqlq_queue_summary *st = NULL;
   sqlq_health_item *items = NULL;
   size_t n = 0, n_items = 0;
-  double *ages = NULL;
   text t = {0};
   int64_t start = cli_monotonic_ns();
-  int rc = sqlq_stats(ctx->db, NULL, &st, &n), up, counted = 0;
+  /* Exact counts (the largest limit): a scrape is not a page polled by
+  ** people, and a gauge that stops at a limit would mislead an alert. */
+  int rc = sqlq_summary(ctx->db, NULL, SQLQ_SUMMARY_LIMIT_MAX, &st, &n), up, counted = 0;
   int64_t last_id = 0;
-  if (rc == SQLQ_OK && (ages = calloc(n + 1, sizeof *ages)) == NULL) {
-    rc = SQLQ_NOMEM;
-  }
-  if (rc == SQLQ_OK) {
-    rc = serve_queue_ages(ctx, st, n, ages);
-  }
   if (rc == SQLQ_OK) {
     rc = sqlq_health(ctx->db, &items, &n_items);
   }
@@ -280,7 +275,7 @@ void serve_metrics(serve_ctx *ctx, serve_reply *r) {
   put_gauge(&t, "sqlq_up", "Whether the database answered this scrape (1) or not (0).");
   put(&t, "sqlq_up %d\n", up);
   if (up) {
-    put_queue_metrics(&t, st, ages, n);
+    put_queue_metrics(&t, st, n);
     put_health_metrics(&t, items, n_items);
     if (counted) {
       put_count_metrics(&t, &ctx->counts);
@@ -306,8 +301,7 @@ void serve_metrics(serve_ctx *ctx, serve_reply *r) {
       ctx->requests - ctx->refused - ctx->failed, ctx->refused, ctx->failed,
       (double)(cli_monotonic_ns() - start) / 1e9);
   sqlq_health_items_free(items, n_items);
-  sqlq_queue_stats_free(st, n);
-  free(ages);
+  sqlq_queue_summaries_free(st, n);
   if (t.failed) {
     free(t.p);
     serve_reply_error(r, 500, "out of memory");

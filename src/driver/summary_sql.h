@@ -19,8 +19,8 @@
 /* The columns paused (NULL when the queue has no row in sqlq_queues) and
 ** age (how long the oldest due job has been due, NULL when none), the
 ** second read from index (a dialect's hint, or ""). */
-#define SUMMARY_PAUSED_AGE(index)                                                        \
-  "(SELECT p.paused FROM sqlq_queues p WHERE p.queue = n.queue) AS paused,"             \
+#define SUMMARY_PAUSED_AGE(index) \
+  "(SELECT p.paused FROM sqlq_queues p WHERE p.queue = n.queue) AS paused," \
   " (SELECT c.now - min(j.run_at) FROM sqlq_jobs j" index " WHERE j.queue = n.queue" \
   " AND j.state = 'ready' AND j.run_at <= c.now) AS age"
 
@@ -29,7 +29,7 @@
 ** job, SUMMARY_PROBE(cond), and only when it is not there (there are at
 ** most $2), a count of them all, from SUMMARY_WHERE(cond); SUMMARY_LIMIT
 ** is $2 as the dialect types it. */
-#define SUMMARY_PROBED(cond)                                                       \
+#define SUMMARY_PROBED(cond) \
   "CASE WHEN " SUMMARY_PROBE(cond) " IS NULL THEN (SELECT count(*)" SUMMARY_WHERE( \
     cond) ") ELSE " SUMMARY_LIMIT " + 1 END"
 

@@ -262,4 +262,18 @@ serve_backend_tests() {
   stop_worker "$worker"
 
   serve_stop
+
+  # --count-limit: the API's counts stop there and say so; /metrics counts
+  # every job.
+  for i in 1 2 3; do sq push serve-many "job $i" >/dev/null; done
+  serve_start --count-limit 2
+  http "counts stop at the limit" 200 GET /api/v1/queues/serve-many
+  expect_body_has "counts stop at the limit" '"ready":2,'
+  expect_body_has "the counts that stopped" '"more":["ready"]'
+  expect_body_has "the limit" '"count_limit":2'
+  http "every queue" 200 GET /api/v1/queues
+  expect_body_has "every queue: the limit" '"count_limit":2,'
+  expect_body_has "every queue: stopped" '"queue":"serve-many","ready":2,'
+  expect_eq "metrics count every job" "$(metric 'sqlq_queue_jobs{queue="serve-many",state="ready"}')" 3
+  serve_stop
 }

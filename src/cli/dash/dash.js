@@ -64,6 +64,12 @@ function num(n) {
   return n === null || n === undefined ? '' : Number(n).toLocaleString('en-US');
 }
 
+// A queue's count k as text: "10,000+" when it stopped at the server's
+// limit (the API lists such counts in "more").
+function count(q, k) {
+  return num(q[k]) + ((q.more || []).includes(k) ? '+' : '');
+}
+
 function age(seconds) {
   if (seconds === null || seconds === undefined) return '';
   if (seconds < 1) return '<1s';
@@ -233,10 +239,10 @@ async function pageQueues(gen) {
   if (!server.read_only) headers.push('');
   const rows = answer.queues.map((q, i) => el('tr', {class: q.paused ? 'paused' : null, 'data-queue': q.queue},
     el('td', {}, el('a', {href: '#/queue/' + seg(q.queue)}, q.queue)),
-    el('td', {class: 'num'}, num(q.ready)),
-    el('td', {class: 'num'}, num(q.scheduled)),
-    el('td', {class: 'num'}, num(q.running)),
-    el('td', {class: 'num dead' + (q.dead > 0 ? ' nonzero' : '')}, num(q.dead)),
+    el('td', {class: 'num'}, count(q, 'ready')),
+    el('td', {class: 'num'}, count(q, 'scheduled')),
+    el('td', {class: 'num'}, count(q, 'running')),
+    el('td', {class: 'num dead' + (q.dead > 0 ? ' nonzero' : '')}, count(q, 'dead')),
     el('td', {}, age(q.oldest_ready_age)),
     historyMissing ? null : el('td', {}, charts[i] ? chart(charts[i]) : ''),
     server.read_only ? null : el('td', {}, pauseButton(q))));
@@ -286,8 +292,8 @@ async function pageQueue(gen, queue, params) {
   if (!server.read_only) headers.push('');
   show(el('h1', {}, queue, ' ', el('span', {class: 'sub'}, q.paused ? 'paused' : 'active')),
     el('div', {class: 'counts'},
-      [['ready', q.ready], ['scheduled', q.scheduled], ['running', q.running], ['dead', q.dead]].map(([k, v]) =>
-        el('div', {class: 'count', 'data-count': k}, el('b', {}, num(v)), el('span', {}, k))),
+      ['ready', 'scheduled', 'running', 'dead'].map(k =>
+        el('div', {class: 'count', 'data-count': k}, el('b', {}, count(q, k)), el('span', {}, k))),
       el('div', {class: 'count'}, el('b', {}, age(q.oldest_ready_age) || '\u2013'), el('span', {}, 'oldest ready'))),
     server.read_only ? null : el('div', {class: 'toolbar'}, pauseButton(q),
       q.dead > 0 ? actionButton('retry all dead', () => act('/api/v1/queues/' + seg(queue) + '/retry-dead'),
