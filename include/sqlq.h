@@ -1348,6 +1348,119 @@ void sqlq_schedules_free(sqlq_schedule *schedules, size_t n);
 */
 int sqlq_cron_tick(sqlq_db *db, int64_t now_at_us, size_t *enqueued_out, int64_t *next_at_us_out);
 
+/* ---------------------------------------------------------------------
+** Listing what is there (libsqlq 1.1): the named locks held now, the
+** rings and the pools, for dashboards and operators.  Each call reads in
+** one statement or a read transaction of its own (in the caller's
+** transaction when sqlq_begin() opened one), returns at most limit
+** entries (1 to SQLQ_LIST_MAX; else SQLQ_MISUSE), and on failure leaves
+** *out NULL and *n_out 0.  NULL for an out pointer is SQLQ_MISUSE.
+*/
+
+/* The most entries one listing call returns. */
+#define SQLQ_LIST_MAX 10000
+
+/* One named lock held now, as sqlq_locks() reads it.  The library owns the
+** name and the strings until sqlq_lock_infos_free(). */
+typedef struct sqlq_lock_info {
+  const unsigned char *name; /* the name when the backend keeps it (MariaDB:
+                                a name that GET_LOCK takes as it is, see
+                                docs/mysql.md), NUL-terminated for
+                                convenience; NULL when it keeps only a key */
+  size_t name_len;           /* its length in bytes (0 when NULL) */
+  int64_t key;               /* what the backend locks, the same number that
+                                sqlq_lock_key() gives for the name */
+  int64_t pid;               /* the holder's session on the server
+                                (PostgreSQL: its backend pid; MariaDB: its
+                                connection id); 0 when unknown */
+  const char *holder;        /* who holds it, in words (application, user,
+                                client address), or NULL when unknown */
+  int64_t since_at_us;       /* when the holder's session began: the lock
+                                was taken then or later; 0 when unknown */
+  int64_t expires_at_us;     /* a lease (sqlq_lock_lease()): when it runs
+                                out unless renewed; 0 for a session's lock */
+  int64_t fence;             /* a lease's fencing token; 0 otherwise */
+} sqlq_lock_info;
+
+/*
+** The named locks held right now in db's database, by any process, into
+** *locks_out, an array of *n_out entries ordered by name (bytes; the
+** locks whose name is unknown last) then key; free it with
+** sqlq_lock_infos_free().  What the backend can say differs (docs/serve.md, "Locks, rings
+** and pools"):
+**   PostgreSQL: every session advisory lock of the database (pg_locks):
+**     key, holder's pid, application, user, client address and session
+**     start; no name (the server keeps only the key); and, from schema
+**     version 14, the leases of sqlq_leases not run out (key, expiry,
+**     fence).  Other users' sessions show their pid but no holder unless
+**     the reader is a member of pg_read_all_stats.
+**   MariaDB: the user-level locks of the whole server
+**     (information_schema.METADATA_LOCK_INFO): name or key, connection
+**     id, user and client host.  It needs the server's metadata_lock_info
+**     plugin (INSTALL SONAME 'metadata_lock_info'): without it the call
+**     answers SQLQ_UNAVAILABLE saying so.
+**   SQLite: the locked bytes of the sidecar file (key only: no name, no
+**     holder; the kernel does not tell who holds an open-file-description
+**     lock).
+**   Firebird: cannot list its locks (a held lock is a row locked by a
+**     transaction, which the server does not show): SQLQ_UNAVAILABLE.
+** A program other than sqlq that takes advisory locks (PostgreSQL) or
+** GET_LOCK locks (MariaDB) on the server has them listed too.
+*/
+int sqlq_locks(sqlq_db *db, size_t limit, sqlq_lock_info **locks_out, size_t *n_out);
+
+/* Free an array returned by sqlq_locks().  Accepts NULL. */
+void sqlq_lock_infos_free(sqlq_lock_info *locks, size_t n);
+
+/*
+** The key that db's backend locks for the lock called name (name_len
+** bytes, 1 to SQLQ_LOCK_NAME_MAX), into *key_out: the number sqlq_locks()
+** reports in sqlq_lock_info.key, so that a caller can tell which listed
+** lock is a name it knows.  It is the name's 64-bit FNV-1a hash (as a
+** signed number), except on SQLite, where it is the byte of the sidecar
+** file locked.  No database access.
+*/
+int sqlq_lock_key(sqlq_db *db, const void *name, size_t name_len, int64_t *key_out);
+
+/* One ring, as sqlq_rings() lists it.  The library owns name until
+** sqlq_ring_infos_free(). */
+typedef struct sqlq_ring_info {
+  const char *name;
+  int64_t capacity;      /* entries it keeps at most */
+  int64_t entries;       /* entries it holds now: min(last_seq, capacity) */
+  int64_t last_seq;      /* the sequence number of its newest entry (0: none) */
+  int64_t created_at_us; /* when it was created */
+} sqlq_ring_info;
+
+/*
+** The rings whose names sort after after (bytes; NULL or "": from the
+** first), at most limit of them, ordered by name, into *rings_out
+** (*n_out entries; free with sqlq_ring_infos_free()).  A database below
+** schema version 2 has none.  To list them all, call again with after the
+** last name returned until fewer than limit come back.
+*/
+int sqlq_rings(sqlq_db *db, const char *after, size_t limit, sqlq_ring_info **rings_out,
+               size_t *n_out);
+
+/* Free an array returned by sqlq_rings().  Accepts NULL. */
+void sqlq_ring_infos_free(sqlq_ring_info *rings, size_t n);
+
+/* One pool, as sqlq_pools() lists it.  The library owns name until
+** sqlq_pool_infos_free(). */
+typedef struct sqlq_pool_info {
+  const char *name;
+  int64_t items;           /* how many items it has (at least 1) */
+  int64_t held;            /* of which held now */
+  int64_t last_used_at_us; /* when an item of it was last handed out (0: never) */
+} sqlq_pool_info;
+
+/* The pools whose names sort after after, as sqlq_rings() lists rings. */
+int sqlq_pools(sqlq_db *db, const char *after, size_t limit, sqlq_pool_info **pools_out,
+               size_t *n_out);
+
+/* Free an array returned by sqlq_pools().  Accepts NULL. */
+void sqlq_pool_infos_free(sqlq_pool_info *pools, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

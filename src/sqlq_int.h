@@ -468,6 +468,25 @@ enum sqlq__sql_id {
                               (another took it over) */
   SQLQ__SQL_LEASE_RELEASE, /* $1 key $2 token: frees the lock when it is
                               held with the token */
+  /* Listing (list.c; sqlq_locks, sqlq_rings, sqlq_pools).  Names sort as
+  ** bytes; $1 of RING_LIST and POOL_LIST is NULL or the name to list
+  ** after, $2 the limit. */
+  SQLQ__SQL_LOCK_LIST_CHECK, /* optional -> why the server cannot list its
+                                named locks now (text); no row when it can */
+  SQLQ__SQL_LOCK_LIST,       /* $1 limit -> name (NULL: not kept), key
+                                (NULL: the hash of the name), pid (NULL:
+                                unknown), holder (NULL: unknown),
+                                since_at (NULL: unknown), of each named
+                                lock a session holds; NULL for a driver
+                                with the lock_list method or that cannot
+                                list its locks */
+  SQLQ__SQL_LEASE_LIST,      /* $1 limit -> key, expires_at, fence of each
+                                lease held and not run out (schema version
+                                SQLQ__LEASES_VERSION); NULL without leases */
+  SQLQ__SQL_RING_LIST,       /* $1 after $2 limit -> name, capacity,
+                                last seq, created_at */
+  SQLQ__SQL_POOL_LIST_ALL,   /* $1 after $2 limit -> pool, items, held now,
+                                newest last_used (0: never) */
   SQLQ__SQL_COUNT
 };
 
@@ -577,6 +596,20 @@ typedef struct sqlq__health {
 int sqlq__health_add(sqlq_db *db, sqlq__health *h, const char *name, int64_t value,
                      const char *unit, int64_t threshold, const char *holder, int64_t started_at_us,
                      const char *detail);
+
+/* The named locks sqlq_locks() gathers (list.c): an array the core owns,
+** and the most it takes. */
+typedef struct sqlq__lock_list {
+  sqlq_lock_info *items;
+  size_t n, cap;
+  size_t limit;
+} sqlq__lock_list;
+
+/* Append a copy of a lock to l (name NULL: not known; holder may be
+** NULL).  SQLQ_NOMEM recorded on db when memory runs out. */
+int sqlq__lock_list_add(sqlq_db *db, sqlq__lock_list *l, const void *name, size_t name_len,
+                        int64_t key, int64_t pid, const char *holder, int64_t since_at_us,
+                        int64_t expires_at_us, int64_t fence);
 
 /* A named lock held by a driver.  Opaque to the core. */
 typedef struct sqlq__lockstate sqlq__lockstate;
@@ -765,6 +798,17 @@ typedef struct sqlq__driver {
   ** WAL-index).  Called outside any transaction.  NULL: the core runs
   ** sql[SQLQ__SQL_HEALTH]. */
   int (*health)(sqlq_db *db, struct sqlq__health *h);
+
+  /* Add the named locks held now to l with sqlq__lock_list_add, at most
+  ** l->limit of them, for a backend whose locks are not rows of a
+  ** statement (SQLite: bytes of a file).  NULL: the core runs
+  ** sql[SQLQ__SQL_LOCK_LIST], and a backend with neither cannot list its
+  ** locks (SQLQ_UNAVAILABLE). */
+  int (*lock_list)(sqlq_db *db, struct sqlq__lock_list *l);
+  /* The number sqlq_lock_key() reports for a name of 64-bit key key,
+  ** when it is not the key itself (SQLite: the byte locked).  May be
+  ** NULL. */
+  int64_t (*lock_key)(uint64_t key);
 
   /* The client library's own connection handle (sqlite3 *, PGconn *, ...). */
   void *(*native)(sqlq_db *db);

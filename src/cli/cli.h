@@ -298,6 +298,32 @@ struct json_t *cli_json_time(int64_t us, int micros);
 struct json_t *cli_schedule_json(const sqlq_schedule *s);
 struct json_t *cli_ring_entry_json(const sqlq_ring_entry *e);
 struct json_t *cli_pool_item_json(const sqlq_pool_item *it, int with_token);
+
+/* Listing (cmd_list.c).  The JSON of one entry of `sqlq locks --json`
+** (known_name: the NAME given whose key it is, or NULL), `sqlq ring list
+** --json` and `sqlq pool list --json` without NAME, which `sqlq serve`'s
+** API serves as well; new values, NULL when memory ran out. */
+struct json_t *cli_lock_info_json(const sqlq_lock_info *l, const char *known_name);
+struct json_t *cli_ring_info_json(const sqlq_ring_info *r);
+struct json_t *cli_pool_info_json(const sqlq_pool_info *p);
+/* Parse a listing's --limit (1 to SQLQ_LIST_MAX) into *out; else print
+** the usage error of cmd and return EXIT_USAGE. */
+int cli_parse_list_limit(const char *cmd, const char *s, size_t *out);
+/* The flags of a listing of rings or pools: --after NAME, --limit N,
+** --json, --help. */
+typedef struct cli_list_flags {
+  const char *after; /* NULL: from the first */
+  size_t limit;
+  int json;
+  int paged; /* --after or --limit given */
+} cli_list_flags;
+/* Parse them for cmd into *f (usage is printed for --help).  Returns -1
+** to go on, else the exit code. */
+int cli_list_args(const char *cmd, const char *usage, int argc, char **argv, cli_list_flags *f);
+/* Print the rings or pools whose names sort after after (NULL: from the
+** first), at most limit, as a table or JSON; returns the exit code. */
+int cli_list_rings(const cli_global *g, const char *after, size_t limit, int json);
+int cli_list_pools(const cli_global *g, const char *after, size_t limit, int json);
 struct json_t *cli_subscription_json(const sqlq_subscription *s);
 
 /* The policy of missed ticks as `cron add --missed` takes it ("skip",
@@ -351,6 +377,7 @@ int cmd_lock(const cli_global *g, int argc, char **argv);
 int cmd_bench(const cli_global *g, int argc, char **argv); /* src/bench/ */
 int cmd_ring(const cli_global *g, int argc, char **argv);
 int cmd_pool(const cli_global *g, int argc, char **argv);
+int cmd_locks(const cli_global *g, int argc, char **argv); /* cmd_list.c */
 int cmd_subscribe(const cli_global *g, int argc, char **argv);
 int cmd_unsubscribe(const cli_global *g, int argc, char **argv);
 int cmd_subscriptions(const cli_global *g, int argc, char **argv);

@@ -18,6 +18,7 @@ static const char usage[] =
   "       sqlq [--url URL] ring push NAME [PAYLOAD]\n"
   "       sqlq [--url URL] ring read [--since SEQ] [--limit N] [--follow] [--json] NAME\n"
   "       sqlq [--url URL] ring drop NAME\n"
+  "       sqlq [--url URL] ring list [--after NAME] [--limit N] [--json]\n"
   "\n"
   "A ring keeps the newest CAPACITY entries pushed into it; once it is full,\n"
   "each push overwrites the oldest entry.  Entries are numbered from 1.\n"
@@ -27,6 +28,10 @@ static const char usage[] =
   "  push     push PAYLOAD, or all of stdin (any bytes), and print its number\n"
   "  read     print the entries, oldest first, one payload per line\n"
   "  drop     delete the ring and its entries\n"
+  "  list     print the rings, by name: capacity, entries held, last number\n"
+  "           (--after NAME: those after NAME; --limit N: at most N, 1 to\n"
+  "           10000, default 1000; --json: [{\"name\":..,\"capacity\":..,\n"
+  "           \"entries\":..,\"last_seq\":..,\"created_at\":..},...])\n"
   "\n"
   "Run 'sqlq ring SUBCOMMAND --help' for a subcommand's options.\n";
 
@@ -267,12 +272,22 @@ static int ring_read(const cli_global *g, int argc, char **argv) {
   return code;
 }
 
+static int ring_list(const cli_global *g, int argc, char **argv) {
+  cli_list_flags f;
+  int code = cli_list_args("ring list", usage, argc, argv, &f);
+  if (code >= 0) {
+    return code;
+  }
+  if (optind < argc) {
+    return cli_usage_error("ring list", "takes no NAME (read NAME prints a ring's entries)");
+  }
+  return cli_list_rings(g, f.after, f.limit, f.json);
+}
+
 int cmd_ring(const cli_global *g, int argc, char **argv) {
   static const cli_sub subs[] = {
-    {"create", ring_create},
-    {"push", ring_push},
-    {"read", ring_read},
-    {"drop", ring_drop},
+    {"create", ring_create}, {"push", ring_push}, {"read", ring_read},
+    {"drop", ring_drop},     {"list", ring_list},
   };
   return cli_subcommand(g, "ring", usage, subs, sizeof subs / sizeof subs[0], argc, argv);
 }

@@ -10,9 +10,12 @@
 **   GET /api/v1/subscriptions              `sqlq subscriptions --json`
 **   GET /api/v1/rings/R?since=SEQ&limit=N  `sqlq ring read --json`
 **   GET /api/v1/pools/P                    `sqlq pool list --json`
+**   GET /api/v1/locks?limit=N              `sqlq locks --json`, or why not
+**   GET /api/v1/rings?after=R&limit=N      `sqlq ring list --json`
+**   GET /api/v1/pools?after=P&limit=N      `sqlq pool list --json` (no NAME)
 **
-** Every answer is bounded: a ring read takes at most SERVE_LIMIT_MAX
-** entries; the others list what the database holds of a kind that stays
+** Every answer is bounded: a ring read and the lists of locks, rings
+** and pools take at most SERVE_LIMIT_MAX entries; the others list what the database holds of a kind that stays
 ** small (schedules, subscriptions, a pool's items, the queues' limits).
 */
 #include <jansson.h>
@@ -154,14 +157,110 @@ static void get_pool(serve_ctx *ctx, const char *pool, serve_reply *r) {
   serve_reply_json(r, json_pack("{s:o,s:o}", "pool", cli_json_text(pool), "items", array));
 }
 
+/* Read the parameters of a listing, after (when allowed) and limit
+** (1 to SERVE_LIMIT_MAX, default SERVE_LIMIT_DEFAULT), into *after and
+** *limit; on a bad one, reply 400 and return -1. */
+static int list_params(const serve_target *t, int allow_after, const char **after, size_t *limit,
+                       serve_reply *r) {
+  int dup_after = 0, dup_limit = 0;
+  int64_t v = SERVE_LIMIT_DEFAULT;
+  const char *l = serve_param(t, "limit", &dup_limit);
+  *after = allow_after ? serve_param(t, "after", &dup_after) : NULL;
+  const char *why = NULL;
+  for (size_t i = 0; i < t->n_params && why == NULL; i++) {
+    if (strcmp(t->keys[i], "limit") != 0 && !(allow_after && strcmp(t->keys[i], "after") == 0)) {
+      why = allow_after ? "unknown parameter (after, limit)" : "unknown parameter (limit)";
+    }
+  }
+  if (why == NULL && (dup_after || dup_limit)) {
+    why = "a parameter is given twice";
+  } else if (why == NULL && l != NULL && serve_parse_id(l, SERVE_LIMIT_MAX, &v) != 0) {
+    why = "limit must be a whole number from 1 to 500";
+  }
+  if (why != NULL) {
+    serve_reply_error(r, 400, why);
+    return -1;
+  }
+  *limit = (size_t)v;
+  return 0;
+}
+
+/* GET /api/v1/locks?limit=N: the named locks held now.  A backend that
+** cannot list them answers {"locks":[],"unavailable":WHY}, for the
+** dashboard to say why. */
+static void get_locks(serve_ctx *ctx, const serve_target *t, serve_reply *r) {
+  sqlq_lock_info *locks = NULL;
+  size_t n = 0, limit;
+  const char *after;
+  if (list_params(t, 0, &after, &limit, r) != 0) return;
+  int rc = sqlq_locks(ctx->db, limit, &locks, &n);
+  if (rc == SQLQ_UNAVAILABLE) {
+    serve_reply_json(
+      r, json_pack("{s:[],s:o}", "locks", "unavailable", cli_json_text(sqlq_errmsg(ctx->db))));
+    return;
+  }
+  if (rc != SQLQ_OK) {
+    serve_reply_failure(ctx, r, rc, "locks");
+    return;
+  }
+  json_t *array = json_array();
+  for (size_t i = 0; array != NULL && i < n; i++) {
+    json_array_append_new(array, cli_lock_info_json(&locks[i], NULL));
+  }
+  sqlq_lock_infos_free(locks, n);
+  serve_reply_json(r, json_pack("{s:o,s:b}", "locks", array, "more", n == limit));
+}
+
+/* GET /api/v1/rings?after=R&limit=N: the rings by name after R. */
+static void get_rings(serve_ctx *ctx, const serve_target *t, serve_reply *r) {
+  sqlq_ring_info *rings = NULL;
+  size_t n = 0, limit;
+  const char *after;
+  if (list_params(t, 1, &after, &limit, r) != 0) return;
+  int rc = sqlq_rings(ctx->db, after, limit, &rings, &n);
+  if (rc != SQLQ_OK) {
+    serve_reply_failure(ctx, r, rc, "ring list");
+    return;
+  }
+  json_t *array = json_array();
+  for (size_t i = 0; array != NULL && i < n; i++) {
+    json_array_append_new(array, cli_ring_info_json(&rings[i]));
+  }
+  sqlq_ring_infos_free(rings, n);
+  serve_reply_json(r, json_pack("{s:o,s:b}", "rings", array, "more", n == limit));
+}
+
+/* GET /api/v1/pools?after=P&limit=N: the pools by name after P. */
+static void get_pools(serve_ctx *ctx, const serve_target *t, serve_reply *r) {
+  sqlq_pool_info *pools = NULL;
+  size_t n = 0, limit;
+  const char *after;
+  if (list_params(t, 1, &after, &limit, r) != 0) return;
+  int rc = sqlq_pools(ctx->db, after, limit, &pools, &n);
+  if (rc != SQLQ_OK) {
+    serve_reply_failure(ctx, r, rc, "pool list");
+    return;
+  }
+  json_t *array = json_array();
+  for (size_t i = 0; array != NULL && i < n; i++) {
+    json_array_append_new(array, cli_pool_info_json(&pools[i]));
+  }
+  sqlq_pool_infos_free(pools, n);
+  serve_reply_json(r, json_pack("{s:o,s:b}", "pools", array, "more", n == limit));
+}
+
 int serve_api_objects(serve_ctx *ctx, const serve_target *t, int post, serve_reply *r) {
   const char *const *seg = t->segments;
   size_t n = t->n_segments;
   int ring = n == 4 && strcmp(seg[2], "rings") == 0;
+  int list = n == 3 && (strcmp(seg[2], "locks") == 0 || strcmp(seg[2], "rings") == 0 ||
+                        strcmp(seg[2], "pools") == 0);
   if (n < 3 || n > 4 || post) {
     return 0;
   }
-  if (t->n_params > 0 && !ring) {
+  if (list) {
+    (seg[2][0] == 'l' ? get_locks : seg[2][0] == 'r' ? get_rings : get_pools)(ctx, t, r);
+  } else if (t->n_params > 0 && !ring) {
     serve_reply_error(r, 400, "this resource takes no query string");
   } else if (n == 3 && strcmp(seg[2], "server") == 0) {
     get_server(ctx, r);

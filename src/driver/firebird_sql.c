@@ -841,6 +841,16 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
                            " AND (" ITEM_PARAM("$2") " IS NULL OR item = $2)",
   [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
                              " WHERE pool = $1 AND item = $2 AND token = $3",
+  /* Listing (list.c).  A held lock is a row that a transaction keeps
+  ** locked (firebird_lock.c), which the server does not show: no
+  ** LOCK_LIST.  Names sort as bytes (OCTETS). */
+  [SQLQ__SQL_RING_LIST] = "SELECT name, capacity, next_seq - 1, created_at FROM sqlq_rings"
+                          " WHERE " QUEUE_PARAM("$1") " IS NULL OR name > " QUEUE_PARAM(
+                            "$1") " ORDER BY name ROWS CAST($2 AS BIGINT)",
+  [SQLQ__SQL_POOL_LIST_ALL] =
+    "SELECT pool, count(*), sum(IIF(held_until > " NOW ", 1, 0)), max(last_used)"
+    " FROM sqlq_pool_items WHERE " QUEUE_PARAM("$1") " IS NULL OR pool > " QUEUE_PARAM(
+      "$1") " GROUP BY pool ORDER BY pool ROWS CAST($2 AS BIGINT)",
   /* Subscriptions (firebird_sub.c makes the triggers).  A table name is
   ** looked up as RELATION_OF says; names come out of the RDB$ tables
   ** without their CHAR padding.  SUB_COLUMNS gives firebird_sub.c two more

@@ -509,6 +509,33 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
                              " WHERE pool = $1 AND item = $2 AND token = $3",
 
+  /* Listing (list.c).  Named locks are GET_LOCK locks of the whole server
+  ** (mysql_lock.c), which information_schema.METADATA_LOCK_INFO shows
+  ** (the lock's name in TABLE_SCHEMA) once the server's metadata_lock_info
+  ** plugin is loaded.  A name sqlq hashed is "sqlq:" and the key's 16 hex
+  ** digits; the driver's own locks ("sqlq-wait:...", "sqlq:init:...", a
+  ** subscription's "sqlq:sqlq_...") are left out.  Names sort as bytes
+  ** (the tables' names are VARBINARY). */
+  [SQLQ__SQL_LOCK_LIST_CHECK] =
+    "SELECT 'the server has no metadata_lock_info plugin loaded"
+    " (INSTALL SONAME ''metadata_lock_info''; docs/mysql.md)' FROM DUAL WHERE NOT EXISTS"
+    " (SELECT 1 FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO'"
+    "  AND PLUGIN_STATUS = 'ACTIVE')",
+  [SQLQ__SQL_LOCK_LIST] =
+    "SELECT IF(k.hashed, NULL, CAST(k.name AS BINARY)),"
+    " IF(k.hashed, CAST(CAST(CONV(SUBSTRING(k.name, 6), 16, 10) AS UNSIGNED) AS SIGNED), NULL),"
+    " k.THREAD_ID, CONCAT_WS(' ', CONCAT('user ', p.USER), CONCAT('from ', p.HOST)), NULL"
+    " FROM (SELECT m.THREAD_ID, m.TABLE_SCHEMA AS name,"
+    "  m.TABLE_SCHEMA REGEXP '^sqlq:[0-9a-f]{16}$' AS hashed"
+    "  FROM information_schema.METADATA_LOCK_INFO m WHERE m.LOCK_TYPE = 'User lock') k"
+    " LEFT JOIN information_schema.PROCESSLIST p ON p.ID = k.THREAD_ID"
+    " WHERE k.hashed OR k.name NOT LIKE 'sqlq%' ORDER BY k.name LIMIT $1",
+  [SQLQ__SQL_RING_LIST] = "SELECT name, capacity, next_seq - 1, created_at FROM sqlq_rings"
+                          " WHERE $1 IS NULL OR name > $1 ORDER BY name LIMIT $2",
+  [SQLQ__SQL_POOL_LIST_ALL] =
+    "SELECT pool, count(*), sum(held_until > " NOW_US "), max(last_used) FROM sqlq_pool_items"
+    " WHERE $1 IS NULL OR pool > $1 GROUP BY pool ORDER BY pool LIMIT $2",
+
   /* Subscriptions (schema version 3).  Tables are those of the default
   ** database (DATABASE()); a name compares byte for byte (BINARY), since
   ** information_schema's columns compare without regard to case.  A column

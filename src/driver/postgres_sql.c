@@ -677,6 +677,32 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
   [SQLQ__SQL_LEASE_RELEASE] = "UPDATE sqlq_leases SET holder = 0, expires_at = 0"
                               " WHERE key = $1::bigint AND holder = $2::bigint",
 
+  /* Listing (list.c).  A named lock is a session advisory lock on the
+  ** 64-bit key (postgres_lock.c), which pg_locks shows as its high and low
+  ** 32 bits; the server keeps no name.  Another user's session shows no
+  ** application or address to a reader outside pg_read_all_stats.  Names
+  ** sort as bytes (COLLATE "C"). */
+  [SQLQ__SQL_LOCK_LIST] =
+    "SELECT NULL::bytea, (l.classid::int8 << 32) | l.objid::int8, l.pid,"
+    " concat_ws(' ', nullif(a.application_name, ''), 'user ' || a.usename,"
+    "  'from ' || host(a.client_addr)),"
+    " (extract(epoch FROM a.backend_start) * 1000000)::int8"
+    " FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+    " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted"
+    " AND l.mode = 'ExclusiveLock'"
+    " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    " ORDER BY 2 LIMIT $1::int8",
+  [SQLQ__SQL_LEASE_LIST] =
+    "SELECT key, expires_at, fence FROM sqlq_leases"
+    " WHERE holder <> 0 AND expires_at > sqlq_now() ORDER BY key LIMIT $1::int8",
+  [SQLQ__SQL_RING_LIST] = "SELECT name, capacity, next_seq - 1, created_at FROM sqlq_rings"
+                          " WHERE $1::text IS NULL OR name COLLATE \"C\" > $1::text"
+                          " ORDER BY name COLLATE \"C\" LIMIT $2::int8",
+  [SQLQ__SQL_POOL_LIST_ALL] =
+    "SELECT pool, count(*), count(*) FILTER (WHERE held_until > sqlq_now()), max(last_used)"
+    " FROM sqlq_pool_items WHERE $1::text IS NULL OR pool COLLATE \"C\" > $1::text"
+    " GROUP BY pool ORDER BY pool COLLATE \"C\" LIMIT $2::int8",
+
   /* Schedules (schema version 4). */
   [SQLQ__SQL_CRON_NOW] = "SELECT sqlq_now()",
   [SQLQ__SQL_CRON_ADD] =

@@ -236,6 +236,13 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
                              " WHERE pool = $1 AND item = $2 AND token = $3",
 
+  /* Listing (list.c; the named locks are sqlite_lock.c's lock_list). */
+  [SQLQ__SQL_RING_LIST] = "SELECT name, capacity, next_seq - 1, created_at FROM sqlq_rings"
+                          " WHERE $1 IS NULL OR name > $1 ORDER BY name LIMIT $2",
+  [SQLQ__SQL_POOL_LIST_ALL] =
+    "SELECT pool, count(*), sum(held_until > sqlq_now()), max(last_used) FROM sqlq_pool_items"
+    " WHERE $1 IS NULL OR pool > $1 GROUP BY pool ORDER BY pool LIMIT $2",
+
   /* Subscriptions.  Only tables of the main database count. */
   [SQLQ__SQL_SUB_COLUMNS] =
     "SELECT p.name, p.pk, 0 FROM sqlite_master m JOIN pragma_table_info(m.name) p"

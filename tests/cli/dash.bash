@@ -5,7 +5,8 @@
 # page loads without a script error or CSP violation; a dead job is
 # retried and one deleted, a queue paused and resumed, a running job
 # cancelled by the page's buttons, and the database is read with the CLI
-# after each.  Screenshots of the main pages are written to
+# after each; a lock held by a background `sqlq lock`, a ring and a pool
+# are listed on their pages, and a ring's name there leads to its entries.  Screenshots of the main pages are written to
 # $SQLQ_TEST_SCREENSHOTS (default: dash-screenshots/ in the directory ctest
 # runs it from, the build's tests/; pg_dash.sh: dash-screenshots-pg/).
 # Then the dashboard's files and the API endpoints the pages use get
@@ -21,7 +22,7 @@ garbage() {
 }
 
 dash_backend_tests() {
-  local py=/usr/bin/python3 i tries code ro_base ro_pid shots
+  local py=/usr/bin/python3 i tries code ro_base ro_pid shots lock_pid lock_key
   command -v chromium >/dev/null || { fail "chromium is not installed (apt-get install chromium)"; finish; }
   "$py" -c 'import websocket' 2>/dev/null ||
     { fail "python3-websocket is not installed (apt-get install python3-websocket)"; finish; }
@@ -41,6 +42,20 @@ dash_backend_tests() {
   sq ring push dash-ring 'entry one' >/dev/null
   sq ring push dash-ring 'entry two' >/dev/null
   sq pool add dash-pool key-a key-b >/dev/null
+  sq pool add dash-pool2 key-c >/dev/null
+  # A lock held by another process: listed with its key (the name too
+  # where the backend keeps it), which `sqlq locks NAME` names.
+  "$SQLQ" --url "$url" lock dash-lock -- sleep 600 2>"$tmp/lock.err" &
+  lock_pid=$!
+  bg_pids+=("$lock_pid")
+  tries=200
+  until sq locks --json dash-lock 2>/dev/null | grep -q '"name":"dash-lock"' || [ $tries -le 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  lock_key=$(sq locks --json dash-lock | grep -o '"name":"dash-lock","key":"[-0-9]*"' | grep -o '[-0-9]*"$' | tr -d '"')
+  checks=$((checks + 1))
+  [ -n "$lock_key" ] || fail "sqlq locks does not list the held lock dash-lock: $(sq locks --json 2>&1)"
   sq push dash-slow 'long' >/dev/null
   # exec: the SIGTERM of the cancelled job's lost lease ends the sleep.
   start_worker "$tmp/slow.err" dash-slow -- sh -c 'cat >/dev/null; exec sleep 60'
@@ -57,7 +72,7 @@ dash_backend_tests() {
   serve_start
   shots=${SQLQ_TEST_SCREENSHOTS:-$PWD/${dash_shots:-dash-screenshots}}
   checks=$((checks + 1))
-  SQLQ_TEST_DB_URL=$url SQLQ_TEST_BACKEND=${url%%:*} "$py" "$(dirname "$0")/dash_cdp.py" "$base" "$ro_base" "$shots" \
+  SQLQ_TEST_LOCK_KEY=$lock_key SQLQ_TEST_DB_URL=$url SQLQ_TEST_BACKEND=${url%%:*} "$py" "$(dirname "$0")/dash_cdp.py" "$base" "$ro_base" "$shots" \
     >"$tmp/cdp.out" 2>&1
   code=$?
   grep '^FAIL' "$tmp/cdp.out"
@@ -106,7 +121,17 @@ dash_backend_tests() {
   expect_body_has "subscriptions" '{"subscriptions":[]}'
   http "a ring" 200 GET '/api/v1/rings/dash-ring?since=1&limit=5'
   expect_body_has "a ring" '"entries":[{"seq":2,'
-  garbage "a ring without a name" 404 GET /api/v1/rings
+  http "the rings" 200 GET /api/v1/rings
+  expect_body_has "the rings" '{"rings":[{"name":"dash-ring","capacity":10,"entries":2,"last_seq":2,'
+  http "the rings after one" 200 GET '/api/v1/rings?after=dash-ring&limit=1'
+  expect_body_has "the rings after one" '{"rings":[],"more":false}'
+  garbage "the rings, limit 0" 400 GET '/api/v1/rings?limit=0'
+  garbage "the rings, limit 501" 400 GET '/api/v1/rings?limit=501'
+  garbage "the rings, limit twice" 400 GET '/api/v1/rings?limit=1&limit=2'
+  garbage "the rings, unknown parameter" 400 GET '/api/v1/rings?since=1'
+  garbage "the rings, after a control character" 400 GET '/api/v1/rings?after=%01'
+  garbage "the rings, after a long name" 400 GET "/api/v1/rings?after=$(printf 'r%.0s' $(seq 1 300))"
+  garbage "POST the rings" 404 POST /api/v1/rings -H 'X-Sqlq-Csrf: 1'
   garbage "no such ring" 404 GET /api/v1/rings/nope
   garbage "a ring, bad since" 400 GET '/api/v1/rings/dash-ring?since=-1'
   garbage "a ring, since too big" 400 GET '/api/v1/rings/dash-ring?since=99999999999999999999'
@@ -122,7 +147,19 @@ dash_backend_tests() {
   grep -q '"token"' "$tmp/body" && fail "/api/v1/pools shows tokens"
   garbage "no such pool" 404 GET /api/v1/pools/nope
   garbage "a pool with a query" 400 GET '/api/v1/pools/dash-pool?x=1'
-  garbage "a pool without a name" 404 GET /api/v1/pools
+  http "the pools" 200 GET '/api/v1/pools?limit=1'
+  expect_body_has "the pools" '{"pools":[{"name":"dash-pool","items":2,"held":0,"last_used":null}],"more":true}'
+  http "the pools after one" 200 GET '/api/v1/pools?after=dash-pool'
+  expect_body_has "the pools after one" '{"pools":[{"name":"dash-pool2","items":1,'
+  garbage "the pools, limit x" 400 GET '/api/v1/pools?limit=x'
+  garbage "the pools, after twice" 400 GET '/api/v1/pools?after=a&after=b'
+  garbage "the pools, after invalid UTF-8" 400 GET '/api/v1/pools?after=%ff'
+  garbage "the pools, unknown parameter" 400 GET '/api/v1/pools?x=1'
+  http "the locks" 200 GET /api/v1/locks
+  expect_body_has "the locks" "\"key\":\"$lock_key\""
+  garbage "the locks, after" 400 GET '/api/v1/locks?after=a'
+  garbage "the locks, limit 0" 400 GET '/api/v1/locks?limit=0'
+  garbage "the locks, deeper" 404 GET /api/v1/locks/dash-lock
   garbage "a pool, bad name" 400 GET "/api/v1/pools/$(printf 'p%.0s' $(seq 1 300))"
   garbage "a pool, deeper" 404 GET /api/v1/pools/dash-pool/items
   garbage "schedules with a query" 400 GET '/api/v1/schedules?name=x'
@@ -139,6 +176,13 @@ dash_backend_tests() {
   garbage "search twice" 400 GET '/api/v1/queues/dash-q/jobs?search=a&search=b'
   garbage "search with a NUL" 400 GET '/api/v1/queues/dash-q/jobs?search=a%00b'
   http "still up" 200 GET /api/v1/queues
+
+  # Released: gone from the list.
+  kill -TERM "$lock_pid"
+  wait "$lock_pid"
+  http "the locks once released" 200 GET /api/v1/locks
+  checks=$((checks + 1))
+  grep -q "\"key\":\"$lock_key\"" "$tmp/body" && fail "the released lock is still listed"
 
   serve_stop
   serve_pid=$ro_pid

@@ -334,8 +334,10 @@ def run(b, base, ro_base, shots):
     # The other pages.
     for route, want, shot in (("#/schedules", "dash-nightly", "schedules.png"),
                               ("#/limits", "dash-q", None),
-                              ("#/locks", "Locks", None),
+                              ("#/locks", os.environ["SQLQ_TEST_LOCK_KEY"], "locks.png"),
+                              ("#/rings", "dash-ring", None),
                               ("#/rings/dash-ring", "entry two", "rings.png"),
+                              ("#/pools", "dash-pool2", "pools.png"),
                               ("#/pools/dash-pool", "key-b", None),
                               ("#/subscriptions", "Subscriptions", None),
                               ("#/health", "Health", None)):
@@ -346,6 +348,13 @@ def run(b, base, ro_base, shots):
         if shot:
             b.screenshot(os.path.join(shots, shot))
         no_problems(b, route)
+    # A ring's name in the list of rings leads to its entries.
+    b.goto(base + "/#/rings")
+    b.wait("document.querySelector('main a[href=\"#/rings/dash-ring\"]')", "the ring's link")
+    b.click("main a[href=\"#/rings/dash-ring\"]", "the ring's link")
+    expect(bool(b.wait("document.getElementById('main').innerText.includes('entry two')",
+                       "the ring's page from its link")), "the ring's link leads to its entries")
+    no_problems(b, "#/rings link")
     expect("payload" not in b.eval("fetch('/api/v1/schedules').then(r => r.text())"),
            "the schedules' API shows no payload")
 

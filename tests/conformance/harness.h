@@ -209,5 +209,6 @@ int run_retention_tests(void);
 int run_deps_tests(void);
 int run_cancel_tests(void);
 int run_fair_tests(void);
+int run_list_tests(void);
 
 #endif /* SQLQ_TEST_HARNESS_H */

@@ -346,12 +346,53 @@ async function pageLimits(gen) {
   return 0;
 }
 
-async function pageLocks() {
+/* A lock's name as text: its name, its bytes in base64 when they are not
+** UTF-8, or nothing when the backend keeps only its key. */
+function lockName(l) {
+  if (typeof l.name === 'string') return l.name;
+  if (typeof l.name_base64 === 'string') return el('span', {class: 'muted'}, 'base64 ', l.name_base64);
+  return el('span', {class: 'muted'}, 'unknown');
+}
+
+async function pageLocks(gen) {
+  const answer = await api('/api/v1/locks?limit=' + LIST_LIMIT);
+  if (gen !== generation) return;
+  if (answer.unavailable) {
+    show(el('h1', {}, 'Locks'), el('p', {class: 'empty'}, answer.unavailable));
+    return 0;
+  }
+  const rows = answer.locks.map(l => el('tr', {},
+    el('td', {}, lockName(l)), el('td', {class: 'num'}, l.key), el('td', {class: 'num'}, l.pid === null ? '' : l.pid),
+    el('td', {}, l.holder || ''), el('td', {}, (l.since || '').replace('T', ' ')),
+    el('td', {}, (l.expires || '').replace('T', ' ')), el('td', {class: 'num'}, l.fence === null ? '' : l.fence)));
   show(el('h1', {}, 'Locks'),
-       el('p', {class: 'empty'}, 'libsqlq has no call yet that lists the named locks held, so this page ' +
-          'cannot show them. The holders of what holds the database back (old snapshots, long transactions) ' +
-          'are on the Health page.'));
-  return 0;
+       table(['name', {label: 'key', num: 1}, {label: 'pid', num: 1}, 'holder', 'session since', 'lease expires',
+              {label: 'fence', num: 1}], rows, 'No named lock is held.'),
+       el('p', {class: 'muted'}, answer.more ? 'The first ' + LIST_LIMIT + ' locks. ' : '',
+          'Where the backend keeps no name, a lock shows its key: sqlq locks NAME... names the keys of NAMEs.'));
+  return SLOW_REFRESH_MS;
+}
+
+/* The list of rings or pools (kind 'ring' or 'pool') after params' after,
+** each name a link to its page, with a link to the next page when more. */
+async function pageNames(gen, kind, params) {
+  const after = params.get('after') || '';
+  const answer = await api('/api/v1/' + kind + 's?limit=' + LIST_LIMIT + (after ? '&after=' + seg(after) : ''));
+  if (gen !== generation) return;
+  const list = answer[kind + 's'];
+  const link = o => el('a', {href: '#/' + kind + 's/' + seg(o.name)}, o.name);
+  const rows = list.map(o => kind === 'ring'
+    ? el('tr', {}, el('td', {}, link(o)), el('td', {class: 'num'}, num(o.capacity)), el('td', {class: 'num'}, num(o.entries)),
+         el('td', {class: 'num'}, num(o.last_seq)), el('td', {}, (o.created_at || '').replace('T', ' ')))
+    : el('tr', {}, el('td', {}, link(o)), el('td', {class: 'num'}, num(o.items)), el('td', {class: 'num'}, num(o.held)),
+         el('td', {}, (o.last_used || 'never').replace('T', ' '))));
+  const headers = kind === 'ring'
+    ? ['ring', {label: 'capacity', num: 1}, {label: 'entries', num: 1}, {label: 'last seq', num: 1}, 'created']
+    : ['pool', {label: 'items', num: 1}, {label: 'held', num: 1}, 'last used'];
+  show(el('h1', {}, kind === 'ring' ? 'Rings' : 'Pools'), namedForm(kind, ''),
+       table(headers, rows, after ? 'No ' + kind + ' after ' + after + '.' : 'No ' + kind + '.'),
+       answer.more ? el('p', {}, el('a', {href: '#/' + kind + 's?after=' + seg(list[list.length - 1].name)}, 'more \u2192')) : null);
+  return SLOW_REFRESH_MS;
 }
 
 function namedForm(kind, name) {
@@ -361,11 +402,7 @@ function namedForm(kind, name) {
 }
 
 async function pageRing(gen, name, params) {
-  if (!name) {
-    show(el('h1', {}, 'Rings'), namedForm('ring', ''),
-         el('p', {class: 'muted'}, 'Name a ring to read its entries (libsqlq does not list rings).'));
-    return 0;
-  }
+  if (!name) return pageNames(gen, 'ring', params);
   const since = params.get('since') || '0';
   const answer = await api('/api/v1/rings/' + seg(name) + '?limit=' + LIST_LIMIT + '&since=' + seg(since));
   if (gen !== generation) return;
@@ -379,12 +416,8 @@ async function pageRing(gen, name, params) {
   return SLOW_REFRESH_MS;
 }
 
-async function pagePool(gen, name) {
-  if (!name) {
-    show(el('h1', {}, 'Pools'), namedForm('pool', ''),
-         el('p', {class: 'muted'}, 'Name a pool to see its items (libsqlq does not list pools).'));
-    return 0;
-  }
+async function pagePool(gen, name, params) {
+  if (!name) return pageNames(gen, 'pool', params);
   const answer = await api('/api/v1/pools/' + seg(name));
   if (gen !== generation) return;
   const rows = answer.items.map(i => el('tr', {},
@@ -438,9 +471,9 @@ function pageFor(parts, params) {
     case 'queue': return ['queues', gen => pageQueue(gen, parts[1] || '', params)];
     case 'schedules': return ['schedules', gen => pageSchedules(gen)];
     case 'limits': return ['limits', gen => pageLimits(gen)];
-    case 'locks': return ['locks', () => pageLocks()];
+    case 'locks': return ['locks', gen => pageLocks(gen)];
     case 'rings': return ['rings', gen => pageRing(gen, parts[1], params)];
-    case 'pools': return ['pools', gen => pagePool(gen, parts[1])];
+    case 'pools': return ['pools', gen => pagePool(gen, parts[1], params)];
     case 'subscriptions': return ['subscriptions', gen => pageSubscriptions(gen)];
     case 'health': return ['health', gen => pageHealth(gen)];
     default: return ['', async () => { show(el('h1', {}, 'No such page'), el('p', {}, el('a', {href: '#/'}, 'the queues'))); return 0; }];
