@@ -19,6 +19,7 @@
 */
 #include "cancel_sql.h"
 #include "counts_sql.h"
+#include "list_sql.h"
 #include "summary_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
@@ -47,6 +48,13 @@
 #define LIBRARY_LANE_TX \
   "(SELECT set_config('sqlq.library', 'on', true), set_config('sqlq.lane'," \
   " chr(2) || $1::text || chr(1) || $2::int || chr(2), true)) AS library_tx"
+
+/* LIST_BRANCH of list_sql.h. */
+#define LIST_BRANCH(st, cond) \
+  "(SELECT id, " st " AS st, priority, attempts, max_attempts, run_at, created_at," \
+  " lease_until, dedupe_key, group_key, last_error, payload FROM sqlq_jobs" \
+  " WHERE queue = $1::text AND " cond " AND $2::int IN (0, " st ")" \
+  " ORDER BY priority DESC, run_at, id LIMIT nullif($3::int8, -1))"
 
 /* A recursive CTE named cte: the queues that have jobs in state s, from
 ** the first up, each found from the one before it in one descent of the
@@ -423,14 +431,8 @@ const char *const sqlq__postgres_sql[PG_SQL_COUNT] = {
                                                "") "  FROM unnest((SELECT a FROM names)) AS n(queue), clock c WHERE n.queue IS NOT NULL"
                                                    "  OFFSET 0) AS counts WHERE " SUMMARY_KEPT
                                                    " ORDER BY queue COLLATE \"C\"",
-  [SQLQ__SQL_LIST] = "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
-                     "  ELSE CASE WHEN run_at >= " SQLQ__WAITING_SQL " THEN 6"
-                     "  WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
-                     " priority, attempts, max_attempts, run_at, created_at, lease_until,"
-                     " dedupe_key, group_key, last_error, payload"
-                     " FROM sqlq_jobs WHERE queue = $1::text) AS jobs"
-                     " WHERE $2::int = 0 OR st = $2::int"
-                     " ORDER BY priority DESC, run_at, id LIMIT nullif($3::int8, -1)",
+  [SQLQ__SQL_LIST] = "SELECT * FROM " LIST_JOBS " ORDER BY priority DESC, run_at, id"
+                     " LIMIT nullif($3::int8, -1)",
   /* A job whose dedupe key an unfinished job holds stays where it is; of
   ** several dead jobs with one key, the oldest is retried. */
   [SQLQ__SQL_RETRY_ID] = RETRY_SET " WHERE j.queue = $1::text AND j.id = $2::int8"

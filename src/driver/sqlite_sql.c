@@ -17,6 +17,7 @@
 */
 #include "cancel_sql.h"
 #include "counts_sql.h"
+#include "list_sql.h"
 #include "summary_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
@@ -94,6 +95,14 @@
 #define HELD "id = $1 AND token = $2 AND state = 'running'"
 #define ACK "DELETE FROM sqlq_jobs WHERE " HELD
 #define HISTORY_COPY DEPS_SQL_HISTORY_COPY("sqlq_now()", HELD)
+
+/* LIST_BRANCH of list_sql.h; a member of a compound select takes no
+** ORDER BY of its own, hence the subquery. */
+#define LIST_BRANCH(st, cond) \
+  "SELECT * FROM (SELECT id, " st " AS st, priority, attempts, max_attempts, run_at," \
+  " created_at, lease_until, dedupe_key, group_key, last_error, payload FROM sqlq_jobs" \
+  " WHERE queue = $1 AND " cond " AND $2 IN (0, " st ")" \
+  " ORDER BY priority DESC, run_at, id LIMIT $3)"
 
 /* A recursive CTE named cte: the queues that have jobs in state s, from
 ** the first up, each found from the one before it in one descent of the
@@ -176,13 +185,7 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                                              ", " SUMMARY_PAUSED_AGE(
                                                "") "  FROM names n, clock c WHERE n.queue IS NOT NULL) WHERE " SUMMARY_KEPT
                                                    " ORDER BY queue",
-  [SQLQ__SQL_LIST] = "SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
-                     "  WHEN 'ready' THEN CASE WHEN run_at >= " SQLQ__WAITING_SQL " THEN 6"
-                     "  WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
-                     " priority, attempts, max_attempts, run_at, created_at, lease_until,"
-                     " dedupe_key, group_key, last_error, payload"
-                     " FROM sqlq_jobs WHERE queue = $1 AND ($2 = 0 OR st = $2)"
-                     " ORDER BY priority DESC, run_at, id LIMIT $3",
+  [SQLQ__SQL_LIST] = "SELECT * FROM " LIST_JOBS " ORDER BY priority DESC, run_at, id LIMIT $3",
   [SQLQ__SQL_RETRY_ID] = "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
                          " run_at = sqlq_now(), token = NULL, lease_until = NULL"
                          " WHERE queue = $1 AND id = $2 AND state IN ('dead','ready')",
