@@ -157,22 +157,25 @@ static void get_pool(serve_ctx *ctx, const char *pool, serve_reply *r) {
   serve_reply_json(r, json_pack("{s:o,s:o}", "pool", cli_json_text(pool), "items", array));
 }
 
-/* Read the parameters of a listing, after (when allowed) and limit
-** (1 to SERVE_LIMIT_MAX, default SERVE_LIMIT_DEFAULT), into *after and
-** *limit; on a bad one, reply 400 and return -1. */
-static int list_params(const serve_target *t, int allow_after, const char **after, size_t *limit,
+/* Read the parameters of a listing, extra (the name of the one parameter
+** it takes beside limit, "after" or "name"; NULL: none) and limit (1 to
+** SERVE_LIMIT_MAX, default SERVE_LIMIT_DEFAULT), into *value and *limit;
+** on a bad one, reply 400 and return -1. */
+static int list_params(const serve_target *t, const char *extra, const char **value, size_t *limit,
                        serve_reply *r) {
-  int dup_after = 0, dup_limit = 0;
+  int dup_extra = 0, dup_limit = 0;
   int64_t v = SERVE_LIMIT_DEFAULT;
   const char *l = serve_param(t, "limit", &dup_limit);
-  *after = allow_after ? serve_param(t, "after", &dup_after) : NULL;
+  *value = extra ? serve_param(t, extra, &dup_extra) : NULL;
   const char *why = NULL;
   for (size_t i = 0; i < t->n_params && why == NULL; i++) {
-    if (strcmp(t->keys[i], "limit") != 0 && !(allow_after && strcmp(t->keys[i], "after") == 0)) {
-      why = allow_after ? "unknown parameter (after, limit)" : "unknown parameter (limit)";
+    if (strcmp(t->keys[i], "limit") != 0 && !(extra && strcmp(t->keys[i], extra) == 0)) {
+      why = extra == NULL                 ? "unknown parameter (limit)"
+            : strcmp(extra, "after") == 0 ? "unknown parameter (after, limit)"
+                                          : "unknown parameter (name, limit)";
     }
   }
-  if (why == NULL && (dup_after || dup_limit)) {
+  if (why == NULL && (dup_extra || dup_limit)) {
     why = "a parameter is given twice";
   } else if (why == NULL && l != NULL && serve_parse_id(l, SERVE_LIMIT_MAX, &v) != 0) {
     why = "limit must be a whole number from 1 to 500";
@@ -185,15 +188,24 @@ static int list_params(const serve_target *t, int allow_after, const char **afte
   return 0;
 }
 
-/* GET /api/v1/locks?limit=N: the named locks held now.  A backend that
-** cannot list them answers {"locks":[],"unavailable":WHY}, for the
-** dashboard to say why. */
+/* GET /api/v1/locks?limit=N&name=L: the named locks held now; with a
+** name (1 to SERVE_MAX_SEARCH bytes), only the lock of that name, named
+** so, whether or not the backend keeps names (its key is looked up, and
+** every held lock is read: a backend lists them all in one statement).
+** A backend that cannot list them answers {"locks":[],"unavailable":WHY},
+** for the dashboard to say why. */
 static void get_locks(serve_ctx *ctx, const serve_target *t, serve_reply *r) {
   sqlq_lock_info *locks = NULL;
   size_t n = 0, limit;
-  const char *after;
-  if (list_params(t, 0, &after, &limit, r) != 0) return;
-  int rc = sqlq_locks(ctx->db, limit, &locks, &n);
+  const char *name;
+  int64_t key = 0;
+  if (list_params(t, "name", &name, &limit, r) != 0) return;
+  if (name != NULL && (name[0] == '\0' || strlen(name) > SERVE_MAX_SEARCH)) {
+    serve_reply_error(r, 400, "name must be 1 to 256 bytes");
+    return;
+  }
+  int rc = name ? sqlq_lock_key(ctx->db, name, strlen(name), &key) : SQLQ_OK;
+  if (rc == SQLQ_OK) rc = sqlq_locks(ctx->db, name ? SQLQ_LIST_MAX : limit, &locks, &n);
   if (rc == SQLQ_UNAVAILABLE) {
     serve_reply_json(
       r, json_pack("{s:[],s:o}", "locks", "unavailable", cli_json_text(sqlq_errmsg(ctx->db))));
@@ -205,10 +217,14 @@ static void get_locks(serve_ctx *ctx, const serve_target *t, serve_reply *r) {
   }
   json_t *array = json_array();
   for (size_t i = 0; array != NULL && i < n; i++) {
-    json_array_append_new(array, cli_lock_info_json(&locks[i], NULL));
+    if (name == NULL) {
+      json_array_append_new(array, cli_lock_info_json(&locks[i], NULL));
+    } else if (locks[i].key == key) {
+      json_array_append_new(array, cli_lock_info_json(&locks[i], name));
+    }
   }
   sqlq_lock_infos_free(locks, n);
-  serve_reply_json(r, json_pack("{s:o,s:b}", "locks", array, "more", n == limit));
+  serve_reply_json(r, json_pack("{s:o,s:b}", "locks", array, "more", name == NULL && n == limit));
 }
 
 /* GET /api/v1/rings?after=R&limit=N: the rings by name after R. */
@@ -216,7 +232,7 @@ static void get_rings(serve_ctx *ctx, const serve_target *t, serve_reply *r) {
   sqlq_ring_info *rings = NULL;
   size_t n = 0, limit;
   const char *after;
-  if (list_params(t, 1, &after, &limit, r) != 0) return;
+  if (list_params(t, "after", &after, &limit, r) != 0) return;
   int rc = sqlq_rings(ctx->db, after, limit, &rings, &n);
   if (rc != SQLQ_OK) {
     serve_reply_failure(ctx, r, rc, "ring list");
@@ -235,7 +251,7 @@ static void get_pools(serve_ctx *ctx, const serve_target *t, serve_reply *r) {
   sqlq_pool_info *pools = NULL;
   size_t n = 0, limit;
   const char *after;
-  if (list_params(t, 1, &after, &limit, r) != 0) return;
+  if (list_params(t, "after", &after, &limit, r) != 0) return;
   int rc = sqlq_pools(ctx->db, after, limit, &pools, &n);
   if (rc != SQLQ_OK) {
     serve_reply_failure(ctx, r, rc, "pool list");

@@ -20,8 +20,8 @@
 #define LIST_RUNNING LIST_BRANCH("2", "state = 'running'")
 #define LIST_DEAD LIST_BRANCH("3", "state = 'dead'")
 /* The five branches, as a FROM item; the dialect orders and limits it. */
-#define LIST_JOBS                                                                    \
-  "(" LIST_DUE " UNION ALL " LIST_SCHEDULED " UNION ALL " LIST_WAITING " UNION ALL " \
-    LIST_RUNNING " UNION ALL " LIST_DEAD ") AS jobs"
+#define LIST_JOBS \
+  "(" LIST_DUE " UNION ALL " LIST_SCHEDULED " UNION ALL " LIST_WAITING " UNION ALL " LIST_RUNNING \
+  " UNION ALL " LIST_DEAD ") AS jobs"
 
 #endif

@@ -158,6 +158,14 @@ dash_backend_tests() {
   http "the locks" 200 GET /api/v1/locks
   expect_body_has "the locks" "\"key\":\"$lock_key\""
   garbage "the locks, after" 400 GET '/api/v1/locks?after=a'
+  http "a lock by name" 200 GET '/api/v1/locks?name=dash-lock'
+  expect_body_has "a lock by name" "{\"locks\":[{\"name\":\"dash-lock\",\"key\":\"$lock_key\""
+  http "a lock nobody holds" 200 GET '/api/v1/locks?name=dash-nobody'
+  expect_body_has "a lock nobody holds" '{"locks":[],"more":false}'
+  garbage "a lock, empty name" 400 GET '/api/v1/locks?name='
+  garbage "a lock, two names" 400 GET '/api/v1/locks?name=a&name=b'
+  garbage "a lock, name too long" 400 GET "/api/v1/locks?name=$(printf 'n%.0s' $(seq 1 257))"
+  garbage "a lock, name with a NUL" 400 GET '/api/v1/locks?name=a%00b'
   garbage "the locks, limit 0" 400 GET '/api/v1/locks?limit=0'
   garbage "the locks, deeper" 404 GET /api/v1/locks/dash-lock
   garbage "a pool, bad name" 400 GET "/api/v1/pools/$(printf 'p%.0s' $(seq 1 300))"
@@ -183,6 +191,8 @@ dash_backend_tests() {
   http "the locks once released" 200 GET /api/v1/locks
   checks=$((checks + 1))
   grep -q "\"key\":\"$lock_key\"" "$tmp/body" && fail "the released lock is still listed"
+  http "the released lock by name" 200 GET '/api/v1/locks?name=dash-lock'
+  expect_body_has "the released lock by name" '{"locks":[],"more":false}'
 
   serve_stop
   serve_pid=$ro_pid

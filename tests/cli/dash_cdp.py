@@ -335,6 +335,7 @@ def run(b, base, ro_base, shots):
     for route, want, shot in (("#/schedules", "dash-nightly", "schedules.png"),
                               ("#/limits", "dash-q", None),
                               ("#/locks", os.environ["SQLQ_TEST_LOCK_KEY"], "locks.png"),
+                              ("#/locks?name=dash-lock", "dash-lock", None),
                               ("#/rings", "dash-ring", None),
                               ("#/rings/dash-ring", "entry two", "rings.png"),
                               ("#/pools", "dash-pool2", "pools.png"),

@@ -354,22 +354,31 @@ function lockName(l) {
   return el('span', {class: 'muted'}, 'unknown');
 }
 
-async function pageLocks(gen) {
-  const answer = await api('/api/v1/locks?limit=' + LIST_LIMIT);
+async function pageLocks(gen, params) {
+  const name = params.get('name') || '';
+  const answer = await api('/api/v1/locks?' + (name ? 'name=' + seg(name) : 'limit=' + LIST_LIMIT));
   if (gen !== generation) return;
   if (answer.unavailable) {
     show(el('h1', {}, 'Locks'), el('p', {class: 'empty'}, answer.unavailable));
     return 0;
   }
+  const input = el('input', {id: 'lock-name', type: 'search', placeholder: 'a lock\u2019s name', value: name});
+  const form = el('form', {class: 'toolbar', onsubmit: e => {
+      e.preventDefault();
+      const typed = input.value;
+      location.hash = '#/locks' + (typed ? '?' + new URLSearchParams({name: typed}).toString() : '');
+    }},
+    el('label', {}, 'who holds ', input), el('button', {type: 'submit'}, 'look up'),
+    name ? el('a', {href: '#/locks'}, 'every lock') : null);
   const rows = answer.locks.map(l => el('tr', {},
     el('td', {}, lockName(l)), el('td', {class: 'num'}, l.key), el('td', {class: 'num'}, l.pid === null ? '' : l.pid),
     el('td', {}, l.holder || ''), el('td', {}, (l.since || '').replace('T', ' ')),
     el('td', {}, (l.expires || '').replace('T', ' ')), el('td', {class: 'num'}, l.fence === null ? '' : l.fence)));
-  show(el('h1', {}, 'Locks'),
+  show(el('h1', {}, 'Locks'), form,
        table(['name', {label: 'key', num: 1}, {label: 'pid', num: 1}, 'holder', 'session since', 'lease expires',
-              {label: 'fence', num: 1}], rows, 'No named lock is held.'),
+              {label: 'fence', num: 1}], rows, name ? 'Nobody holds this lock.' : 'No named lock is held.'),
        el('p', {class: 'muted'}, answer.more ? 'The first ' + LIST_LIMIT + ' locks. ' : '',
-          'Where the backend keeps no name, a lock shows its key: sqlq locks NAME... names the keys of NAMEs.'));
+          'Where the backend keeps no name, a lock shows its key: look a name up above to see who holds it.'));
   return SLOW_REFRESH_MS;
 }
 
@@ -471,7 +480,7 @@ function pageFor(parts, params) {
     case 'queue': return ['queues', gen => pageQueue(gen, parts[1] || '', params)];
     case 'schedules': return ['schedules', gen => pageSchedules(gen)];
     case 'limits': return ['limits', gen => pageLimits(gen)];
-    case 'locks': return ['locks', gen => pageLocks(gen)];
+    case 'locks': return ['locks', gen => pageLocks(gen, params)];
     case 'rings': return ['rings', gen => pageRing(gen, parts[1], params)];
     case 'pools': return ['pools', gen => pagePool(gen, parts[1], params)];
     case 'subscriptions': return ['subscriptions', gen => pageSubscriptions(gen)];
