@@ -98,9 +98,13 @@
 
 /* LIST_BRANCH of list_sql.h; a member of a compound select takes no
 ** ORDER BY of its own, hence the subquery. */
-#define LIST_BRANCH(st, cond) \
+/* LIST_DUE_FROM of list_sql.h: left to itself, SQLite reads the due jobs
+** from sqlq_jobs_due (queue, run_at) and sorts them all (75 ms for 300,000);
+** the claim index gives them in order. */
+#define LIST_DUE_FROM "sqlq_jobs INDEXED BY sqlq_jobs_claim"
+#define LIST_BRANCH(st, from, cond) \
   "SELECT * FROM (SELECT id, " st " AS st, priority, attempts, max_attempts, run_at," \
-  " created_at, lease_until, dedupe_key, group_key, last_error, payload FROM sqlq_jobs" \
+  " created_at, lease_until, dedupe_key, group_key, last_error, payload FROM " from \
   " WHERE queue = $1 AND " cond " AND $2 IN (0, " st ")" \
   " ORDER BY priority DESC, run_at, id LIMIT $3)"
 
