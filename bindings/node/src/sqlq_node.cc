@@ -970,16 +970,24 @@ Napi::Value RingInfoObject(Napi::Env env, const sqlq_ring_info &r) {
   return o;
 }
 
-// rings({after, limit}) (libsqlq 1.1): the rings named after after, by name.
-Napi::Value Db::Rings(const Napi::CallbackInfo &info) {
+// A listing by name (sqlq_rings, sqlq_pools) of the names after
+// options.after (undefined or null: from the first), at most options.limit
+// (default 100), with info[0] the options: resolves with the array f gave.
+template <class T, void (*Free)(T *, size_t), Napi::Value (*Convert)(Napi::Env, const T &)>
+Napi::Value ByName(Db *db, const Napi::CallbackInfo &info,
+                   int (*f)(sqlq_db *, const char *, size_t, T **, size_t *)) {
   Napi::Object opts = Opts(info[0], "options");
   std::string after;
   bool has_after = OptText(opts.Get("after"), "after", &after);
   size_t limit = static_cast<size_t>(Limit(opts, 100));
-  auto out = std::make_shared<Owned<sqlq_ring_info, sqlq_ring_infos_free, RingInfoObject>>();
-  return Run(info,
-             [=](sqlq_db *h) { return sqlq_rings(h, has_after ? after.c_str() : nullptr, limit, &out->p, &out->n); },
-             ArrayOf(out));
+  auto out = std::make_shared<Owned<T, Free, Convert>>();
+  return db->Run(info, [=](sqlq_db *h) { return f(h, has_after ? after.c_str() : nullptr, limit, &out->p, &out->n); },
+                 ArrayOf(out));
+}
+
+// rings({after, limit}) (libsqlq 1.1): the rings named after after, by name.
+Napi::Value Db::Rings(const Napi::CallbackInfo &info) {
+  return ByName<sqlq_ring_info, sqlq_ring_infos_free, RingInfoObject>(this, info, sqlq_rings);
 }
 
 // ---------------------------------------------------------------------------
@@ -1046,14 +1054,7 @@ Napi::Value PoolInfoObject(Napi::Env env, const sqlq_pool_info &p) {
 
 // pools({after, limit}) (libsqlq 1.1): the pools named after after, by name.
 Napi::Value Db::Pools(const Napi::CallbackInfo &info) {
-  Napi::Object opts = Opts(info[0], "options");
-  std::string after;
-  bool has_after = OptText(opts.Get("after"), "after", &after);
-  size_t limit = static_cast<size_t>(Limit(opts, 100));
-  auto out = std::make_shared<Owned<sqlq_pool_info, sqlq_pool_infos_free, PoolInfoObject>>();
-  return Run(info,
-             [=](sqlq_db *h) { return sqlq_pools(h, has_after ? after.c_str() : nullptr, limit, &out->p, &out->n); },
-             ArrayOf(out));
+  return ByName<sqlq_pool_info, sqlq_pool_infos_free, PoolInfoObject>(this, info, sqlq_pools);
 }
 
 // ---------------------------------------------------------------------------
