@@ -102,6 +102,77 @@ export interface QueueStats {
   paused: boolean;
 }
 
+/** A count of summary() that stops at its limit. */
+export type SummaryCount = "ready" | "scheduled" | "running" | "dead";
+
+/** The counts of one queue as summary() gives them (libsqlq 1.1). */
+export interface QueueSummary {
+  queue: string;
+  ready: number;
+  scheduled: number;
+  running: number;
+  dead: number;
+  /** The counts that reached the limit (each is then the limit: there are at least that many). */
+  more: SummaryCount[];
+  paused: boolean;
+  /** Seconds the longest-waiting ready job has been due (the database's clock); null when none is. */
+  oldestReadyAge: number | null;
+}
+
+export interface SummaryOptions {
+  /** One queue (default: every queue). */
+  queue?: string | null;
+  /** Where each count stops, 1 to 10^9 (default 10,000). */
+  limit?: number;
+}
+
+/** One named lock held now (locks(), libsqlq 1.1). */
+export interface LockInfo {
+  /** The name, or null where the backend keeps only the key (PostgreSQL, SQLite). */
+  name: Buffer | null;
+  /** What the backend locks: lockKey(name) of the name. */
+  key: bigint;
+  /** The holder's session on the server (backend pid, connection id); 0: unknown. */
+  pid: number;
+  /** Who holds it, in words, or null when unknown. */
+  holder: string | null;
+  /** When the holder's session began, in microseconds since the epoch; 0: unknown. */
+  sinceAtUs: number;
+  /** A lease's expiry, in microseconds since the epoch; 0 for a session's lock. */
+  expiresAtUs: number;
+  /** A lease's fencing token; 0n otherwise. */
+  fence: bigint;
+}
+
+/** One ring (rings(), libsqlq 1.1). */
+export interface RingInfo {
+  name: string;
+  capacity: number;
+  /** Entries it holds now. */
+  entries: number;
+  /** The newest entry's sequence number (0: none). */
+  lastSeq: number;
+  createdAtUs: number;
+}
+
+/** One pool (pools(), libsqlq 1.1). */
+export interface PoolInfo {
+  name: string;
+  items: number;
+  /** Of which held now. */
+  held: number;
+  /** When an item was last handed out, in microseconds since the epoch; 0: never. */
+  lastUsedAtUs: number;
+}
+
+/** Where a listing of rings() or pools() starts, and how many it gives. */
+export interface ListOptions {
+  /** List the names that sort (bytewise) after this one (default: from the first). */
+  after?: string | null;
+  /** At most this many, 1 to 10,000 (default 100). */
+  limit?: number;
+}
+
 /** One item of health() (docs/health.md). */
 export interface HealthItem {
   /** "oldest_xmin_age", "wal_bytes", ...: one of docs/health.md's. */
@@ -216,6 +287,8 @@ export class Database {
   stats(queue?: string | null): Promise<QueueStats[]>;
   /** What holds the database's queues back (libsqlq 1.1, docs/health.md). */
   health(): Promise<HealthItem[]>;
+  /** Counts per queue, each stopping at a limit, in one statement whose cost does not grow with the queues (libsqlq 1.1). */
+  summary(options?: SummaryOptions): Promise<QueueSummary[]>;
   list(queue: string, options?: { state?: number; limit?: number }): Promise<JobInfo[]>;
   retry(queue: string, ids?: Int[] | null): Promise<number>;
   /** Cancel jobs (libsqlq 1.1): ready or running ones become dead, marked cancelled;
@@ -229,18 +302,24 @@ export class Database {
   lockAcquire(name: Bytes, timeout?: number): Promise<Lock>;
   withLock<T>(name: Bytes, timeout: number, fn: (lock: Lock) => Promise<T> | T): Promise<T>;
   lockXact(name: Bytes, timeout?: number): Promise<void>;
+  /** The named locks held now, by any process (libsqlq 1.1); UnavailableError on Firebird. */
+  locks(options?: { limit?: number }): Promise<LockInfo[]>;
+  /** The key locks() lists the lock name by. */
+  lockKey(name: Bytes): Promise<bigint>;
   ringCreate(ring: string, capacity: number): Promise<void>;
   ringPush(ring: string, payload: Bytes): Promise<number>;
   ringPushBatch(ring: string, payloads: Bytes[]): Promise<number>;
   ringRead(ring: string, since?: Int, limit?: number): Promise<RingEntry[]>;
   ringWait(ring: string, since?: Int, timeout?: number): Promise<WaitResult>;
   ringDrop(ring: string): Promise<void>;
+  rings(options?: ListOptions): Promise<RingInfo[]>;
   poolAdd(pool: string, item: string): Promise<boolean>;
   poolRemove(pool: string, item: string): Promise<void>;
   poolList(pool: string): Promise<PoolItem[]>;
   poolNext(pool: string, hold?: number): Promise<PoolItem>;
   poolRelease(pool: string, item: PoolItem): Promise<void>;
   poolRelease(pool: string, item: string, token: Int): Promise<void>;
+  pools(options?: ListOptions): Promise<PoolInfo[]>;
   subscribe(table: string, actions: number, tag: string, flags?: number): Promise<void>;
   unsubscribe(table: string, tag: string): Promise<void>;
   subscriptions(): Promise<Subscription[]>;

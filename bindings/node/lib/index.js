@@ -149,6 +149,13 @@ class Database {
   health() {
     return this._n.health();
   }
+  /**
+   * Counts per queue (libsqlq 1.1), or of options.queue, each stopping at
+   * options.limit (default 10,000): more names the counts that stopped.
+   */
+  summary(options) {
+    return this._n.summary(options);
+  }
   list(queue, options) {
     return this._n.list(queue, options);
   }
@@ -210,6 +217,14 @@ class Database {
   lockXact(name, timeout = -1) {
     return this._n.lockXact(name, timeout);
   }
+  /** The named locks held now, by any process (libsqlq 1.1), at most options.limit (default 100). */
+  locks(options) {
+    return this._n.locks(options);
+  }
+  /** The key (a BigInt) that locks() lists the lock name by. */
+  lockKey(name) {
+    return this._n.lockKey(name);
+  }
   ringCreate(ring, capacity) {
     return this._n.ringCreate(ring, capacity);
   }
@@ -228,6 +243,10 @@ class Database {
   ringDrop(ring) {
     return this._n.ringDrop(ring);
   }
+  /** The rings named after options.after (default: from the first), at most options.limit (default 100). */
+  rings(options) {
+    return this._n.rings(options);
+  }
   poolAdd(pool, item) {
     return this._n.poolAdd(pool, item);
   }
@@ -243,6 +262,10 @@ class Database {
   poolRelease(pool, item, token) {
     if (item !== null && typeof item === "object") return this._n.poolRelease(pool, item.item, item.token);
     return this._n.poolRelease(pool, item, token);
+  }
+  /** The pools named after options.after, as rings() lists rings. */
+  pools(options) {
+    return this._n.pools(options);
   }
   subscribe(table, actions, tag, flags = 0) {
     return this._n.subscribe(table, actions, tag, flags);

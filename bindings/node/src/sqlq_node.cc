@@ -258,6 +258,7 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value Resume(const Napi::CallbackInfo &info);
   Napi::Value Stats(const Napi::CallbackInfo &info);
   Napi::Value Health(const Napi::CallbackInfo &info);
+  Napi::Value Summary(const Napi::CallbackInfo &info);
   Napi::Value List(const Napi::CallbackInfo &info);
   Napi::Value Retry(const Napi::CallbackInfo &info);
   Napi::Value Cancel(const Napi::CallbackInfo &info);
@@ -267,17 +268,21 @@ class Db : public Napi::ObjectWrap<Db> {
   Napi::Value Rollback(const Napi::CallbackInfo &info);
   Napi::Value LockAcquire(const Napi::CallbackInfo &info);
   Napi::Value LockXact(const Napi::CallbackInfo &info);
+  Napi::Value Locks(const Napi::CallbackInfo &info);
+  Napi::Value LockKey(const Napi::CallbackInfo &info);
   Napi::Value RingCreate(const Napi::CallbackInfo &info);
   Napi::Value RingPush(const Napi::CallbackInfo &info);
   Napi::Value RingPushBatch(const Napi::CallbackInfo &info);
   Napi::Value RingRead(const Napi::CallbackInfo &info);
   Napi::Value RingWait(const Napi::CallbackInfo &info);
   Napi::Value RingDrop(const Napi::CallbackInfo &info);
+  Napi::Value Rings(const Napi::CallbackInfo &info);
   Napi::Value PoolAdd(const Napi::CallbackInfo &info);
   Napi::Value PoolRemove(const Napi::CallbackInfo &info);
   Napi::Value PoolList(const Napi::CallbackInfo &info);
   Napi::Value PoolNext(const Napi::CallbackInfo &info);
   Napi::Value PoolRelease(const Napi::CallbackInfo &info);
+  Napi::Value Pools(const Napi::CallbackInfo &info);
   Napi::Value Subscribe(const Napi::CallbackInfo &info);
   Napi::Value Unsubscribe(const Napi::CallbackInfo &info);
   Napi::Value Subscriptions(const Napi::CallbackInfo &info);
@@ -669,6 +674,49 @@ Napi::Value Db::Health(const Napi::CallbackInfo &info) {
   return Run(info, [=](sqlq_db *h) { return sqlq_health(h, &out->p, &out->n); }, ArrayOf(out));
 }
 
+Napi::Value SummaryObject(Napi::Env env, const sqlq_queue_summary &s) {
+  static const struct {
+    unsigned bit;
+    const char *name;
+  } bits[] = {{SQLQ_MORE_READY, "ready"},
+              {SQLQ_MORE_SCHEDULED, "scheduled"},
+              {SQLQ_MORE_RUNNING, "running"},
+              {SQLQ_MORE_DEAD, "dead"}};
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("queue", Str(env, s.queue));
+  o.Set("ready", I64(env, s.ready));
+  o.Set("scheduled", I64(env, s.scheduled));
+  o.Set("running", I64(env, s.running));
+  o.Set("dead", I64(env, s.dead));
+  Napi::Array more = Napi::Array::New(env);
+  for (const auto &b : bits)
+    if (s.more & b.bit) more.Set(more.Length(), Napi::String::New(env, b.name));
+  o.Set("more", more);
+  o.Set("paused", Napi::Boolean::New(env, s.paused != 0));
+  // Seconds the longest-waiting ready job has been due; null when none is.
+  double age = static_cast<double>(s.oldest_ready_age_us) / 1e6;
+  o.Set("oldestReadyAge", s.oldest_ready_age_us < 0 ? env.Null() : Napi::Number::New(env, age));
+  return o;
+}
+
+// The limit of a listing call from options.limit (default dflt): an
+// integer from 0 up, which the library checks against its own bounds
+// (MisuseError); a negative one or another type is a TypeError.
+int64_t Limit(Napi::Object opts, int64_t dflt) { return OptInt(opts.Get("limit"), "limit", 0, INT64_MAX, dflt); }
+
+// summary({queue, limit}) (libsqlq 1.1): every queue's counts, or queue's,
+// each stopping at limit (default 10,000).
+Napi::Value Db::Summary(const Napi::CallbackInfo &info) {
+  Napi::Object opts = Opts(info[0], "options");
+  std::string queue;
+  bool one = OptText(opts.Get("queue"), "queue", &queue);
+  int64_t limit = Limit(opts, 10000);
+  auto out = std::make_shared<Owned<sqlq_queue_summary, sqlq_queue_summaries_free, SummaryObject>>();
+  return Run(info,
+             [=](sqlq_db *h) { return sqlq_summary(h, one ? queue.c_str() : nullptr, limit, &out->p, &out->n); },
+             ArrayOf(out));
+}
+
 Napi::Value JobInfoObject(Napi::Env env, const sqlq_job_info &j) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("id", I64(env, j.id));
@@ -818,6 +866,35 @@ Napi::Value Db::LockXact(const Napi::CallbackInfo &info) {
   return Run(info, [=](sqlq_db *h) { return sqlq_lock_xact(h, name.data(), name.size(), timeout); }, nullptr);
 }
 
+Napi::Value LockInfoObject(Napi::Env env, const sqlq_lock_info &l) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", l.name == nullptr ? env.Null() : Buf(env, l.name, l.name_len));
+  o.Set("key", Token(env, l.key));
+  o.Set("pid", I64(env, l.pid));
+  o.Set("holder", Str(env, l.holder));
+  o.Set("sinceAtUs", I64(env, l.since_at_us));
+  o.Set("expiresAtUs", I64(env, l.expires_at_us));
+  o.Set("fence", Token(env, l.fence));
+  return o;
+}
+
+// locks({limit}) (libsqlq 1.1): the named locks held now, by any process.
+Napi::Value Db::Locks(const Napi::CallbackInfo &info) {
+  size_t limit = static_cast<size_t>(Limit(Opts(info[0], "options"), 100));
+  auto out = std::make_shared<Owned<sqlq_lock_info, sqlq_lock_infos_free, LockInfoObject>>();
+  return Run(info, [=](sqlq_db *h) { return sqlq_locks(h, limit, &out->p, &out->n); }, ArrayOf(out));
+}
+
+// lockKey(name) (libsqlq 1.1): the key locks() lists the lock name by, a
+// BigInt.  It reads no database but runs on the handle's queue like every
+// call on it, since the handle may be in use on the pool.
+Napi::Value Db::LockKey(const Napi::CallbackInfo &info) {
+  std::string name = Bytes(info[0], "name");
+  auto key = std::make_shared<int64_t>(0);
+  return Run(info, [=](sqlq_db *h) { return sqlq_lock_key(h, name.data(), name.size(), key.get()); },
+             [key](Napi::Env env, int) { return Token(env, *key); });
+}
+
 // ---------------------------------------------------------------------------
 // Rings.
 
@@ -883,6 +960,36 @@ Napi::Value Db::RingWait(const Napi::CallbackInfo &info) {
 
 Napi::Value Db::RingDrop(const Napi::CallbackInfo &info) { return OnName(info, "ring", sqlq_ring_drop); }
 
+Napi::Value RingInfoObject(Napi::Env env, const sqlq_ring_info &r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", Str(env, r.name));
+  o.Set("capacity", I64(env, r.capacity));
+  o.Set("entries", I64(env, r.entries));
+  o.Set("lastSeq", I64(env, r.last_seq));
+  o.Set("createdAtUs", I64(env, r.created_at_us));
+  return o;
+}
+
+// A listing by name (sqlq_rings, sqlq_pools) of the names after
+// options.after (undefined or null: from the first), at most options.limit
+// (default 100), with info[0] the options: resolves with the array f gave.
+template <class T, void (*Free)(T *, size_t), Napi::Value (*Convert)(Napi::Env, const T &)>
+Napi::Value ByName(Db *db, const Napi::CallbackInfo &info,
+                   int (*f)(sqlq_db *, const char *, size_t, T **, size_t *)) {
+  Napi::Object opts = Opts(info[0], "options");
+  std::string after;
+  bool has_after = OptText(opts.Get("after"), "after", &after);
+  size_t limit = static_cast<size_t>(Limit(opts, 100));
+  auto out = std::make_shared<Owned<T, Free, Convert>>();
+  return db->Run(info, [=](sqlq_db *h) { return f(h, has_after ? after.c_str() : nullptr, limit, &out->p, &out->n); },
+                 ArrayOf(out));
+}
+
+// rings({after, limit}) (libsqlq 1.1): the rings named after after, by name.
+Napi::Value Db::Rings(const Napi::CallbackInfo &info) {
+  return ByName<sqlq_ring_info, sqlq_ring_infos_free, RingInfoObject>(this, info, sqlq_rings);
+}
+
 // ---------------------------------------------------------------------------
 // Pools.
 
@@ -934,6 +1041,20 @@ Napi::Value Db::PoolRelease(const Napi::CallbackInfo &info) {
   std::string pool = Text(info[0], "pool"), item = Text(info[1], "item");
   int64_t token = Int(info[2], "token", INT64_MIN, INT64_MAX);
   return Run(info, [=](sqlq_db *h) { return sqlq_pool_release(h, pool.c_str(), item.c_str(), token); }, nullptr);
+}
+
+Napi::Value PoolInfoObject(Napi::Env env, const sqlq_pool_info &p) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", Str(env, p.name));
+  o.Set("items", I64(env, p.items));
+  o.Set("held", I64(env, p.held));
+  o.Set("lastUsedAtUs", I64(env, p.last_used_at_us));
+  return o;
+}
+
+// pools({after, limit}) (libsqlq 1.1): the pools named after after, by name.
+Napi::Value Db::Pools(const Napi::CallbackInfo &info) {
+  return ByName<sqlq_pool_info, sqlq_pool_infos_free, PoolInfoObject>(this, info, sqlq_pools);
 }
 
 // ---------------------------------------------------------------------------
@@ -1143,6 +1264,7 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("resume", &Db::Resume),
        InstanceMethod("stats", &Db::Stats),
        InstanceMethod("health", &Db::Health),
+       InstanceMethod("summary", &Db::Summary),
        InstanceMethod("list", &Db::List),
        InstanceMethod("retry", &Db::Retry),
        InstanceMethod("cancel", &Db::Cancel),
@@ -1152,17 +1274,21 @@ Napi::Function Db::Init(Napi::Env env) {
        InstanceMethod("rollback", &Db::Rollback),
        InstanceMethod("lockAcquire", &Db::LockAcquire),
        InstanceMethod("lockXact", &Db::LockXact),
+       InstanceMethod("locks", &Db::Locks),
+       InstanceMethod("lockKey", &Db::LockKey),
        InstanceMethod("ringCreate", &Db::RingCreate),
        InstanceMethod("ringPush", &Db::RingPush),
        InstanceMethod("ringPushBatch", &Db::RingPushBatch),
        InstanceMethod("ringRead", &Db::RingRead),
        InstanceMethod("ringWait", &Db::RingWait),
        InstanceMethod("ringDrop", &Db::RingDrop),
+       InstanceMethod("rings", &Db::Rings),
        InstanceMethod("poolAdd", &Db::PoolAdd),
        InstanceMethod("poolRemove", &Db::PoolRemove),
        InstanceMethod("poolList", &Db::PoolList),
        InstanceMethod("poolNext", &Db::PoolNext),
        InstanceMethod("poolRelease", &Db::PoolRelease),
+       InstanceMethod("pools", &Db::Pools),
        InstanceMethod("subscribe", &Db::Subscribe),
        InstanceMethod("unsubscribe", &Db::Unsubscribe),
        InstanceMethod("subscriptions", &Db::Subscriptions),

@@ -234,3 +234,106 @@ test("health lists the backend's items", async () => {
     }
   });
 });
+
+test("summary counts each state up to its limit", async () => {
+  await withQueue(async (db, q) => {
+    for (let i = 0; i < 4; i++) await db.enqueue(q, "r");
+    await db.enqueue(q, "s", { delay: 3600 });
+    await db.fail((await db.claim(q, 1))[0], "boom", { dead: true });
+    await db.claim(q, 1);
+    let [s] = await db.summary({ queue: q });
+    assert.deepEqual(
+      { ...s, oldestReadyAge: 0 },
+      { queue: q, ready: 2, scheduled: 1, running: 1, dead: 1, more: [], paused: false, oldestReadyAge: 0 },
+    );
+    assert.ok(typeof s.oldestReadyAge === "number" && s.oldestReadyAge >= 0);
+    [s] = await db.summary({ queue: q, limit: 1 });
+    assert.deepEqual([s.ready, s.scheduled, s.running, s.dead, s.more], [1, 1, 1, 1, ["ready"]]);
+    assert.ok((await db.summary()).some((x) => x.queue === q));
+    await db.purge(q);
+    await db.pause(q);
+    [s] = await db.summary({ queue: q, limit: 10 });
+    assert.equal(s.paused, true);
+    assert.equal(s.oldestReadyAge, null, "nothing is due");
+    await db.resume(q);
+  });
+});
+
+test("locks lists a lock held by another handle under its lockKey", async () => {
+  const db = await openDb();
+  const other = await sqlq.open(url());
+  const plain = name("listed");
+  const odd = Buffer.concat([Buffer.from(plain), Buffer.from([0, 0xff])]);
+  try {
+    assert.equal(await db.lockKey(plain), await db.lockKey(Buffer.from(plain)));
+    assert.notEqual(await db.lockKey(odd), await db.lockKey(plain));
+    for (const lockName of [plain, odd]) {
+      const key = await db.lockKey(lockName);
+      assert.equal(typeof key, "bigint");
+      const held = await other.lockAcquire(lockName, 5);
+      if (db.backend === "firebird") {
+        await assert.rejects(db.locks(), sqlq.UnavailableError);
+        await held.unlock();
+        return;
+      }
+      const found = (await db.locks({ limit: 10000 })).filter((e) => e.key === key);
+      assert.equal(found.length, 1);
+      const [e] = found;
+      const raw = Buffer.from(lockName);
+      assert.ok(e.name === null || e.name.equals(raw));
+      if (db.backend === "mysql" && lockName === plain) assert.ok(e.name.equals(raw), "a plain name is GET_LOCK's own");
+      if (e.expiresAtUs === 0) {
+        assert.equal(e.fence, 0n);
+        if (db.backend !== "sqlite") assert.ok(e.pid > 0 && typeof e.holder === "string");
+      }
+      await held.unlock();
+      assert.equal((await db.locks({ limit: 10000 })).filter((x) => x.key === key).length, 0);
+    }
+    const three = [];
+    for (let i = 0; i < 3; i++) three.push(await other.lockAcquire(`${plain}-${i}`, 5));
+    assert.equal((await db.locks({ limit: 1 })).length, 1);
+    assert.ok((await db.locks({ limit: 10000 })).length >= 3);
+    for (const l of three) await l.unlock();
+  } finally {
+    await other.close();
+    await db.close();
+  }
+});
+
+test("rings and pools are listed by name after a name", async () => {
+  const db = await openDb();
+  const prefix = name("list");
+  const rings = [1, 2, 3].map((i) => `${prefix}-r${i}`);
+  const pool = `${prefix}-p`;
+  try {
+    for (let i = 1; i <= 3; i++) {
+      await db.ringCreate(rings[i - 1], i);
+      await db.ringPushBatch(rings[i - 1], Array(i + 1).fill("x"));
+    }
+    const page = await db.rings({ after: prefix, limit: 2 });
+    assert.deepEqual(page.map((r) => r.name), rings.slice(0, 2));
+    assert.deepEqual([page[0].capacity, page[0].entries, page[0].lastSeq], [1, 1, 2]);
+    assert.ok(page[0].createdAtUs > 0);
+    const [last] = await db.rings({ after: page[1].name, limit: 1 });
+    assert.deepEqual([last.name, last.capacity, last.entries, last.lastSeq], [rings[2], 3, 3, 4]);
+    const names = (await db.rings({ limit: 10000 })).map((r) => r.name);
+    assert.ok(rings.every((r) => names.includes(r)));
+    for (let i = 1; i < names.length; i++) assert.ok(Buffer.compare(Buffer.from(names[i - 1]), Buffer.from(names[i])) < 0);
+    for (const r of rings) await db.ringDrop(r);
+    assert.equal((await db.rings({ after: prefix })).filter((r) => r.name.startsWith(prefix)).length, 0);
+
+    await db.poolAdd(pool, "a");
+    await db.poolAdd(pool, "b");
+    const item = await db.poolNext(pool, 60);
+    const [p] = await db.pools({ after: prefix, limit: 1 });
+    assert.deepEqual([p.name, p.items, p.held], [pool, 2, 1]);
+    assert.ok(p.lastUsedAtUs > 0);
+    await db.poolRelease(pool, item);
+    assert.equal((await db.pools({ after: prefix, limit: 1 }))[0].held, 0);
+    await db.poolRemove(pool, "a");
+    await db.poolRemove(pool, "b");
+    assert.equal((await db.pools({ after: prefix })).filter((x) => x.name === pool).length, 0);
+  } finally {
+    await db.close();
+  }
+});

@@ -59,6 +59,22 @@ test("calls refuse wrong types with a TypeError", async () => {
       () => db.subscribe("t", "insert", "tag"),
       () => db.retry(q, "all"),
       () => db.retry(q, ["x"]),
+      () => db.summary(5),
+      () => db.summary({ queue: 5 }),
+      () => db.summary({ queue: "a\0b" }),
+      () => db.summary({ limit: "10" }),
+      () => db.summary({ limit: 1.5 }),
+      () => db.summary({ limit: -1 }),
+      () => db.summary({ limit: 2 ** 80 }),
+      () => db.locks({ limit: -1 }),
+      () => db.locks({ limit: NaN }),
+      () => db.locks("all"),
+      () => db.lockKey(5),
+      () => db.lockKey(null),
+      () => db.rings({ after: 5 }),
+      () => db.rings({ limit: "100" }),
+      () => db.pools({ limit: -1 }),
+      () => db.pools({ after: {} }),
     ];
     for (const f of wrong) assert.throws(f, TypeError, f.toString());
     assert.throws(() => new sqlq.Database({}).claim(q, 1), TypeError);
@@ -83,6 +99,15 @@ test("bad values reject with the library's status", async () => {
     await assert.rejects(db.lockXact("l", 0), sqlq.MisuseError);
     await assert.rejects(db.withLock("l", 0, "not a function"), TypeError);
     await assert.rejects(db.transaction(null), TypeError);
+    for (const limit of [0, 1e9 + 1, 2 ** 53 - 1, 2n ** 62n]) await assert.rejects(db.summary({ limit }), sqlq.MisuseError, `${limit}`);
+    for (const limit of [0, 10001, 2 ** 53 - 1]) {
+      await assert.rejects(db.locks({ limit }), sqlq.MisuseError, `${limit}`);
+      await assert.rejects(db.rings({ limit }), sqlq.MisuseError, `${limit}`);
+      await assert.rejects(db.pools({ limit }), sqlq.MisuseError, `${limit}`);
+    }
+    await assert.rejects(db.summary({ queue: "" }), sqlq.MisuseError);
+    await assert.rejects(db.lockKey(""), sqlq.MisuseError);
+    await assert.rejects(db.lockKey(Buffer.alloc(1024 * 1024 + 1)), sqlq.TooBigError);
     // The handle still works after all of that.
     await db.enqueue(q, "ok");
     assert.equal((await db.claim(q, 1)).length, 1);
@@ -101,7 +126,8 @@ test("a closed handle rejects every call", async () => {
   assert.equal(db.closed, true);
   await db.close();
   db.interrupt();
-  for (const p of [db.claim("q", 1), db.enqueue("q", "x"), db.init(), db.stats(), db.wait("q", 0), lock.check(1)]) {
+  for (const p of [db.claim("q", 1), db.enqueue("q", "x"), db.init(), db.stats(), db.wait("q", 0), lock.check(1),
+                   db.summary(), db.locks(), db.lockKey("l"), db.rings(), db.pools()]) {
     await assert.rejects(p, (e) => e instanceof sqlq.MisuseError && e.code === "SQLQ_MISUSE");
   }
   await lock.unlock();

@@ -200,6 +200,35 @@ class QueueStats(_Record):
     __slots__ = ("queue", "ready", "scheduled", "running", "dead", "paused")
 
 
+class QueueSummary(_Record):
+    """The counts of one queue (Database.summary()), each stopping at the call's limit:
+    more is the frozenset of the names ("ready", "scheduled", "running", "dead") of
+    the counts that reached it (there are at least that many); oldest_ready_age is
+    how long the longest-waiting ready job has been due, in seconds of the
+    database's clock, or None when no job is due."""
+    __slots__ = ("queue", "ready", "scheduled", "running", "dead", "more", "paused",
+                 "oldest_ready_age")
+
+
+class LockInfo(_Record):
+    """One named lock held now (Database.locks()): name is bytes, or None where the
+    backend keeps only the key (PostgreSQL, SQLite); key is what Database.lock_key()
+    gives for the name; pid the holder's session (0: unknown), holder who it is in
+    words (None: unknown), since_at_us when its session began (0: unknown);
+    expires_at_us and fence a lease's (0 for a session's lock)."""
+    __slots__ = ("name", "key", "pid", "holder", "since_at_us", "expires_at_us", "fence")
+
+
+class RingInfo(_Record):
+    """One ring (Database.rings()): entries it holds now, at most capacity."""
+    __slots__ = ("name", "capacity", "entries", "last_seq", "created_at_us")
+
+
+class PoolInfo(_Record):
+    """One pool (Database.pools()): items, of which held now; last_used_at_us 0: never."""
+    __slots__ = ("name", "items", "held", "last_used_at_us")
+
+
 class HealthItem(_Record):
     """One item of Database.health() (docs/health.md): value and threshold in unit,
     over when value is past threshold, holder (None: unknown or nobody) since
@@ -642,6 +671,28 @@ class Database:
         finally:
             lib.sqlq_health_items_free(arr, n.value)
 
+    def summary(self, queue=None, limit=10000):
+        """Counts per queue (every queue when queue is None), sorted by name, each
+        stopping at limit (1 to 10^9; libsqlq 1.1): a list of QueueSummary.  Its cost
+        does not grow with the queues' length: what a dashboard should poll."""
+        q = None if queue is None else self._queue(queue)
+        arr = ctypes.POINTER(_ffi.QueueSummary)()
+        n = c_size_t()
+        self._call_1_1("sqlq_summary", q, _count(limit, "limit", INT64_MAX), byref(arr),
+                       byref(n))
+        try:
+            return [QueueSummary(queue=s.queue.decode("utf-8", "surrogateescape"),
+                                 ready=s.ready, scheduled=s.scheduled, running=s.running,
+                                 dead=s.dead,
+                                 more=frozenset(name for name, bit in _ffi.MORE_BITS
+                                                if s.more & bit),
+                                 paused=bool(s.paused),
+                                 oldest_ready_age=None if s.oldest_ready_age_us < 0
+                                 else s.oldest_ready_age_us / 1e6)
+                    for s in arr[:n.value]]
+        finally:
+            lib.sqlq_queue_summaries_free(arr, n.value)
+
     def list(self, queue, state=None, limit=0):
         """Jobs of queue in claim order (state: "ready", "scheduled", "running", "dead"
         or None for all), at most limit (0: all).  State "done" (libsqlq 1.1): the
@@ -745,6 +796,33 @@ class Database:
         self._check(lib.sqlq_lock_xact(self._handle(), raw, len(raw),
                                        _seconds(timeout, "timeout")))
 
+    def locks(self, limit=100):
+        """The named locks held now in the database, by any process (libsqlq 1.1): a list
+        of LockInfo, at most limit (1 to 10000), by name then key.  What each backend
+        can say differs (docs/serve.md); Unavailable on Firebird, and on MariaDB
+        without the metadata_lock_info plugin."""
+        arr = ctypes.POINTER(_ffi.LockInfo)()
+        n = c_size_t()
+        self._call_1_1("sqlq_locks", _count(limit, "limit"), byref(arr), byref(n))
+
+        def text(b):
+            return None if b is None else b.decode("utf-8", "replace")
+        try:
+            return [LockInfo(name=_string_at(e.name, e.name_len) if e.name else None,
+                             key=e.key, pid=e.pid, holder=text(e.holder),
+                             since_at_us=e.since_at_us, expires_at_us=e.expires_at_us,
+                             fence=e.fence) for e in arr[:n.value]]
+        finally:
+            lib.sqlq_lock_infos_free(arr, n.value)
+
+    def lock_key(self, name):
+        """The key the backend locks for the lock name (str or bytes; libsqlq 1.1): the
+        LockInfo.key that Database.locks() lists it by.  No database access."""
+        raw = _bytes(name, "lock name")
+        key = c_int64()
+        self._call_1_1("sqlq_lock_key", raw, len(raw), byref(key))
+        return key.value
+
     # ----- rings -------------------------------------------------------------
     def ring_create(self, ring, capacity):
         self._check(lib.sqlq_ring_create(self._handle(), self._queue(ring),
@@ -795,6 +873,21 @@ class Database:
     def ring_drop(self, ring):
         self._check(lib.sqlq_ring_drop(self._handle(), self._queue(ring)))
 
+    def rings(self, after=None, limit=100):
+        """The rings whose names sort after after (None: from the first), at most limit
+        (1 to 10000), by name (libsqlq 1.1): a list of RingInfo.  For every ring, call
+        again with the last name until fewer than limit come back."""
+        arr = ctypes.POINTER(_ffi.RingInfo)()
+        n = c_size_t()
+        self._call_1_1("sqlq_rings", _text(after, "after"), _count(limit, "limit"), byref(arr),
+                       byref(n))
+        try:
+            return [RingInfo(name=r.name.decode("utf-8", "surrogateescape"),
+                             capacity=r.capacity, entries=r.entries, last_seq=r.last_seq,
+                             created_at_us=r.created_at_us) for r in arr[:n.value]]
+        finally:
+            lib.sqlq_ring_infos_free(arr, n.value)
+
     # ----- pools -------------------------------------------------------------
     def pool_add(self, pool, item):
         """Add item; True when added, False when the pool had it already."""
@@ -837,6 +930,20 @@ class Database:
             raise TypeError("give a PoolItem, or an item and its token")
         self._check(lib.sqlq_pool_release(self._handle(), self._queue(pool), _text(item, "item"),
                                           _id(token, "token")))
+
+    def pools(self, after=None, limit=100):
+        """The pools whose names sort after after, as rings() lists rings: a list of
+        PoolInfo (libsqlq 1.1)."""
+        arr = ctypes.POINTER(_ffi.PoolInfo)()
+        n = c_size_t()
+        self._call_1_1("sqlq_pools", _text(after, "after"), _count(limit, "limit"), byref(arr),
+                       byref(n))
+        try:
+            return [PoolInfo(name=p.name.decode("utf-8", "surrogateescape"), items=p.items,
+                             held=p.held, last_used_at_us=p.last_used_at_us)
+                    for p in arr[:n.value]]
+        finally:
+            lib.sqlq_pool_infos_free(arr, n.value)
 
     # ----- subscriptions -----------------------------------------------------
     def subscribe(self, table, tag, actions=ON_INSERT | ON_UPDATE | ON_DELETE, *, rows=False):

@@ -69,6 +69,32 @@ class QueueStats(Structure):
                 ("paused", c_int)]
 
 
+class QueueSummary(Structure):
+    _fields_ = [("queue", c_char * (QUEUE_NAME_MAX + 1)), ("ready", c_int64),
+                ("scheduled", c_int64), ("running", c_int64), ("dead", c_int64),
+                ("more", c_uint), ("paused", c_int), ("oldest_ready_age_us", c_int64)]
+
+
+# The bits of QueueSummary.more (SQLQ_MORE_*): the counts that stopped at the limit.
+MORE_BITS = (("ready", 1), ("scheduled", 2), ("running", 4), ("dead", 8))
+
+
+class LockInfo(Structure):
+    _fields_ = [("name", POINTER(c_ubyte)), ("name_len", c_size_t), ("key", c_int64),
+                ("pid", c_int64), ("holder", c_char_p), ("since_at_us", c_int64),
+                ("expires_at_us", c_int64), ("fence", c_int64)]
+
+
+class RingInfo(Structure):
+    _fields_ = [("name", c_char_p), ("capacity", c_int64), ("entries", c_int64),
+                ("last_seq", c_int64), ("created_at_us", c_int64)]
+
+
+class PoolInfo(Structure):
+    _fields_ = [("name", c_char_p), ("items", c_int64), ("held", c_int64),
+                ("last_used_at_us", c_int64)]
+
+
 class JobInfo(Structure):
     _fields_ = [("id", c_int64), ("state", c_int), ("priority", c_int), ("attempts", c_int),
                 ("max_attempts", c_int), ("run_at_us", c_int64), ("created_at_us", c_int64),
@@ -202,6 +228,15 @@ PROTOTYPES_1_1 = {
     "sqlq_cancel": (c_int, [_db, _p(c_int64), c_size_t, _p(c_size_t)]),
     "sqlq_health": (c_int, [_db, _p(_p(HealthItem)), _p(c_size_t)]),
     "sqlq_health_items_free": (None, [_p(HealthItem), c_size_t]),
+    "sqlq_summary": (c_int, [_db, c_char_p, c_int64, _p(_p(QueueSummary)), _p(c_size_t)]),
+    "sqlq_queue_summaries_free": (None, [_p(QueueSummary), c_size_t]),
+    "sqlq_locks": (c_int, [_db, c_size_t, _p(_p(LockInfo)), _p(c_size_t)]),
+    "sqlq_lock_infos_free": (None, [_p(LockInfo), c_size_t]),
+    "sqlq_lock_key": (c_int, [_db, c_char_p, c_size_t, _p(c_int64)]),
+    "sqlq_rings": (c_int, [_db, c_char_p, c_size_t, _p(_p(RingInfo)), _p(c_size_t)]),
+    "sqlq_ring_infos_free": (None, [_p(RingInfo), c_size_t]),
+    "sqlq_pools": (c_int, [_db, c_char_p, c_size_t, _p(_p(PoolInfo)), _p(c_size_t)]),
+    "sqlq_pool_infos_free": (None, [_p(PoolInfo), c_size_t]),
 }
 
 INSTALL_HINT = ("install libsqlq 1.x (build the sqlq tree with "

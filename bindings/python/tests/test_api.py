@@ -145,6 +145,94 @@ def test_health(db, queue):
         assert items[2].value > 0  # the database file
 
 
+def test_summary(db, queue):
+    for _ in range(4):
+        db.enqueue(queue, b"r")
+    db.enqueue(queue, b"s", delay=3600)
+    db.fail(db.claim(queue)[0], "boom", dead=True)
+    db.claim(queue)  # running
+    [s] = db.summary(queue)
+    assert isinstance(s, sqlq.QueueSummary)
+    assert (s.queue, s.ready, s.scheduled, s.running, s.dead) == (queue, 2, 1, 1, 1)
+    assert s.more == frozenset() and s.paused is False
+    assert isinstance(s.oldest_ready_age, float) and s.oldest_ready_age >= 0
+    [s] = db.summary(queue, limit=1)
+    assert (s.ready, s.scheduled, s.running, s.dead) == (1, 1, 1, 1)
+    assert s.more == {"ready"}  # only a count past the limit is cut
+    db.pause(queue)
+    assert db.summary(queue)[0].paused is True
+    db.resume(queue)
+    assert any(s.queue == queue for s in db.summary())
+    db.purge(queue)
+    db.pause(queue)  # a queue known without jobs: nothing is due
+    [s] = db.summary(queue, 10)
+    assert (s.ready, s.scheduled, s.running, s.dead, s.oldest_ready_age) == (0, 0, 0, 0, None)
+    db.resume(queue)
+
+
+def test_locks_listed_by_key(db, url, queue):
+    plain = f"listed-{queue}"
+    odd = plain.encode() + b"\0\xff"
+    assert db.lock_key(plain) == db.lock_key(plain.encode())
+    assert db.lock_key(odd) != db.lock_key(plain)
+    with sqlq.open(url) as other:
+        for name in (plain, odd):
+            key = db.lock_key(name)
+            assert isinstance(key, int)
+            with other.lock(name, timeout=5):
+                if BACKEND == "firebird":
+                    with pytest.raises(sqlq.Unavailable):
+                        db.locks()
+                    return
+                [e] = [e for e in db.locks(10000) if e.key == key]
+                assert isinstance(e, sqlq.LockInfo)
+                raw = name.encode() if isinstance(name, str) else name
+                assert e.name is None or e.name == raw
+                if BACKEND == "mariadb" and name is plain:
+                    assert e.name == raw  # a plain name is GET_LOCK's own
+                if e.expires_at_us == 0:  # a session's lock, not a lease
+                    assert e.fence == 0
+                    if BACKEND != "sqlite":
+                        assert e.pid > 0 and isinstance(e.holder, str)
+            assert not [e for e in db.locks(10000) if e.key == key]
+        held = [other.lock(f"{plain}-{i}", timeout=5) for i in range(3)]
+        assert len(db.locks(1)) == 1 and len(db.locks(10000)) >= 3
+        for lock in held:
+            lock.unlock()
+
+
+def test_rings_and_pools_listed(db, queue):
+    rings = [f"{queue}-r{i}" for i in (1, 2, 3)]
+    for i, ring in enumerate(rings, 1):
+        db.ring_create(ring, i)
+        db.ring_push_batch(ring, [b"x"] * (i + 1))
+    page = db.rings(after=queue, limit=2)
+    assert [r.name for r in page] == rings[:2]
+    assert isinstance(page[0], sqlq.RingInfo)
+    assert (page[0].capacity, page[0].entries, page[0].last_seq) == (1, 1, 2)
+    assert page[0].created_at_us > 0
+    [last] = db.rings(after=page[-1].name, limit=1)
+    assert (last.name, last.capacity, last.entries, last.last_seq) == (rings[2], 3, 3, 4)
+    names = [r.name for r in db.rings(limit=10000)]
+    assert names == sorted(names, key=str.encode) and set(rings) <= set(names)
+    for ring in rings:
+        db.ring_drop(ring)
+    assert not [r for r in db.rings(after=queue) if r.name.startswith(queue)]
+
+    pool = f"{queue}-p"
+    db.pool_add(pool, "a")
+    db.pool_add(pool, "b")
+    item = db.pool_next(pool, hold=60)
+    [p] = db.pools(after=queue, limit=1)
+    assert isinstance(p, sqlq.PoolInfo)
+    assert (p.name, p.items, p.held) == (pool, 2, 1) and p.last_used_at_us > 0
+    db.pool_release(pool, item)
+    assert db.pools(after=queue, limit=1)[0].held == 0
+    for name in ("a", "b"):
+        db.pool_remove(pool, name)
+    assert not [p for p in db.pools(after=queue) if p.name == pool]
+
+
 def test_wait_timeout_and_interrupt(db, queue):
     assert db.wait(queue, 0.05) is False
     timer = threading.Timer(0.2, db.interrupt)
@@ -256,7 +344,19 @@ def test_wrong_types(db, queue):
                  lambda: db.wait(queue, "long"),
                  lambda: db.lock(None),
                  lambda: db.ring_push(queue, None),
-                 lambda: db.pool_add(queue, 7)):
+                 lambda: db.pool_add(queue, 7),
+                 lambda: db.summary(5),
+                 lambda: db.summary(queue, "10"),
+                 lambda: db.summary(queue, 1.5),
+                 lambda: db.summary(queue, None),
+                 lambda: db.locks("10"),
+                 lambda: db.locks(True),
+                 lambda: db.lock_key(None),
+                 lambda: db.lock_key(7),
+                 lambda: db.rings(5),
+                 lambda: db.rings(limit="all"),
+                 lambda: db.pools(after=3.5),
+                 lambda: db.pools(limit=2.0)):
         with pytest.raises(TypeError):
             call()
 
@@ -275,7 +375,25 @@ def test_bad_values(db, queue):
                       (lambda: db.fail(123456789, "x", token=1, backoff=-1), sqlq.Misuse),
                       (lambda: db.lock(b""), sqlq.Misuse),
                       (lambda: db.ring_create(queue, 0), sqlq.Misuse),
-                      (lambda: db.ring_read("no_such_ring_" + queue), sqlq.NotFound)):
+                      (lambda: db.ring_read("no_such_ring_" + queue), sqlq.NotFound),
+                      (lambda: db.summary(queue, 0), sqlq.Misuse),
+                      (lambda: db.summary(queue, -1), sqlq.Misuse),
+                      (lambda: db.summary(queue, 10**9 + 1), sqlq.Misuse),
+                      (lambda: db.summary(queue, 2**63), sqlq.Misuse),
+                      (lambda: db.summary("a\0b"), sqlq.Misuse),
+                      (lambda: db.locks(0), sqlq.Misuse),
+                      (lambda: db.locks(-1), sqlq.Misuse),
+                      (lambda: db.locks(10001), sqlq.Misuse),
+                      (lambda: db.locks(2**64), sqlq.Misuse),
+                      (lambda: db.lock_key(b""), sqlq.Misuse),
+                      (lambda: db.lock_key(b"x" * (1024 * 1024 + 1)), sqlq.TooBig),
+                      (lambda: db.rings(limit=0), sqlq.Misuse),
+                      (lambda: db.rings(limit=-5), sqlq.Misuse),
+                      (lambda: db.rings(limit=10001), sqlq.Misuse),
+                      (lambda: db.rings(after="a\0b"), sqlq.Misuse),
+                      (lambda: db.pools(limit=0), sqlq.Misuse),
+                      (lambda: db.pools(limit=-1), sqlq.Misuse),
+                      (lambda: db.pools(limit=10001), sqlq.Misuse)):
         with pytest.raises(exc):
             call()
     assert isinstance(sqlq.Misuse("x"), ValueError)  # usable as ValueError too
@@ -288,7 +406,8 @@ def test_closed_handle(url, queue):
     db.close()
     assert db.closed and "closed" in repr(db)
     for call in (lambda: db.enqueue(queue, b"x"), lambda: db.claim(queue), db.init,
-                 lambda: db.stats(), lambda: db.backend, lambda: db.lock("n"), db.begin):
+                 lambda: db.stats(), lambda: db.backend, lambda: db.lock("n"), db.begin,
+                 db.summary, db.locks, lambda: db.lock_key("n"), db.rings, db.pools):
         with pytest.raises(sqlq.Misuse):
             call()
     db.interrupt()  # nothing to interrupt: no error
