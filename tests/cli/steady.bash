@@ -50,8 +50,9 @@ python3 - "$tmp/out" <<'PY' || fail "steady mix: $(tr '\n' '|' <"$tmp/out" | hea
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 summary, seconds = lines[-1], lines[:-1]
-# 1,200 jobs asked for: jobs 999 dies, one in twenty fails once.
-assert summary["died"] >= 1, summary
+# Job 999 of every thousand dies (a loaded machine's producer may enqueue
+# fewer than the 1,200 asked for), one in twenty fails once.
+assert summary["died"] == summary["enqueued"] // 1000, summary
 assert summary["acked"] + summary["died"] == summary["enqueued"], summary
 assert sum(s["died"] for s in seconds) == summary["died"], seconds
 assert sum(s["retried"] for s in seconds) >= summary["enqueued"] // 20 - 1, seconds
