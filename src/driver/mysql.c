@@ -254,6 +254,7 @@ static int my_open(sqlq_db *db, const sqlq__url *url) {
   if (m == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   db->driver_data = m;
   for (int i = 0; i < MY_SQL_COUNT; i++) m->stmts[i].id = i;
+  m->galera = -1;
   int rc = read_options(db, m, url);
   if (rc == SQLQ_OK) rc = keep_params(db, m, url);
   if (rc != SQLQ_OK) return rc;

@@ -144,6 +144,9 @@ typedef struct mysql_db {
   ** so far tells each lock whether it was taken on this one. */
   MYSQL *aux;
   unsigned aux_session;
+  /* Whether the server is a node of a Galera cluster: -1 until asked
+  ** (mysql_galera.c). */
+  int galera;
 } mysql_db;
 
 #define MY(db) ((mysql_db *)(db)->driver_data)
@@ -263,5 +266,13 @@ int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
                   sqlq__lockstate **out);
 void sqlq__my_unlock(sqlq_db *db, sqlq__lockstate *ls);
 int sqlq__my_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
+
+/* SQLQ_OK when the server of conn is no node of a Galera cluster; else
+** SQLQ_UNAVAILABLE, with the message "WHAT are refused on a Galera
+** cluster (URL is a node), where WHY" (mysql_galera.c).  Asks the server
+** once per handle. */
+int sqlq__my_refuse_on_galera(sqlq_db *db, MYSQL *conn, const char *what, const char *why);
+/* The why of the features whose exclusion is a GET_LOCK. */
+#define GET_LOCK_LOCAL "GET_LOCK excludes only the sessions of one node"
 
 #endif /* SQLQ_MYSQL_INT_H */

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# run-galera.sh -- sqlq bench on a three-node MariaDB Galera cluster beside
+# one plain MariaDB server (docs/benchmarks.md, "MariaDB Galera").
+#
+# Usage: bench/run-galera.sh [PATH/TO/sqlq]
+#
+# Starts a three-node cluster (tests/servers/galera.sh, ports
+# $GA_PORT..+11, default 25540) and a plain server (tests/servers/
+# mariadb.sh, port $MY_PORT, default 25552), both with InnoDB's durable
+# defaults, and runs each measurement RUNS times (default 3), alternating
+# the plain server and the cluster run by run, so that the load of the
+# machine falls on both alike.  Prints one line a run (figures and, on the
+# cluster, the certification conflicts of the run: wsrep_local_cert_failures
+# plus wsrep_local_bf_aborts over the nodes), then the medians:
+#   (a) sqlq bench, JOBS jobs (default 20000), batch 100, 4 workers, on one
+#       node
+#   (b) batch 1: JOBS_B1 jobs (default 3000), 4 workers, 4 producers, on
+#       one node
+#   (c) a drain from three nodes: DRAIN jobs (default 6000) queued, then
+#       three `sqlq bench --drain` (2 workers, batch 10) at once, one per
+#       node (on the plain server, all three on it)
+# Both servers are stopped at the end.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SQLQ=${1:-${SQLQ:-build/sqlq}}
+RUNS=${RUNS:-3}
+JOBS=${JOBS:-20000}
+JOBS_B1=${JOBS_B1:-3000}
+DRAIN=${DRAIN:-6000}
+GA_PORT=${GA_PORT:-25540}
+MY_PORT=${MY_PORT:-25552}
+
+if [[ ! -x $SQLQ ]]; then
+  echo "run-galera.sh: no sqlq binary at '$SQLQ' (build it, or pass its path)" >&2
+  exit 64
+fi
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
+bench_name=run-galera.sh
+
+galera="$here/../tests/servers/galera.sh"
+mariadb="$here/../tests/servers/mariadb.sh"
+bash "$galera" start "$GA_PORT" >&2
+trap 'bash "$galera" stop "$GA_PORT" >&2; bash "$mariadb" stop "$MY_PORT" >&2' EXIT
+bash "$mariadb" start "$MY_PORT" >&2
+mapfile -t nodes < <(bash "$galera" url "$GA_PORT")
+plain=$(bash "$mariadb" url "$MY_PORT")
+"$SQLQ" --url "${nodes[0]}" init >/dev/null
+"$SQLQ" --url "$plain" init >/dev/null
+
+# conflicts: the cluster's certification conflicts so far.
+conflicts() {
+  local n sum=0 v
+  for n in 1 2 3; do
+    v=$(bash "$galera" sql "$GA_PORT" "$n" "SELECT SUM(VARIABLE_VALUE) FROM
+      information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN
+      ('WSREP_LOCAL_CERT_FAILURES', 'WSREP_LOCAL_BF_ABORTS')")
+    sum=$((sum + v))
+  done
+  echo "$sum"
+}
+
+# drain URL URL URL: queue DRAIN jobs through the first URL, then drain
+# them with one `sqlq bench --drain` per URL at once; prints jobs/s.
+drain() {
+  local t0 t1 pids=() u
+  seq 1 "$DRAIN" | "$SQLQ" --url "$1" push --lines bench-drain >/dev/null
+  # Every node has them before the clock starts.
+  for u in "$@"; do
+    until [ "$("$SQLQ" --url "$u" stats 2>/dev/null | awk '$1 == "bench-drain" {print $2}')" = "$DRAIN" ]; do
+      sleep 0.1
+    done
+  done
+  t0=$(date +%s%N)
+  for u in "$@"; do
+    "$SQLQ" --url "$u" bench --drain --queue bench-drain --workers 2 --batch 10 --json >/dev/null &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  t1=$(date +%s%N)
+  python3 -c "print(round($DRAIN / (($t1 - $t0) / 1e9)))"
+}
+
+results=()
+for ((i = 1; i <= RUNS; i++)); do
+  for side in plain cluster; do
+    if [ "$side" = plain ]; then u=$plain us=("$plain" "$plain" "$plain"); else u=${nodes[0]} us=("${nodes[@]}"); fi
+    c0=$(conflicts)
+    a=$("$SQLQ" --url "$u" bench --jobs "$JOBS" --workers 4 --batch 100 --json --latency-samples 0)
+    b=$("$SQLQ" --url "$u" bench --jobs "$JOBS_B1" --workers 4 --producers 4 --batch 1 --json --latency-samples 0)
+    c=$(drain "${us[@]}")
+    c1=$(conflicts)
+    line=$(python3 -c '
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+print(json.dumps({"side": sys.argv[3], "run": int(sys.argv[4]), "a": a["jobs_per_s"],
+                  "b": b["jobs_per_s"], "c": int(sys.argv[5]), "conflicts": int(sys.argv[6])}))
+' "$a" "$b" "$side" "$i" "$c" "$((c1 - c0))")
+    say "$line (load $(cut -d' ' -f1 /proc/loadavg))"
+    results+=("$line")
+  done
+done
+printf '%s\n' "${results[@]}"
