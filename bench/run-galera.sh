@@ -19,6 +19,9 @@
 #   (c) a drain from three nodes: DRAIN jobs (default 6000) queued, then
 #       three `sqlq bench --drain` (2 workers, batch 10) at once, one per
 #       node (on the plain server, all three on it)
+#   (d) three `sqlq bench` at once, one per node, each on a queue of its
+#       own: JOBS_B1 jobs, batch 1, 2 workers, 2 producers (the sum of their
+#       jobs/s); the queues share only the job id counter row sqlq_job_ids
 # Both servers are stopped at the end.
 set -euo pipefail
 
@@ -41,8 +44,9 @@ bench_name=run-galera.sh
 
 galera="$here/../tests/servers/galera.sh"
 mariadb="$here/../tests/servers/mariadb.sh"
+work=$(mktemp -d)
 bash "$galera" start "$GA_PORT" >&2
-trap 'bash "$galera" stop "$GA_PORT" >&2; bash "$mariadb" stop "$MY_PORT" >&2' EXIT
+trap 'rm -rf "$work"; bash "$galera" stop "$GA_PORT" >&2; bash "$mariadb" stop "$MY_PORT" >&2' EXIT
 bash "$mariadb" start "$MY_PORT" >&2
 mapfile -t nodes < <(bash "$galera" url "$GA_PORT")
 plain=$(bash "$mariadb" url "$MY_PORT")
@@ -82,21 +86,41 @@ drain() {
   python3 -c "print(round($DRAIN / (($t1 - $t0) / 1e9)))"
 }
 
+# three URL URL URL: one batch-1 bench per URL at once, each on a queue
+# of its own; prints the sum of their jobs/s.
+three() {
+  local k=0 u pids=()
+  for u in "$@"; do
+    k=$((k + 1))
+    "$SQLQ" --url "$u" bench --jobs "$JOBS_B1" --workers 2 --producers 2 --batch 1 --json \
+      --latency-samples 0 --queue "bench-n$k" >"$work/three$k" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  cat "$work"/three? | python3 -c 'import json, sys; print(sum(json.loads(l)["jobs_per_s"] for l in sys.stdin))'
+}
+
 results=()
 for ((i = 1; i <= RUNS; i++)); do
   for side in plain cluster; do
     if [ "$side" = plain ]; then u=$plain us=("$plain" "$plain" "$plain"); else u=${nodes[0]} us=("${nodes[@]}"); fi
-    c0=$(conflicts)
+    k0=$(conflicts)
     a=$("$SQLQ" --url "$u" bench --jobs "$JOBS" --workers 4 --batch 100 --json --latency-samples 0)
+    k1=$(conflicts)
     b=$("$SQLQ" --url "$u" bench --jobs "$JOBS_B1" --workers 4 --producers 4 --batch 1 --json --latency-samples 0)
+    k2=$(conflicts)
     c=$(drain "${us[@]}")
-    c1=$(conflicts)
+    k3=$(conflicts)
+    d=$(three "${us[@]}")
+    k4=$(conflicts)
     line=$(python3 -c '
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+k = [int(x) for x in sys.argv[7:]]
 print(json.dumps({"side": sys.argv[3], "run": int(sys.argv[4]), "a": a["jobs_per_s"],
-                  "b": b["jobs_per_s"], "c": int(sys.argv[5]), "conflicts": int(sys.argv[6])}))
-' "$a" "$b" "$side" "$i" "$c" "$((c1 - c0))")
+                  "b": b["jobs_per_s"], "c": int(sys.argv[5]), "d": int(sys.argv[6]),
+                  "conflicts": {m: k[i + 1] - k[i] for i, m in enumerate("abcd")}}))
+' "$a" "$b" "$side" "$i" "$c" "$d" "$k0" "$k1" "$k2" "$k3" "$k4")
     say "$line (load $(cut -d' ' -f1 /proc/loadavg))"
     results+=("$line")
   done

@@ -77,8 +77,8 @@ static int update_ids(sqlq_db *db, const char *set, const long long *ids, int n,
   sqlq__buf_addf(&sql, "UPDATE sqlq_jobs FORCE INDEX (PRIMARY) SET %s WHERE id IN (", set);
   for (int k = 0; k < n; k++) sqlq__buf_addf(&sql, "%s%lld", k ? "," : "", ids[k]);
   sqlq__buf_add(&sql, commit ? "); COMMIT" : ")");
-  int rc = sql.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory")
-                   : sqlq__my_query(db, MY(db)->conn, sql.p, "claim");
+  int rc = sql.oom ? sqlq__error(db, SQLQ_NOMEM, "out of memory") : sqlq__my_tx_gone(db);
+  if (rc == SQLQ_OK) rc = sqlq__my_query(db, MY(db)->conn, sql.p, "claim");
   sqlq__buf_free(&sql);
   return rc;
 }

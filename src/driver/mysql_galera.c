@@ -12,10 +12,8 @@
 ** cluster: its exclusion is the rows it writes, which certification
 ** orders across the nodes (a conflict fails one COMMIT with the deadlock
 ** error 1213, and the core runs the transaction again; docs/scale.md,
-** "MariaDB Galera") -- but for pool holds, one of which was seen lost to a
-** concurrent one (mysql_pool.c), and which are refused too.  The wait's
-** own GET_LOCK (mysql_wait.c) is only a timed sleep on a lock of its
-** handle, and stays.
+** "MariaDB Galera").  The wait's own GET_LOCK (mysql_wait.c) is only a
+** timed sleep on a lock of its handle, and stays.
 **
 ** A server is a node when @@wsrep_on is ON and @@wsrep_provider is not
 ** 'none' (a server built with Galera but running alone has the provider

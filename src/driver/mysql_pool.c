@@ -62,15 +62,6 @@ static int pick_and_stamp(sqlq_db *db, sqlq__stmt *st, int commit, int *committe
   return rc;
 }
 
-/* A hold ($2 > 0) is refused on a Galera cluster: there, six takers of a
-** pool of three items on three nodes once got four holds, two of one item
-** (1 round in 25; docs/scale.md, "MariaDB Galera"): the second stamp
-** overwrote the first, and certification let both commit.  A pick without
-** a hold only moves the rotation, which stays fair enough. */
 int sqlq__my_pool_next(sqlq_db *db, sqlq__stmt *st) {
-  int rc = st->ints[1] > 0 ? sqlq__my_start(db) : SQLQ_OK;
-  if (rc == SQLQ_OK && st->ints[1] > 0)
-    rc = sqlq__my_refuse_on_galera(db, MY(db)->conn, "pool holds",
-                                   "a hold can be lost to a concurrent one");
-  return rc == SQLQ_OK ? sqlq__my_in_own_tx(db, st, "START TRANSACTION", pick_and_stamp) : rc;
+  return sqlq__my_in_own_tx(db, st, "START TRANSACTION", pick_and_stamp);
 }

@@ -185,6 +185,7 @@ static int run_ddl(sqlq_db *db, const sqlq__sub_plan *plan, const char *script, 
     return sqlq__error(db, SQLQ_BUSY, "another subscriber of table '%s' did not finish in %ld s",
                        plan->table, wait_s);
   if (rc != SQLQ_OK) return rc;
+  m->tx_watch = 0; /* the COMMIT and the DDL end it here */
   rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
   if (rc == SQLQ_OK) rc = sqlq__my_query(db, m->conn, script, "making the subscription triggers");
   sqlq__saved_error saved;
