@@ -45,14 +45,20 @@ static int ask(sqlq_db *db, MYSQL *conn, int *node) {
   return SQLQ_OK;
 }
 
-int sqlq__my_refuse_on_galera(sqlq_db *db, MYSQL *conn, const char *what, const char *why) {
+int sqlq__my_galera(sqlq_db *db, MYSQL *conn, int *node) {
   mysql_db *m = MY(db);
   if (m->galera < 0) {
-    int node = 0, rc = ask(db, conn, &node);
+    int rc = ask(db, conn, node);
     if (rc != SQLQ_OK) return rc;
-    m->galera = node;
+    m->galera = *node;
   }
-  if (!m->galera) return SQLQ_OK;
+  *node = m->galera;
+  return SQLQ_OK;
+}
+
+int sqlq__my_refuse_on_galera(sqlq_db *db, MYSQL *conn, const char *what, const char *why) {
+  int node = 0, rc = sqlq__my_galera(db, conn, &node);
+  if (rc != SQLQ_OK || !node) return rc;
   return sqlq__error(db, SQLQ_UNAVAILABLE,
                      "%s are refused on a Galera cluster (%s is a node), where %s"
                      " (docs/scale.md, \"MariaDB Galera\")",

@@ -291,6 +291,9 @@ int sqlq__my_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
 ** cluster (URL is a node), where WHY" (mysql_galera.c).  Asks the server
 ** once per handle. */
 int sqlq__my_refuse_on_galera(sqlq_db *db, MYSQL *conn, const char *what, const char *why);
+/* Whether the server of conn is a node of a Galera cluster, into *node
+** (mysql_galera.c); asks the server once per handle. */
+int sqlq__my_galera(sqlq_db *db, MYSQL *conn, int *node);
 /* The why of the features whose exclusion is a GET_LOCK. */
 #define GET_LOCK_LOCAL "GET_LOCK excludes only the sessions of one node"
 
