@@ -1,7 +1,8 @@
 # tests/cli/ga_features.sh -- what sqlq's features do on a Galera cluster
 # (docs/scale.md, "MariaDB Galera").  GET_LOCK is not replicated, so the
 # features whose exclusion is a GET_LOCK are refused on every node with one
-# line and exit 69: named locks (`sqlq lock`) and subscriptions (a
+# line and exit 69: named locks (`sqlq lock`, and `sqlq locks`, their
+# listing) and subscriptions (a
 # refused subscribe leaves no subscription row).  Rings, pools and
 # wake-ups, whose exclusion is rows, work across the nodes: pushes into
 # one ring from three nodes get distinct numbers, holds of one pool's items
@@ -21,6 +22,10 @@ for n in 0 1 2; do
   expect_error_line "lock on node $((n + 1))"
   expect_err_has "lock on node $((n + 1)) names Galera" "Galera cluster"
 done
+# Listing them too: a node's GET_LOCK locks are its own.
+run "locks on node 3" 69 "$SQLQ" --url "${urls[2]}" locks
+expect_error_line "locks on node 3"
+expect_err_has "locks names Galera" "Galera cluster"
 
 # Subscriptions: refused, and nothing is left of the attempt.
 ga_sql 1 "CREATE TABLE things (id INT PRIMARY KEY, name VARCHAR(20)) ENGINE=InnoDB"
