@@ -11,7 +11,8 @@
 # the plain server and the cluster run by run, so that the load of the
 # machine falls on both alike.  Prints one line a run (figures and, on the
 # cluster, the certification conflicts of the run: wsrep_local_cert_failures
-# plus wsrep_local_bf_aborts over the nodes), then the medians:
+# plus wsrep_local_bf_aborts over the nodes) on stderr, then the machine and
+# the medians as a Markdown table on stdout:
 #   (a) sqlq bench, JOBS jobs (default 20000), batch 100, 4 workers, on one
 #       node
 #   (b) batch 1: JOBS_B1 jobs (default 3000), 4 workers, 4 producers, on
@@ -101,6 +102,7 @@ three() {
 }
 
 results=()
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((i = 1; i <= RUNS; i++)); do
   for side in plain cluster; do
     if [ "$side" = plain ]; then u=$plain us=("$plain" "$plain" "$plain"); else u=${nodes[0]} us=("${nodes[@]}"); fi
@@ -125,4 +127,32 @@ print(json.dumps({"side": sys.argv[3], "run": int(sys.argv[4]), "a": a["jobs_per
     results+=("$line")
   done
 done
-printf '%s\n' "${results[@]}"
+printf '%s\n' "${results[@]}" >&2
+
+# The medians, as a Markdown table on stdout, after the machine section
+# (its load average is the one before the runs).
+machine "- MariaDB: $(bash "$mariadb" sql "$MY_PORT" "SELECT VERSION()"), galera-4: $(bash \
+  "$galera" sql "$GA_PORT" 1 "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+  WHERE VARIABLE_NAME = 'WSREP_PROVIDER_VERSION'")" |
+  sed "s|^- Load average before the runs: .*|- Load average before the runs: $load_before|"
+printf '%s\n' "${results[@]}" | python3 -c '
+import json, statistics, sys
+jobs = {"a": int(sys.argv[1]), "b": int(sys.argv[2]), "c": int(sys.argv[3]), "d": 3 * int(sys.argv[2])}
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+def med(side, key):
+    return statistics.median(r[key] for r in rows if r["side"] == side)
+def conf(key):
+    return statistics.median(r["conflicts"][key] for r in rows if r["side"] == "cluster")
+jobs_a, jobs_b, jobs_c, jobs_d = (jobs[k] for k in "abcd")
+names = {
+    "a": f"(a) batch 100, 4 workers, one node: {jobs_a} jobs",
+    "b": f"(b) batch 1, 4 producers, 4 workers, one node: {jobs_b} jobs",
+    "c": f"(c) drain of {jobs_c} jobs, one bench --drain (2 workers, batch 10) per node",
+    "d": f"(d) three batch-1 benches at once, one per node, a queue each: {jobs_d} jobs",
+}
+print("| jobs/s (median) | plain server | Galera, 3 nodes | ratio | conflicts a run (per job) |")
+print("|---|---:|---:|---:|---:|")
+for k in "abcd":
+    p, c, n = med("plain", k), med("cluster", k), conf(k)
+    print(f"| {names[k]} | {p:,.0f} | {c:,.0f} | {c / p:.2f}x | {n:,.0f} ({n / jobs[k]:.2f}) |")
+' "$JOBS" "$JOBS_B1" "$DRAIN"
