@@ -19,10 +19,14 @@
 #       one node
 #   (c) a drain from three nodes: DRAIN jobs (default 6000) queued, then
 #       three `sqlq bench --drain` (2 workers, batch 10) at once, one per
-#       node (on the plain server, all three on it)
+#       node (on the plain server, all three on it), timed until node 1
+#       sees none ready or running
 #   (d) three `sqlq bench` at once, one per node, each on a queue of its
 #       own: JOBS_B1 jobs, batch 1, 2 workers, 2 producers (the sum of their
 #       jobs/s); the queues share only the job id counter row sqlq_job_ids
+# A bench call that stays in conflict after the library's attempts ends
+# its process with error 1213: the runs count those (gave_up), and (d)
+# then sums the benches that finished.
 # Both servers are stopped at the end.
 set -euo pipefail
 
@@ -67,38 +71,76 @@ conflicts() {
 }
 
 # drain URL URL URL: queue DRAIN jobs through the first URL, then drain
-# them with one `sqlq bench --drain` per URL at once; prints jobs/s.
+# them with one `sqlq bench --drain` per URL at once; prints jobs/s, from
+# the start until the first URL sees no job ready or running.  Each
+# `bench --drain` counts the jobs ready at its start (all of them) and
+# would wait for them all, so the three are stopped then.  Their errors
+# (a call that stayed in conflict after the library's attempts) go to
+# $work/errs.
 drain() {
   local t0 t1 pids=() u
   seq 1 "$DRAIN" | "$SQLQ" --url "$1" push --lines bench-drain >/dev/null
   # Every node has them before the clock starts.
   for u in "$@"; do
-    until [ "$("$SQLQ" --url "$u" stats 2>/dev/null | awk '$1 == "bench-drain" {print $2}')" = "$DRAIN" ]; do
-      sleep 0.1
-    done
+    until [ "$(left "$u")" = "$DRAIN 0" ]; do sleep 0.1; done
   done
   t0=$(date +%s%N)
   for u in "$@"; do
-    "$SQLQ" --url "$u" bench --drain --queue bench-drain --workers 2 --batch 10 --json >/dev/null &
+    "$SQLQ" --url "$u" bench --drain --queue bench-drain --workers 2 --batch 10 --json \
+      >/dev/null 2>>"$work/errs" &
     pids+=($!)
   done
-  wait "${pids[@]}"
+  # When every drainer gave up, what they left is not drained: 0 jobs/s.
+  until [ "$(left "$1")" = "0 0" ]; do
+    if ! any_alive "${pids[@]}"; then
+      echo 0
+      return
+    fi
+    sleep 0.05
+  done
   t1=$(date +%s%N)
+  kill "${pids[@]}" 2>/dev/null || true
+  wait "${pids[@]}" 2>/dev/null || true
   python3 -c "print(round($DRAIN / (($t1 - $t0) / 1e9)))"
 }
 
+# any_alive PID...: whether one of the PIDs still runs.
+any_alive() {
+  local p
+  for p in "$@"; do kill -0 "$p" 2>/dev/null && return 0; done
+  return 1
+}
+
+# left URL: the jobs of bench-drain ready and running, as URL's node sees
+# them ("0 0" when the queue is gone).
+left() {
+  "$SQLQ" --url "$1" stats bench-drain 2>/dev/null |
+    awk '$1 == "bench-drain" {r = $2; n = $4} END {print r + 0, n + 0}'
+}
+
 # three URL URL URL: one batch-1 bench per URL at once, each on a queue
-# of its own; prints the sum of their jobs/s.
+# of its own; prints the sum of their jobs/s, of those that finished
+# (their errors go to $work/errs).
 three() {
   local k=0 u pids=()
+  rm -f "$work"/three?
   for u in "$@"; do
     k=$((k + 1))
     "$SQLQ" --url "$u" bench --jobs "$JOBS_B1" --workers 2 --producers 2 --batch 1 --json \
-      --latency-samples 0 --queue "bench-n$k" >"$work/three$k" &
+      --latency-samples 0 --queue "bench-n$k" >"$work/three$k" 2>>"$work/errs" &
     pids+=($!)
   done
-  wait "${pids[@]}"
-  cat "$work"/three? | python3 -c 'import json, sys; print(sum(json.loads(l)["jobs_per_s"] for l in sys.stdin))'
+  for u in "${pids[@]}"; do wait "$u" || true; done
+  cat "$work"/three? | python3 -c 'import json, sys
+print(round(sum(json.loads(l)["jobs_per_s"] for l in sys.stdin if l.strip())))'
+}
+
+# gave_up: the bench calls given up in conflict since the last call (the
+# lines of $work/errs naming error 1213), which are then cleared.
+gave_up() {
+  grep -c 'error 1213' "$work/errs" 2>/dev/null || true
+  cat "$work/errs" >&2 2>/dev/null || true
+  : >"$work/errs"
 }
 
 results=()
@@ -111,18 +153,22 @@ for ((i = 1; i <= RUNS; i++)); do
     k1=$(conflicts)
     b=$("$SQLQ" --url "$u" bench --jobs "$JOBS_B1" --workers 4 --producers 4 --batch 1 --json --latency-samples 0)
     k2=$(conflicts)
+    gave_up >/dev/null
     c=$(drain "${us[@]}")
     k3=$(conflicts)
+    gc=$(gave_up)
     d=$(three "${us[@]}")
     k4=$(conflicts)
+    gd=$(gave_up)
     line=$(python3 -c '
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-k = [int(x) for x in sys.argv[7:]]
+k = [int(x) for x in sys.argv[9:]]
 print(json.dumps({"side": sys.argv[3], "run": int(sys.argv[4]), "a": a["jobs_per_s"],
                   "b": b["jobs_per_s"], "c": int(sys.argv[5]), "d": int(sys.argv[6]),
-                  "conflicts": {m: k[i + 1] - k[i] for i, m in enumerate("abcd")}}))
-' "$a" "$b" "$side" "$i" "$c" "$d" "$k0" "$k1" "$k2" "$k3" "$k4")
+                  "conflicts": {m: k[i + 1] - k[i] for i, m in enumerate("abcd")},
+                  "gave_up": {"c": int(sys.argv[7]), "d": int(sys.argv[8])}}))
+' "$a" "$b" "$side" "$i" "$c" "$d" "${gc:-0}" "${gd:-0}" "$k0" "$k1" "$k2" "$k3" "$k4")
     say "$line (load $(cut -d' ' -f1 /proc/loadavg))"
     results+=("$line")
   done
@@ -155,4 +201,8 @@ print("|---|---:|---:|---:|---:|")
 for k in "abcd":
     p, c, n = med("plain", k), med("cluster", k), conf(k)
     print(f"| {names[k]} | {p:,.0f} | {c:,.0f} | {c / p:.2f}x | {n:,.0f} ({n / jobs[k]:.2f}) |")
+print()
+for side in ("plain", "cluster"):
+    g = [r["gave_up"]["c"] + r["gave_up"]["d"] for r in rows if r["side"] == side]
+    print(f"- {side}: bench processes that gave up a call in conflict (error 1213) in (c) and (d), a run: {g}")
 ' "$JOBS" "$JOBS_B1" "$DRAIN"
