@@ -1398,7 +1398,8 @@ typedef struct sqlq_lock_info {
 **     (information_schema.METADATA_LOCK_INFO): name or key, connection
 **     id, user and client host.  It needs the server's metadata_lock_info
 **     plugin (INSTALL SONAME 'metadata_lock_info'): without it the call
-**     answers SQLQ_UNAVAILABLE saying so.
+**     answers SQLQ_UNAVAILABLE saying so, as it does on a node of a
+**     Galera cluster, where named locks are refused.
 **   SQLite: the locked bytes of the sidecar file (key only: no name, no
 **     holder; the kernel does not tell who holds an open-file-description
 **     lock).

@@ -33,6 +33,7 @@ packages=(
   pgbouncer                         # PostgreSQL through a transaction pooler (tests/servers/pgbouncer.sh)
   libmariadb-dev                    # the MySQL/MariaDB backend
   mariadb-server mariadb-client     # the MariaDB tests' servers, and mariadb
+  galera-4 rsync                    # tests/servers/galera.sh: a three-node Galera cluster, rsync SST
   sqlite3 python3                   # the benchmark's peers and reports
   tzdata                            # schedules' time zones (src/tz.c) and their tests
   firebird-dev                      # the Firebird client: libfbclient, ibase.h

@@ -22,7 +22,7 @@ static const char locks_usage[] =
   "address and start; MariaDB: the connection, user and host; SQLite: only\n"
   "the key). A lock whose key is that of a NAME given is shown with that name.\n"
   "Exit 69 when the backend cannot list its locks (Firebird; MariaDB without\n"
-  "its metadata_lock_info plugin).\n"
+  "its metadata_lock_info plugin, or a node of a Galera cluster).\n"
   "\n"
   "  -n, --limit N   at most N locks (1 to 10000; default 1000)\n"
   "  -j, --json      print [{\"name\":..,\"key\":\"..\",\"pid\":..,\"holder\":..,\n"

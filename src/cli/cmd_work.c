@@ -295,12 +295,16 @@ typedef int (*finish_call_fn)(worker *w, const slot *s, const char *why);
 
 /* Call finish_call(w, s, why) until the database answers, for at most one
 ** lease: after that the job's lease has run out, and the answer can only
-** be SQLQ_STALE, which another try after reconnecting gives. */
+** be SQLQ_STALE, which another try after reconnecting gives.  A call that
+** stayed busy (SQLQ_BUSY: every attempt of the library lost a deadlock,
+** or on a Galera cluster its certification) is tried again too: given up,
+** the job would run again once its lease ran out. */
 static int finish_retrying(worker *w, const slot *s, const char *action, finish_call_fn finish_call,
                            const char *why) {
   double give_up = cli_monotonic_s() + w->o.lease, pause = 0.05;
   int rc;
-  while (database_away(w, rc = finish_call(w, s, why), action) && cli_monotonic_s() < give_up) {
+  while (((rc = finish_call(w, s, why)) == SQLQ_BUSY || database_away(w, rc, action)) &&
+         cli_monotonic_s() < give_up) {
     work_sleep_for_event(pause);
     pause = fmin(pause * 2, AWAY_PAUSE_MAX);
   }

@@ -255,6 +255,7 @@ static int my_open(sqlq_db *db, const sqlq__url *url) {
   if (m == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   db->driver_data = m;
   for (int i = 0; i < MY_SQL_COUNT; i++) m->stmts[i].id = i;
+  m->galera = -1;
   int rc = sqlq__url_one_host(db, url);
   if (rc == SQLQ_OK) rc = read_options(db, m, url);
   if (rc == SQLQ_OK) rc = keep_params(db, m, url);
@@ -443,7 +444,18 @@ int sqlq__my_execute(sqlq_db *db, sqlq__stmt *st) {
   if (err == (unsigned)-1) return db->errcode;
   if (err != 0) return sqlq__my_error(db, MY(db)->conn, st->ms, "query");
   st->executed = 1;
-  return SQLQ_OK;
+  return sqlq__my_tx_gone(db);
+}
+
+int sqlq__my_tx_gone(sqlq_db *db) {
+  mysql_db *m = MY(db);
+  if (!m->tx_watch || m->conn == NULL || (m->conn->server_status & SERVER_STATUS_IN_TRANS))
+    return SQLQ_OK;
+  m->tx_watch = 0;
+  db->tx_retryable = 1;
+  return sqlq__error(db, SQLQ_BUSY,
+                     "mysql: the server rolled the transaction back (a deadlock or, on a Galera"
+                     " cluster, a conflict with a replicated transaction)");
 }
 
 int sqlq__my_fetch(sqlq_db *db, sqlq__stmt *st) {
@@ -491,7 +503,8 @@ static int duplicate_key(sqlq__stmt *st) {
 ** its INSERT ran with status rc, or roll it back; its rows are stored. */
 static int end_batch_tx(sqlq_db *db, int rc) {
   mysql_db *m = MY(db);
-  m->batch_tx = m->in_tx = 0;
+  if (rc == SQLQ_OK) rc = sqlq__my_tx_gone(db);
+  m->batch_tx = m->in_tx = m->tx_watch = 0;
   if (m->lost) return rc;
   sqlq__saved_error saved;
   sqlq__save_error(db, &saved);
@@ -621,6 +634,7 @@ int sqlq__my_query(sqlq_db *db, MYSQL *conn, const char *sql, const char *what) 
 static int my_exec(sqlq_db *db, const char *script) {
   mysql_db *m = MY(db);
   int rc = m->in_tx ? SQLQ_OK : sqlq__my_ready(db);
+  m->tx_watch = 0; /* DDL commits what is open */
   return rc == SQLQ_OK ? sqlq__my_query(db, m->conn, script, "script") : rc;
 }
 
@@ -649,8 +663,11 @@ int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, const char *start, sqlq__my_
   mysql_db *m = MY(db);
   int own = !m->in_tx, committed = 0;
   int rc = own ? sqlq__my_query(db, m->conn, start, "START TRANSACTION") : SQLQ_OK;
+  if (own && rc == SQLQ_OK) m->tx_watch = 1;
   if (rc == SQLQ_OK) rc = fn(db, st, own, &committed);
+  if (own && rc == SQLQ_OK && !committed) rc = sqlq__my_tx_gone(db);
   if (own && rc == SQLQ_OK && !committed) rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
+  if (own) m->tx_watch = 0;
   if (own && rc != SQLQ_OK && !m->lost) {
     sqlq__saved_error saved;
     sqlq__save_error(db, &saved);
@@ -662,7 +679,7 @@ int sqlq__my_in_own_tx(sqlq_db *db, sqlq__stmt *st, const char *start, sqlq__my_
 
 static void end_tx(sqlq_db *db) {
   mysql_db *m = MY(db);
-  m->in_tx = 0;
+  m->in_tx = m->tx_watch = 0;
   if (m->init_lock && m->conn && !m->lost) {
     sqlq__saved_error saved;
     sqlq__save_error(db, &saved);
@@ -678,7 +695,7 @@ static int my_begin(sqlq_db *db, unsigned kind) {
   int rc = sqlq__my_ready(db);
   if (rc != SQLQ_OK || !(kind & SQLQ__TX_WRITE) || (kind & SQLQ__TX_SINGLE)) return rc;
   rc = sqlq__my_query(db, m->conn, "START TRANSACTION", "START TRANSACTION");
-  m->in_tx = rc == SQLQ_OK;
+  m->in_tx = m->tx_watch = rc == SQLQ_OK;
   return rc;
 }
 
@@ -688,7 +705,8 @@ static int my_commit(sqlq_db *db) {
   int rc = m->lost
              ? sqlq__error(db, SQLQ_UNAVAILABLE,
                            "mysql: lost the connection to %s in a transaction", db->url_redacted)
-             : sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
+             : sqlq__my_tx_gone(db);
+  if (rc == SQLQ_OK) rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
   end_tx(db);
   return rc;
 }

@@ -23,7 +23,7 @@ int sqlq__my_take_ids(sqlq_db *db, sqlq__stmt *st) {
   int rc = sqlq__my_start(db);
   if (rc == SQLQ_OK && !m->in_tx) {
     rc = sqlq__my_query(db, m->conn, "START TRANSACTION", "START TRANSACTION");
-    m->in_tx = m->batch_tx = rc == SQLQ_OK;
+    m->in_tx = m->batch_tx = m->tx_watch = rc == SQLQ_OK;
   }
   if (rc != SQLQ_OK) return rc;
   size_t n = sqlq__my_array_rows(st);

@@ -133,7 +133,8 @@ int sqlq__my_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_len, 
   lock_name(key, name, name_len, ls->name);
   MYSQL *aux = sqlq__my_aux(db);
   ls->session = m->aux_session;
-  int rc = aux ? SQLQ_OK : db->errcode, got = 0;
+  int rc = aux ? sqlq__my_refuse_on_galera(db, aux, "named locks", GET_LOCK_LOCAL) : db->errcode,
+      got = 0;
   int64_t deadline = sqlq__monotonic_after(timeout_s);
   while (rc == SQLQ_OK && !got) {
     double seconds = round_seconds(timeout_s, deadline);

@@ -515,12 +515,21 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   ** plugin is loaded.  A name sqlq hashed is "sqlq:" and the key's 16 hex
   ** digits; the driver's own locks ("sqlq-wait:...", "sqlq:init:...", a
   ** subscription's "sqlq:sqlq_...") are left out.  Names sort as bytes
-  ** (the tables' names are VARBINARY). */
+  ** (the tables' names are VARBINARY).  On a node of a Galera cluster the
+  ** listing is refused as named locks are (mysql_galera.c): a node's
+  ** GET_LOCK locks are its own, and sqlq takes none there; the test is
+  ** the one of mysql_galera.c, as data. */
   [SQLQ__SQL_LOCK_LIST_CHECK] =
-    "SELECT 'the server has no metadata_lock_info plugin loaded"
+    "SELECT why FROM ("
+    " SELECT 1 AS k, 'named locks are refused on a Galera cluster (this server is a node),"
+    " where GET_LOCK excludes only the sessions of one node (docs/scale.md)' AS why"
+    "  FROM information_schema.GLOBAL_VARIABLES o WHERE o.VARIABLE_NAME = 'WSREP_ON'"
+    "  AND o.VARIABLE_VALUE = 'ON' AND EXISTS (SELECT 1 FROM information_schema.GLOBAL_VARIABLES p"
+    "  WHERE p.VARIABLE_NAME = 'WSREP_PROVIDER' AND p.VARIABLE_VALUE <> 'none')"
+    " UNION ALL SELECT 2, 'the server has no metadata_lock_info plugin loaded"
     " (INSTALL SONAME ''metadata_lock_info''; docs/mysql.md)' FROM DUAL WHERE NOT EXISTS"
     " (SELECT 1 FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO'"
-    "  AND PLUGIN_STATUS = 'ACTIVE')",
+    "  AND PLUGIN_STATUS = 'ACTIVE')) r ORDER BY k LIMIT 1",
   [SQLQ__SQL_LOCK_LIST] =
     "SELECT IF(k.hashed, NULL, CAST(k.name AS BINARY)),"
     " IF(k.hashed, CAST(CAST(CONV(SUBSTRING(k.name, 6), 16, 10) AS UNSIGNED) AS SIGNED), NULL),"

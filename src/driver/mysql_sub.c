@@ -178,11 +178,14 @@ static int run_ddl(sqlq_db *db, const sqlq__sub_plan *plan, const char *script, 
   snprintf(lock, sizeof lock, "sqlq:%s", plan->base);
   double seconds = (double)wait_s;
   long long got = 0;
-  int rc = sqlq__my_run_on_aux(db, m->conn, "SELECT GET_LOCK(?, ?)", lock, &seconds, &got);
+  int rc = sqlq__my_refuse_on_galera(db, m->conn, "subscriptions", GET_LOCK_LOCAL);
+  if (rc == SQLQ_OK)
+    rc = sqlq__my_run_on_aux(db, m->conn, "SELECT GET_LOCK(?, ?)", lock, &seconds, &got);
   if (rc == SQLQ_OK && got != 1)
     return sqlq__error(db, SQLQ_BUSY, "another subscriber of table '%s' did not finish in %ld s",
                        plan->table, wait_s);
   if (rc != SQLQ_OK) return rc;
+  m->tx_watch = 0; /* the COMMIT and the DDL end it here */
   rc = sqlq__my_query(db, m->conn, "COMMIT", "COMMIT");
   if (rc == SQLQ_OK) rc = sqlq__my_query(db, m->conn, script, "making the subscription triggers");
   sqlq__saved_error saved;

@@ -50,6 +50,8 @@ usage() {
 
 # shellcheck source=tests/servers/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=tests/servers/mariadb_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/mariadb_lib.sh"
 
 [ "$#" -ge 2 ] || usage
 command=$1
@@ -77,23 +79,6 @@ set_port() {
   log=$dir/server.log
   sock=$dir/mysqld.sock
   cnf=$dir/my.cnf
-}
-
-# admin ARGS...: the mariadb client as root over the server's socket.
-admin() {
-  mariadb --no-defaults --protocol=socket --socket="$sock" -uroot "$@"
-}
-
-# server_pid: the pid of the server of $dir, when it runs.
-server_pid() {
-  local pid
-  [ -f "$dir/mariadbd.pid" ] || return 1
-  pid=$(cat "$dir/mariadbd.pid" 2>/dev/null) || return 1
-  case "$pid" in
-    '' | *[!0-9]*) return 1 ;;
-  esac
-  [ -d "/proc/$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$sbindir/mariadbd" ] || return 1
-  echo "$pid"
 }
 
 # halt: stop the server of $dir, if it runs: shutdown, else SIGKILL.
@@ -125,7 +110,6 @@ launch() {
 # create_server [EXTRA_CNF_LINES]: a fresh data directory and a running
 # server with the test users.
 create_server() {
-  local out
   stop_server
   mkdir -m 700 "$dir" "$dir/tmp" || die "cannot create $dir"
   # A tmpdir of its own: servers sharing /tmp delete each other's temporary
@@ -155,13 +139,7 @@ CNF
   if [ "$owner" != "$(id -un)" ]; then
     chown -R "$owner:" "$dir" || die "cannot give $dir to $owner"
   fi
-  if ! out=$(as_owner mariadb-install-db --defaults-file="$cnf" --user="$owner" \
-    --auth-root-authentication-method=normal --skip-test-db 2>&1); then
-    # Its error lines first: the tail alone is its long generic advice.
-    { printf '%s\n' "$out" | grep -m 10 -iE 'error|fatal|abort|denied|cannot|can.t' || true
-      printf '%s\n' "$out" | tail -n 5; } >&2
-    die "mariadb-install-db failed in $dir"
-  fi
+  install_db "$cnf" || die "mariadb-install-db failed in $dir"
   launch start
   admin -e "CREATE DATABASE sqlq;
     CREATE USER sqlq@'127.0.0.1', sqlq@localhost;
