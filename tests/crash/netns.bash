@@ -6,13 +6,18 @@
 # the network").
 #
 # The body of pg_netns.sh and my_netns.sh, sourced after lib.sh with:
-#   netns_port        the port of the server the wrapper starts for itself
-#                     (the fixtures' servers listen on 127.0.0.1 only, out
-#                     of a namespace's reach)
-#   server_start ADDR start that server, listening on 127.0.0.1 and ADDR
-#   server_stop       stop it and remove its data
-#   server_url ADDR   print its URL through ADDR
-# Needs root, ip (iproute2) and nft (nftables).
+#   netns_port        the port of a server the test starts for itself (the
+#                     fixtures' servers listen on 127.0.0.1 only, out of a
+#                     namespace's reach)
+#   server_script     the command of its tests/servers script ("bash PATH")
+#   listen_also       the name of the variable that makes that script's
+#                     server listen on one more address
+#   scheme            its URLs' scheme (user sqlq, database sqlq)
+#   locks_freed_while_cut  0 when the server keeps the session of a lock's
+#                     holder cut off until the link returns (default 1)
+# Needs root, ip (iproute2) and nft (nftables).  With SQLQ_TEST_KEEP_LOG
+# set to a path, the commands' lines and the workers' stderr are copied
+# there at exit.
 #
 # Checked, with a job's command writing a line per tenth of a second
 # ("beat") between its "start" and "done" lines, and a lock's command the
@@ -30,6 +35,20 @@
 command -v ip >/dev/null || die "no ip (iproute2): bash scripts/install-deps.sh installs it"
 command -v nft >/dev/null || die "no nft (nftables): bash scripts/install-deps.sh installs it"
 [ "$(id -u)" -eq 0 ] || die "network namespaces need root"
+
+# The server: started listening on 127.0.0.1 and ADDR, stopped with its
+# data removed; its URL through ADDR.
+server_start() {
+  # shellcheck disable=SC2086 # "bash SCRIPT"
+  env "$listen_also=$1" $server_script start "$netns_port"
+}
+server_stop() {
+  # shellcheck disable=SC2086 # "bash SCRIPT"
+  $server_script stop "$netns_port"
+}
+server_url() {
+  echo "$scheme://sqlq@$1:$netns_port/sqlq"
+}
 
 # One namespace and one /30 per server port, so that the PostgreSQL and
 # MariaDB scenarios can run at once.
@@ -259,7 +278,9 @@ pass "$((jobs + 4)) jobs: none lost, no two attempts of a job at once, $twice do
 # with a 5 s timeout) is cut off while its command runs; a holder on the
 # host waits for the lock.  The cut-off holder stops its command and exits
 # 75; the server ends its session, which frees the lock, when its own
-# keepalives give up; only then does the host's holder run its command.
+# keepalives give up (PostgreSQL) or when the link returns (MariaDB, where
+# the wrapper sets locks_freed_while_cut=0); only then does the host's
+# holder run its command.
 # The commands are job_sh's.
 locklog=$log/lock-lock
 ip netns exec "$ns" "$SQLQ" --url "$ns_url" lock --kill-after 2 netns-lock -- \
@@ -280,12 +301,19 @@ wait "$ns_holder"
 code=$?
 [ "$code" = 75 ] || die "the cut-off holder exited $code, not 75: $(cat "$log/lock-ns.err")"
 pass "the cut-off holder stopped its command $(since "$cut_at") s after the cut: $(cat "$log/lock-ns.err")"
+if [ "${locks_freed_while_cut:-1}" = 0 ]; then
+  # The server keeps the session, and its lock, until the link returns.
+  [ ! -s "$locklog" ] || ! grep -q '^start lock [0-9]* host' "$locklog" ||
+    die "the host's holder got the lock while the link was cut"
+  restore_link
+  restored=1
+fi
 wait "$host_holder" || die "the host's holder exited $?: $(cat "$log/lock-host.err")"
 host_start=$(awk '$1 == "start" && $4 == "host" { print $5 }' "$locklog")
 pass "the host's holder got the lock $(awk -v a="$cut_at" -v b="$host_start" 'BEGIN { printf "%.1f", b - a }') s after the cut"
 late=$(awk -v b="$host_start" '$4 == "ns" && $1 != "term" && $5 > b' "$locklog")
 [ -z "$late" ] || die "the cut-off holder's command ran after the host's began: $late"
-restore_link
+[ -n "${restored:-}" ] || restore_link
 ip netns exec "$ns" "$SQLQ" --url "$ns_url" lock -w 60 netns-lock -- true 2>"$log/lock-ns.err" ||
   die "the holder in $ns cannot take the lock after the link returned: $(cat "$log/lock-ns.err")"
 pass "a holder in the namespace takes the lock again after the link returned"
