@@ -246,6 +246,7 @@ all_done() {
 wait_until 90 all_done || die "the host's worker did not finish the jobs: $(sq stats --json cut)"
 pass "the host's worker ran the jobs the cut-off worker held"
 kill -TERM "$host_worker"
+wait_gone 60 "$host_worker" || die "the host's worker still runs 60 s after SIGTERM"
 wait "$host_worker" || die "the host's worker exited $?: $(cat "$log/host.err")"
 
 # The link returns: the late answers of the cut-off worker are refused, and
@@ -269,6 +270,7 @@ wait_until 90 rejoined || die "the cut-off worker did not run jobs again: $(cat 
 pass "the cut-off worker runs jobs again $(since "$restored_at") s after the link returned"
 wait_until 30 all_done || die "jobs are left: $(sq stats --json cut)"
 kill -TERM "$ns_worker"
+wait_gone 60 "$ns_worker" || die "the namespace's worker still runs 60 s after SIGTERM"
 wait "$ns_worker" || die "the namespace's worker exited $?: $(cat "$log/ns.err")"
 check_attempts
 pass "$((jobs + 4)) jobs: none lost, no two attempts of a job at once, $twice done twice after a late ack"
@@ -297,6 +299,7 @@ cut_link
   2>"$log/lock-host.err" &
 host_holder=$!
 bg_pids+=("$host_holder")
+wait_gone 60 "$ns_holder" || die "the cut-off holder still runs 60 s after the cut"
 wait "$ns_holder"
 code=$?
 [ "$code" = 75 ] || die "the cut-off holder exited $code, not 75: $(cat "$log/lock-ns.err")"
@@ -308,6 +311,7 @@ if [ "${locks_freed_while_cut:-1}" = 0 ]; then
   restore_link
   restored=1
 fi
+wait_gone 180 "$host_holder" || die "the host's holder still runs 180 s after the cut"
 wait "$host_holder" || die "the host's holder exited $?: $(cat "$log/lock-host.err")"
 host_start=$(awk '$1 == "start" && $4 == "host" { print $5 }' "$locklog")
 pass "the host's holder got the lock $(awk -v a="$cut_at" -v b="$host_start" 'BEGIN { printf "%.1f", b - a }') s after the cut"
