@@ -29,6 +29,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 backend=${1:-}
 SQLQ=${2:-${SQLQ:-build/sqlq}}
 RATE=${RATE:-800}
@@ -60,11 +62,10 @@ done
 }
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
-server=
 port=
 cleanup() {
   jobs -p | xargs -r kill 2>/dev/null || true
-  [[ -z $server ]] || bash "$server" stop "$port" >&2 || true
+  throwaway_stop
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -73,42 +74,35 @@ trap cleanup EXIT
 # sqlq_health() that shows what piles up.
 case $backend in
   sqlite)
-    url="sqlite:$tmp/hold.db"
     reader=(python3 -c '
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
 c.execute("BEGIN")
 c.execute("SELECT count(*) FROM sqlq_jobs").fetchone()
 sys.stdin.read()
-c.execute("COMMIT")' "$tmp/hold.db")
+c.execute("COMMIT")' "$tmp/bench.db")
     pileup=wal_bytes
     ;;
   postgres)
     port=${PORT:-25480}
-    server="$here/../tests/servers/postgres.sh"
-    reader=(psql -X -q "$(bash "$server" url "$port")")
+    reader=(psql -X -q "$(bash "$here/../tests/servers/postgres.sh" url "$port")")
     begin="BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM sqlq_jobs;"
     pileup=dead_rows
     ;;
   mariadb)
     port=${PORT:-25481}
-    server="$here/../tests/servers/mariadb.sh"
     reader=(mariadb -h 127.0.0.1 -P "$port" -u sqlq sqlq)
     begin="START TRANSACTION WITH CONSISTENT SNAPSHOT; SELECT count(*) FROM sqlq_jobs;"
     pileup=history_list_length
     ;;
   firebird)
     port=${PORT:-25482}
-    server="$here/../tests/servers/firebird.sh"
     reader=(isql-fb -q -user sqlq -password sqlq-secret "127.0.0.1/$port:/tmp/sqlq-test-fb-$port/db/sqlq.fdb")
     begin="SET TRANSACTION SNAPSHOT; SELECT count(*) FROM sqlq_jobs;"
     pileup=oldest_snapshot_gap
     ;;
 esac
-if [[ -n $server ]]; then
-  bash "$server" start "$port" >&2
-  url=$(bash "$server" url "$port")
-fi
+throwaway_start "$backend"
 "$SQLQ" --url "$url" init >/dev/null
 
 # The reader: takes its snapshot at HOLD_FROM, lets it go at HOLD_TO (its

@@ -25,6 +25,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 backend=${1:-}
 SQLQ=${2:-${SQLQ:-build/sqlq}}
 RATE=${RATE:-800}
@@ -49,9 +51,8 @@ for v in RATE MINUTES WORKERS BATCH; do
 done
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
-server=
 port=
-trap '[[ -z $server ]] || bash "$server" stop "$port" >&2 || true; rm -rf "$tmp"' EXIT
+trap 'throwaway_stop; rm -rf "$tmp"' EXIT
 
 # The URL and the item of sqlq_health() that is the queue's size on disk.
 case $backend in
@@ -60,12 +61,7 @@ case $backend in
   mariadb) port=${PORT:-25484} size=table_bytes ;;
   firebird) port=${PORT:-25485} size=database_bytes ;;
 esac
-url="sqlite:$tmp/soak.db"
-if [[ -n $port ]]; then
-  server="$here/../tests/servers/$backend.sh"
-  bash "$server" start "$port" >&2
-  url=$(bash "$server" url "$port")
-fi
+throwaway_start "$backend"
 "$SQLQ" --url "$url" init >/dev/null
 
 jsonl="$OUT/soak-$backend.jsonl"

@@ -74,7 +74,7 @@ int sqlq_version_number(void);
 
 /* The version of the schema this library creates and understands.  The
 ** schema is a public contract, documented in docs/schema.md. */
-#define SQLQ_SCHEMA_VERSION 12
+#define SQLQ_SCHEMA_VERSION 15
 
 /*
 ** Status codes.  Every public function that can fail returns one of these.
@@ -592,6 +592,47 @@ int sqlq_stats(sqlq_db *db, const char *queue, sqlq_queue_stats **stats_out, siz
 /* Free an array returned by sqlq_stats().  Accepts NULL. */
 void sqlq_queue_stats_free(sqlq_queue_stats *stats, size_t n);
 
+/* The counts of one queue that sqlq_summary() gives (libsqlq 1.1).  A
+** count that reached the call's limit is that limit and has its bit
+** (SQLQ_MORE_READY, ...) set in more: there are at least that many. */
+typedef struct sqlq_queue_summary {
+  char queue[SQLQ_QUEUE_NAME_MAX + 1];
+  int64_t ready;     /* due now */
+  int64_t scheduled; /* waiting for their run_at (or for other jobs) */
+  int64_t running;   /* leased to a worker */
+  int64_t dead;      /* out of attempts */
+  unsigned more;     /* SQLQ_MORE_* bits: the counts that stopped at the limit */
+  int paused;
+  /* How long the longest-waiting ready job has been due, in microseconds
+  ** of the database's clock (0 and up), or -1 when no job is due. */
+  int64_t oldest_ready_age_us;
+} sqlq_queue_summary;
+
+#define SQLQ_MORE_READY 1u
+#define SQLQ_MORE_SCHEDULED 2u
+#define SQLQ_MORE_RUNNING 4u
+#define SQLQ_MORE_DEAD 8u
+
+/*
+** Counts per queue, bounded (libsqlq 1.1): what sqlq_stats() counts, each
+** count stopping at limit (1 to SQLQ_SUMMARY_LIMIT_MAX), and the age of the
+** longest-waiting ready job.  Each count reads at most limit + 1 index
+** entries and the queues are found by walking the indexes from one queue
+** name to the next, so the call costs the same on a queue of 10^7 jobs as
+** on one of limit: it is what a dashboard refreshing every few seconds
+** should call.  queue may be NULL for every queue known to the database
+** (any queue that has jobs or was paused).  *out receives an array of
+** *n_out entries sorted by queue name (bytewise); free it with
+** sqlq_queue_summaries_free().  One statement, one snapshot where the
+** backend gives statements one.
+*/
+int sqlq_summary(sqlq_db *db, const char *queue, int64_t limit, sqlq_queue_summary **out,
+                 size_t *n_out);
+#define SQLQ_SUMMARY_LIMIT_MAX 1000000000
+
+/* Free an array returned by sqlq_summary().  Accepts NULL. */
+void sqlq_queue_summaries_free(sqlq_queue_summary *summaries, size_t n);
+
 /* One measure of what holds a database's queues back (libsqlq 1.1): see
 ** sqlq_health() and docs/health.md.  Every string is owned by the array
 ** it is in and freed by sqlq_health_items_free(). */
@@ -634,6 +675,95 @@ int sqlq_health(sqlq_db *db, sqlq_health_item **items_out, size_t *n_out);
 
 /* Free an array returned by sqlq_health(), strings and all.  Accepts NULL. */
 void sqlq_health_items_free(sqlq_health_item *items, size_t n);
+
+/* ---------------------------------------------------------------------
+** Counts of what the handles did (libsqlq 1.1, schema version 13).
+**
+** Each handle counts, in memory, the jobs it enqueued, finished (acked),
+** failed (an attempt failed and the job will run again) and made dead
+** (its last attempt failed, it was failed dead, or it was cancelled), per
+** queue; how long its claims took and how long each job it claimed had
+** been due (the wake-up latency), as histograms; and its named-lock
+** acquisitions.  Every few seconds (5, or the URL option
+** counts_flush=SECONDS), at a call of the handle or while it waits, and
+** when it closes, it writes them into the row of table sqlq_counts that
+** belongs to it, to its queue and to the current minute by its host's
+** clock: one UPDATE per queue with counts, an INSERT when a minute
+** starts, in a transaction of its own; rows older than two hours are
+** deleted once a minute.  No row is shared by two handles, so the
+** counts add no contention and no per-job write.  Counts of calls inside
+** a transaction the caller opened wait for its commit (a rollback drops
+** them).  Jobs that plain SQL inserts are not counted as enqueued.  The
+** URL option counts=off turns the counting off; a database below schema
+** version 13 is not written to.  docs/serve.md has the details.
+*/
+
+/* The histograms have this many buckets; bucket i holds the durations
+** up to sqlq_latency_bound(i) seconds and above bucket i-1's bound (the
+** last: above 300 s). */
+#define SQLQ_LATENCY_BUCKETS 17
+
+/* The upper bound of bucket i in seconds: 0.001, 0.0025, 0.005, 0.01,
+** 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, then
+** INFINITY for the last bucket and for any i out of range. */
+double sqlq_latency_bound(int i);
+
+/* One row of sqlq_counts: what one handle did in one minute on one
+** queue.  queue is owned by the array (freed by
+** sqlq_minute_counts_free()); "" for the counts that belong to no queue
+** (named locks). */
+typedef struct sqlq_minute_counts {
+  char *queue;
+  int64_t minute_at; /* the minute's start, Unix seconds by the writer's clock */
+  int64_t writer;    /* the writing handle's random id */
+  int64_t enqueued;  /* jobs stored by sqlq_enqueue*() and schedules (no duplicates) */
+  int64_t finished;  /* jobs acked by the handle that claimed them */
+  int64_t failed;    /* attempts failed with attempts left */
+  int64_t dead;      /* jobs that became dead (failed, or cancelled) */
+  int64_t locks;     /* named-lock acquisitions tried */
+  int64_t lock_busy; /* of which not had in time (SQLQ_BUSY) */
+  int64_t lock_us;   /* microseconds spent in them */
+  int64_t claim_us;  /* microseconds spent in claims */
+  int64_t claims[SQLQ_LATENCY_BUCKETS]; /* claims (sqlq_claim() calls that
+                                           succeeded) by duration */
+  int64_t lag_us;                       /* sum of the lags below */
+  int64_t lags[SQLQ_LATENCY_BUCKETS];   /* jobs claimed, by the time from
+                                           when they were due to the claim,
+                                           by the database's clock */
+} sqlq_minute_counts;
+
+/*
+** Read the rows of sqlq_counts of queue (NULL: of every queue, and "")
+** whose minute_at >= since_s, into *counts_out, an array of *n_out rows
+** ordered by queue (bytes), minute_at and writer; free it with
+** sqlq_minute_counts_free().  A database below schema version 13 gives
+** SQLQ_SCHEMA.  Another handle's counts are there once it flushed them
+** (every few seconds).
+*/
+int sqlq_counts(sqlq_db *db, const char *queue, int64_t since_s, sqlq_minute_counts **counts_out,
+                size_t *n_out);
+
+/* Free an array returned by sqlq_counts().  Accepts NULL. */
+void sqlq_minute_counts_free(sqlq_minute_counts *counts, size_t n);
+
+/*
+** The last job id the database handed out, into *id_out (0: none yet):
+** read from sqlq_jobs' id sequence, so it counts every job inserted on any
+** queue, by the library or by plain SQL (which the counts above do not),
+** and also, on PostgreSQL and Firebird, the ids of inserts rolled back.
+** Its growth is how many jobs were inserted.  One read; any schema
+** version.
+*/
+int sqlq_last_job_id(sqlq_db *db, int64_t *id_out);
+
+/*
+** Write the handle's counts to sqlq_counts now, rather than at its next
+** flush.  SQLQ_OK when there was nothing to write, when counting is off
+** or when the database has no sqlq_counts (then the counts are dropped);
+** else the write's error (the counts are kept for the next flush).  Not
+** inside a transaction of the caller's (SQLQ_MISUSE).
+*/
+int sqlq_counts_flush(sqlq_db *db);
 
 /* Job states as stored in the state column. */
 #define SQLQ_STATE_READY 1 /* ready, due or scheduled */
@@ -808,7 +938,10 @@ typedef struct sqlq_lock sqlq_lock;
 ** the holding process dies, however it dies.  A child created by fork()
 ** shares the hold of its parent (the lock is free again only when both are
 ** gone); a program started with exec() does not inherit it.  Two handles
-** of one process exclude each other like two processes.
+** of one process exclude each other like two processes.  Where the lock
+** is a lease (sqlq_lock_lease(): through a transaction pooler), a holder
+** that dies frees it when its lease runs out, and a child does not share
+** it.
 */
 int sqlq_lock_acquire(sqlq_db *db, const void *name, size_t name_len, double timeout,
                       sqlq_lock **lock_out);
@@ -855,6 +988,31 @@ int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, double timeou
 ** for it and TCP keepalives are on (see each backend's page in docs/).
 */
 int sqlq_lock_check(sqlq_lock *lock, double timeout);
+
+/*
+** The length in seconds of lock's lease, when it is one; 0 when a session
+** holds it.  A handle whose sessions cannot hold a lock (PostgreSQL
+** through a transaction pooler such as PgBouncer: docs/scale.md) keeps
+** its locks as leases, rows of the database with a holder and a time of
+** expiry: the lock is held only while sqlq_lock_check() renews its lease
+** before it runs out, and a holder that dies or stops checking loses it
+** that long after its last renewal (the URL option lock_lease, 30 s by
+** default).  A caller that stops its work within S seconds of a failed
+** check keeps the lock's promise when it checks every I seconds with a
+** timeout of T seconds and I + 2T + S is less than the lease.  A child
+** created by fork() does not share a lease.
+*/
+double sqlq_lock_lease(const sqlq_lock *lock);
+
+/*
+** The fencing token of lock when it is a lease (sqlq_lock_lease() > 0):
+** a number that grows by one each time the lock is taken, so that every
+** holder's is higher than those of the holders before it.  A resource that
+** remembers the highest token it has been given refuses the writes of an
+** earlier holder that still runs after its lease ran out.  0 for a lock
+** that a session holds.
+*/
+int64_t sqlq_lock_fence(const sqlq_lock *lock);
 
 /* Release a lock and free the handle.  Accepts NULL.  sqlq_close() on the
 ** db a lock was taken through releases and frees the locks still held, so
@@ -1189,6 +1347,119 @@ void sqlq_schedules_free(sqlq_schedule *schedules, size_t n);
 ** it is: the pass does the others, then returns SQLQ_MISUSE naming it.
 */
 int sqlq_cron_tick(sqlq_db *db, int64_t now_at_us, size_t *enqueued_out, int64_t *next_at_us_out);
+
+/* ---------------------------------------------------------------------
+** Listing what is there (libsqlq 1.1): the named locks held now, the
+** rings and the pools, for dashboards and operators.  Each call reads in
+** one statement or a read transaction of its own (in the caller's
+** transaction when sqlq_begin() opened one), returns at most limit
+** entries (1 to SQLQ_LIST_MAX; else SQLQ_MISUSE), and on failure leaves
+** *out NULL and *n_out 0.  NULL for an out pointer is SQLQ_MISUSE.
+*/
+
+/* The most entries one listing call returns. */
+#define SQLQ_LIST_MAX 10000
+
+/* One named lock held now, as sqlq_locks() reads it.  The library owns the
+** name and the strings until sqlq_lock_infos_free(). */
+typedef struct sqlq_lock_info {
+  const unsigned char *name; /* the name when the backend keeps it (MariaDB:
+                                a name that GET_LOCK takes as it is, see
+                                docs/mysql.md), NUL-terminated for
+                                convenience; NULL when it keeps only a key */
+  size_t name_len;           /* its length in bytes (0 when NULL) */
+  int64_t key;               /* what the backend locks, the same number that
+                                sqlq_lock_key() gives for the name */
+  int64_t pid;               /* the holder's session on the server
+                                (PostgreSQL: its backend pid; MariaDB: its
+                                connection id); 0 when unknown */
+  const char *holder;        /* who holds it, in words (application, user,
+                                client address), or NULL when unknown */
+  int64_t since_at_us;       /* when the holder's session began: the lock
+                                was taken then or later; 0 when unknown */
+  int64_t expires_at_us;     /* a lease (sqlq_lock_lease()): when it runs
+                                out unless renewed; 0 for a session's lock */
+  int64_t fence;             /* a lease's fencing token; 0 otherwise */
+} sqlq_lock_info;
+
+/*
+** The named locks held right now in db's database, by any process, into
+** *locks_out, an array of *n_out entries ordered by name (bytes; the
+** locks whose name is unknown last) then key; free it with
+** sqlq_lock_infos_free().  What the backend can say differs (docs/serve.md, "Locks, rings
+** and pools"):
+**   PostgreSQL: every session advisory lock of the database (pg_locks):
+**     key, holder's pid, application, user, client address and session
+**     start; no name (the server keeps only the key); and, from schema
+**     version 14, the leases of sqlq_leases not run out (key, expiry,
+**     fence).  Other users' sessions show their pid but no holder unless
+**     the reader is a member of pg_read_all_stats.
+**   MariaDB: the user-level locks of the whole server
+**     (information_schema.METADATA_LOCK_INFO): name or key, connection
+**     id, user and client host.  It needs the server's metadata_lock_info
+**     plugin (INSTALL SONAME 'metadata_lock_info'): without it the call
+**     answers SQLQ_UNAVAILABLE saying so.
+**   SQLite: the locked bytes of the sidecar file (key only: no name, no
+**     holder; the kernel does not tell who holds an open-file-description
+**     lock).
+**   Firebird: cannot list its locks (a held lock is a row locked by a
+**     transaction, which the server does not show): SQLQ_UNAVAILABLE.
+** A program other than sqlq that takes advisory locks (PostgreSQL) or
+** GET_LOCK locks (MariaDB) on the server has them listed too.
+*/
+int sqlq_locks(sqlq_db *db, size_t limit, sqlq_lock_info **locks_out, size_t *n_out);
+
+/* Free an array returned by sqlq_locks().  Accepts NULL. */
+void sqlq_lock_infos_free(sqlq_lock_info *locks, size_t n);
+
+/*
+** The key that db's backend locks for the lock called name (name_len
+** bytes, 1 to SQLQ_LOCK_NAME_MAX), into *key_out: the number sqlq_locks()
+** reports in sqlq_lock_info.key, so that a caller can tell which listed
+** lock is a name it knows.  It is the name's 64-bit FNV-1a hash (as a
+** signed number), except on SQLite, where it is the byte of the sidecar
+** file locked.  No database access.
+*/
+int sqlq_lock_key(sqlq_db *db, const void *name, size_t name_len, int64_t *key_out);
+
+/* One ring, as sqlq_rings() lists it.  The library owns name until
+** sqlq_ring_infos_free(). */
+typedef struct sqlq_ring_info {
+  const char *name;
+  int64_t capacity;      /* entries it keeps at most */
+  int64_t entries;       /* entries it holds now: min(last_seq, capacity) */
+  int64_t last_seq;      /* the sequence number of its newest entry (0: none) */
+  int64_t created_at_us; /* when it was created */
+} sqlq_ring_info;
+
+/*
+** The rings whose names sort after after (bytes; NULL or "": from the
+** first), at most limit of them, ordered by name, into *rings_out
+** (*n_out entries; free with sqlq_ring_infos_free()).  A database below
+** schema version 2 has none.  To list them all, call again with after the
+** last name returned until fewer than limit come back.
+*/
+int sqlq_rings(sqlq_db *db, const char *after, size_t limit, sqlq_ring_info **rings_out,
+               size_t *n_out);
+
+/* Free an array returned by sqlq_rings().  Accepts NULL. */
+void sqlq_ring_infos_free(sqlq_ring_info *rings, size_t n);
+
+/* One pool, as sqlq_pools() lists it.  The library owns name until
+** sqlq_pool_infos_free(). */
+typedef struct sqlq_pool_info {
+  const char *name;
+  int64_t items;           /* how many items it has (at least 1) */
+  int64_t held;            /* of which held now */
+  int64_t last_used_at_us; /* when an item of it was last handed out (0: never) */
+} sqlq_pool_info;
+
+/* The pools whose names sort after after, as sqlq_rings() lists rings. */
+int sqlq_pools(sqlq_db *db, const char *after, size_t limit, sqlq_pool_info **pools_out,
+               size_t *n_out);
+
+/* Free an array returned by sqlq_pools().  Accepts NULL. */
+void sqlq_pool_infos_free(sqlq_pool_info *pools, size_t n);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,8 @@
 # private instance: debconf is told "No configuration" (below).
 # Prometheus is likewise only installed for its promtool (tests/cli/serve*.sh):
 # its service is not started (policy-rc.d below) and the tests never run it.
+# PgBouncer likewise: its service is not started; the tests run their own
+# (tests/servers/pgbouncer.sh).
 # The Firebird server is likewise only run by the tests
 # (tests/servers/firebird.sh): its SYSDBA password is preseeded with debconf,
 # so that installing asks nothing, and Debian's own firebird3.0 service is
@@ -28,6 +30,7 @@ packages=(
   libcmocka-dev valgrind            # the C tests
   'postgresql|postgresql-15'        # the PostgreSQL tests' server
   'postgresql-client|postgresql-client-15'  # and psql
+  pgbouncer                         # PostgreSQL through a transaction pooler (tests/servers/pgbouncer.sh)
   libmariadb-dev                    # the MySQL/MariaDB backend
   mariadb-server mariadb-client     # the MariaDB tests' servers, and mariadb
   sqlite3 python3                   # the benchmark's peers and reports
@@ -42,6 +45,7 @@ packages=(
   python3-psycopg python3-mysqldb   # bindings/python: transactional enqueue through each driver
   prometheus curl                   # sqlq serve's tests: promtool check metrics, HTTP requests
   iproute2 nftables                 # tests/crash/*_netns.sh: network namespaces, links cut by dropping packets
+  chromium python3-websocket        # tests/cli/dash.sh: the dashboard in headless Chromium (DevTools)
 )
 server_package=postgresql
 createcluster_conf=/etc/postgresql-common/createcluster.conf

@@ -74,6 +74,10 @@ run_ctest() {
     count_failure "ctest in $dir gave no summary"
     return
   fi
+  # What each failure said, for the end of the run (CI shows only the
+  # start and the end of a long output).
+  grep -E '\*\*\*(Failed|Timeout|Exception)|\[  (FAILED|ERROR) |returned SQLQ_|^FAIL|Assertion|runtime error:|ERROR: AddressSanitizer|LeakSanitizer' \
+    "$log" | cut -c1-300 >>"$log_dir/failures"
   total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
   nfailed=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
   passed=$((passed + total - nfailed))
@@ -131,6 +135,10 @@ else
   count_failure "the Release build with Debian's flags"
 fi
 
+if [ -s "$log_dir/failures" ]; then
+  banner "what the failures said (the first 60 lines; the whole output is above)"
+  head -n 60 "$log_dir/failures"
+fi
 banner "summary"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

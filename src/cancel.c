@@ -29,6 +29,7 @@ struct cancel {
   const int64_t *ids; /* sorted, without repeats */
   size_t n;
   size_t cancelled;
+  char **queues; /* the queue of each job cancelled (counts.c), or NULL */
 };
 
 /* Row reader of CANCEL_PEEK: the queue, into the char * at arg. */
@@ -51,6 +52,7 @@ static int cancel_one(sqlq_db *db, struct cancel *c, int64_t id) {
   if (rc == SQLQ_OK && queue) rc = sqlq__run(db, &q, SQLQ__INT(id));
   if (rc == SQLQ_OK && q.changes > 0) {
     char channel[SQLQ__CANCEL_CHANNEL_SIZE];
+    if (c->queues) c->queues[c->cancelled] = strdup(queue);
     c->cancelled++;
     sqlq__owe_wake(db, queue, 1);
     sqlq__owe_wake(db, sqlq__cancel_channel(queue, channel), SQLQ__WAKE_ALL);
@@ -62,6 +64,7 @@ static int cancel_one(sqlq_db *db, struct cancel *c, int64_t id) {
 static int cancel_tx(sqlq_db *db, void *arg) {
   struct cancel *c = arg;
   int version = 0;
+  for (size_t i = 0; c->queues && i < c->cancelled; i++) free(c->queues[i]);
   c->cancelled = 0;
   int rc = sqlq__schema_version(db, &version);
   if (rc == SQLQ_OK && version < SQLQ__CANCEL_VERSION)
@@ -82,9 +85,14 @@ SQLQ__API int sqlq_cancel(sqlq_db *db, const int64_t *ids, size_t n, size_t *can
   int64_t *sorted = NULL;
   size_t m = 0;
   if ((rc = sqlq__id_set(db, ids, n, &sorted, &m)) != SQLQ_OK) return rc;
-  struct cancel c = {.ids = sorted, .n = m};
+  struct cancel c = {.ids = sorted, .n = m, .queues = calloc(m, sizeof(char *))};
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE, cancel_tx, &c);
   free(sorted);
+  for (size_t i = 0; c.queues && i < c.cancelled; i++) {
+    if (rc == SQLQ_OK && c.queues[i]) sqlq__count_dead(db, c.queues[i], 1);
+    free(c.queues[i]);
+  }
+  free(c.queues);
   if (cancelled_out && rc == SQLQ_OK) *cancelled_out = c.cancelled;
   return rc;
 }

@@ -283,6 +283,7 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_
   /* Whoever fills history prunes it (see Retention in sqlq.h). */
   if (db->keep_history) sqlq__prune_due(db, queue);
   struct claim c = {.queue = queue, .max = (int)max, .lease_us = sqlq__seconds_to_us(lease)};
+  int64_t t0 = sqlq__monotonic_ns();
   rc = claim_in_tx(db, &c);
   free(c.free.v);
   free(c.cursor_out);
@@ -290,6 +291,8 @@ SQLQ__API int sqlq_claim(sqlq_db *db, const char *queue, size_t max, const sqlq_
     sqlq_jobs_free(c.jobs, (size_t)c.n);
     return rc;
   }
+  sqlq__count_claim(db, queue, c.jobs, (size_t)c.n, sqlq__monotonic_ns() - t0, c.lease_us);
+  sqlq__counts_flush_due(db);
   if (c.n == 0) {
     free(c.jobs);
     c.jobs = NULL;
@@ -470,6 +473,19 @@ static int ack_status(sqlq_db *db, const struct acks *a, size_t n) {
   return SQLQ_OK;
 }
 
+/* Count the acks of refs[0..n) but those a left not held (counts.c). */
+static void count_acks(sqlq_db *db, const sqlq_job_ref *refs, size_t n, const struct acks *a) {
+  if (db->counts.off || a->n_left == n) return;
+  int64_t *left = a->n_left ? malloc(a->n_left * sizeof *left) : NULL;
+  if (a->n_left && left == NULL) return;
+  for (size_t k = 0; k < a->n_left; k++) left[k] = a->left[k].id;
+  if (left) qsort(left, a->n_left, sizeof *left, sqlq__id_order);
+  for (size_t i = 0; i < n; i++)
+    if (!a->n_left || !bsearch(&refs[i].id, left, a->n_left, sizeof *left, sqlq__id_order))
+      sqlq__count_finished(db, refs[i].id);
+  free(left);
+}
+
 SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, size_t *acked_out) {
   if (acked_out) *acked_out = 0;
   int guard = 0;
@@ -499,8 +515,10 @@ SQLQ__API int sqlq_ack_batch(sqlq_db *db, const sqlq_job_ref *refs, size_t n, si
     acked += a.acked;
   }
   if (rc == SQLQ_OK) rc = ack_status(db, &a, n);
+  if (rc == SQLQ_OK || rc == SQLQ_STALE) count_acks(db, refs, n, &a);
   if (acked_out) *acked_out = (rc == SQLQ_OK || rc == SQLQ_STALE) ? acked : 0;
   if (left != two) free(left);
+  sqlq__counts_flush_due(db);
   return rc;
 }
 
@@ -511,6 +529,8 @@ SQLQ__API int sqlq_ack(sqlq_db *db, int64_t id, int64_t token) {
 
 struct finish {
   int64_t id, token;
+  char *queue;   /* fail: the job's queue, once it failed (freed by the caller) */
+  int went_dead; /* fail: it became dead */
   const char *error;
   int dead;
   double backoff;
@@ -585,7 +605,13 @@ static int fail_tx(sqlq_db *db, void *arg) {
   /* A retry now is a ready job; a later one moves the queue's next due time. */
   else if (rc == SQLQ_OK && !dead)
     sqlq__owe_wake(db, queue, delay_us == 0);
-  free(queue);
+  free(f->queue);
+  f->queue = NULL;
+  if (rc == SQLQ_OK) {
+    f->queue = queue;
+    f->went_dead = dead;
+  } else
+    free(queue);
   return rc;
 }
 
@@ -605,7 +631,10 @@ SQLQ__API int sqlq_fail(sqlq_db *db, int64_t id, int64_t token, const char *erro
   if (text == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   f.error = text;
   rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY, fail_tx, &f);
+  if (rc == SQLQ_OK && f.queue) sqlq__count_failed(db, id, f.queue, f.went_dead);
+  free(f.queue);
   free(text);
+  sqlq__counts_flush_due(db);
   return rc;
 }
 
@@ -630,7 +659,9 @@ SQLQ__API int sqlq_release(sqlq_db *db, int64_t id, int64_t token, double delay)
   if (rc == SQLQ_OK) rc = sqlq__check_seconds(db, delay, 1, "release delay");
   if (rc != SQLQ_OK) return rc;
   struct finish f = {.id = id, .token = token, .delay = delay};
-  return sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY | SQLQ__TX_SINGLE, release_tx, &f);
+  rc = sqlq__in_tx(db, SQLQ__TX_WRITE | SQLQ__TX_LAZY | SQLQ__TX_SINGLE, release_tx, &f);
+  if (rc == SQLQ_OK) sqlq__count_forget(db, id);
+  return rc;
 }
 
 static int touch_tx(sqlq_db *db, void *arg) {

@@ -26,6 +26,10 @@ static const struct {
 
 static void forget_wakes(sqlq_db *db);
 
+/* Seconds between the flushes of a handle's counts, unless the URL
+** option counts_flush says otherwise (counts.c). */
+#define COUNTS_FLUSH_S 5.0
+
 static const sqlq__driver *find_driver(const char *scheme) {
   for (const sqlq__driver *const *d = sqlq__drivers; *d; d++)
     for (const char *const *s = (*d)->schemes; *s; s++)
@@ -54,7 +58,7 @@ static int driver_option(const sqlq__driver *drv, const char *key) {
 /* Refuse an option that neither the core nor drv reads, naming the known
 ** ones. */
 static int unknown_option(sqlq_db *db, const sqlq__driver *drv, const char *key) {
-  char known[256] = "payload_limit, history, busy_timeout, lanes";
+  char known[256] = "payload_limit, history, busy_timeout, lanes, counts, counts_flush";
   size_t len = strlen(known);
   for (const char *const *o = drv->options; *o && len < sizeof known; o++)
     len += (size_t)snprintf(known + len, sizeof known - len, ", %s", *o);
@@ -88,6 +92,20 @@ static int apply_url_options(sqlq_db *db, const sqlq__driver *drv, const sqlq__u
       db->lanes_mode = v[1] == 'u'   ? SQLQ__LANES_AUTO
                        : v[1] == 'n' ? SQLQ__LANES_ON
                                      : SQLQ__LANES_OFF;
+    } else if (strcmp(k, "counts") == 0) {
+      if (strcmp(v, "on") && strcmp(v, "off"))
+        return sqlq__error(db, SQLQ_MISUSE, "URL option counts must be on or off");
+      db->counts.off = v[1] == 'f';
+    } else if (strcmp(k, "counts_flush") == 0) {
+      double s = strtod(v, &end);
+      if (*v == '\0' || *end || !(s >= 0.01 && s <= 3600))
+        return sqlq__error(db, SQLQ_MISUSE, "URL option counts_flush must be 0.01 to 3600 seconds");
+      db->counts.every_ns = (int64_t)(s * 1e9);
+    } else if (strcmp(k, "lock_lease") == 0) {
+      double s = strtod(v, &end);
+      if (*v == '\0' || *end || !(s >= 0.5 && s <= 86400))
+        return sqlq__error(db, SQLQ_MISUSE, "URL option lock_lease must be 0.5 to 86400 seconds");
+      db->lock_lease_s = s;
     } else if (!driver_option(drv, k)) {
       return unknown_option(db, drv, k);
     }
@@ -109,14 +127,17 @@ SQLQ__API int sqlq_open(const char *url_text, const sqlq_options *opts, sqlq_db 
   if (!(o.busy_timeout >= 0 && o.busy_timeout <= 86400))
     return sqlq__error(db, SQLQ_MISUSE, "sqlq_options.busy_timeout must be 0 to 86400 seconds");
   db->busy_timeout = o.busy_timeout > 0 ? o.busy_timeout : 5.0;
+  sqlq__counts_open(db, 0, COUNTS_FLUSH_S);
 
   sqlq__url url;
   char err[256];
   rc = sqlq__url_parse(url_text, &url, err, sizeof err);
   if (rc != SQLQ_OK) return sqlq__error(db, rc, "%s", rc == SQLQ_NOMEM ? "out of memory" : err);
   db->url_redacted = strdup(url.redacted);
+  db->url_text = strdup(url_text);
+  db->lock_lease_s = SQLQ__LOCK_LEASE_S;
   const sqlq__driver *drv = find_driver(url.scheme);
-  if (db->url_redacted == NULL)
+  if (db->url_redacted == NULL || db->url_text == NULL)
     rc = sqlq__error(db, SQLQ_NOMEM, "out of memory");
   else if (drv == NULL)
     rc = no_driver(db, url.scheme);
@@ -138,15 +159,21 @@ SQLQ__API void sqlq_close(sqlq_db *db) {
   if (db == NULL) return;
   while (db->locks) sqlq_unlock(db->locks);
   sqlq__release_xact_locks(db);
-  if (db->driver) {
-    if (db->in_user_tx) db->driver->rollback(db);
-    db->driver->close(db);
+  sqlq_close(db->lease_db);
+  if (db->driver && db->in_user_tx) {
+    db->driver->rollback(db);
+    db->in_user_tx = 0;
+    sqlq__counts_end_tx(db, 0);
   }
+  sqlq__counts_close(db);
+  if (db->driver) db->driver->close(db);
   if (db->wake_fd >= 0) close(db->wake_fd);
   forget_wakes(db);
   sqlq__cursors_free(db);
   free(db->ident);
   free(db->url_redacted);
+  if (db->url_text) memset(db->url_text, 0, strlen(db->url_text));
+  free(db->url_text);
   free(db);
 }
 
@@ -298,6 +325,7 @@ SQLQ__API int sqlq_commit(sqlq_db *db) {
   rc = commit_and_wake(db);
   db->in_user_tx = 0;
   sqlq__release_xact_locks(db);
+  sqlq__counts_end_tx(db, rc == SQLQ_OK);
   return rc;
 }
 
@@ -310,6 +338,7 @@ SQLQ__API int sqlq_rollback(sqlq_db *db) {
   forget_wakes(db);
   db->in_user_tx = 0;
   sqlq__release_xact_locks(db);
+  sqlq__counts_end_tx(db, 0);
   return rc;
 }
 

@@ -137,11 +137,13 @@ struct batch {
   size_t n_after;       /* 0: none */
   int by_array;         /* with the array statement (fits_array) */
   int duplicate;        /* for a single job */
+  size_t fresh;         /* jobs stored (not duplicates) */
 };
 
 static int insert_batch(sqlq_db *db, void *arg) {
   struct batch *b = arg;
   size_t fresh = 0;
+  b->fresh = 0;
   /* Record the queue's name, so that stats list it even when it is empty. */
   int rc = SQLQ_OK;
   if ((rc = sqlq__register_queue(db, b->queue)) != SQLQ_OK) return rc;
@@ -154,6 +156,7 @@ static int insert_batch(sqlq_db *db, void *arg) {
         return rc;
     }
     sqlq__owe_wake(db, b->queue, b->n > 1000000 ? 1000000 : (int)b->n);
+    b->fresh = b->n;
     return SQLQ_OK;
   }
   for (size_t i = 0; i < b->n; i++) {
@@ -169,6 +172,7 @@ static int insert_batch(sqlq_db *db, void *arg) {
     fresh += !dup;
   }
   if (fresh) sqlq__owe_wake(db, b->queue, fresh > 1000000 ? 1000000 : (int)fresh);
+  b->fresh = fresh;
   return SQLQ_OK;
 }
 
@@ -208,6 +212,8 @@ static int enqueue(sqlq_db *db, const char *queue, const sqlq_job_spec *specs, s
     kind |= SQLQ__TX_SINGLE;
   rc = sqlq__in_tx(db, kind, insert_batch, &b);
   *duplicate = b.duplicate;
+  if (rc == SQLQ_OK) sqlq__count_enqueued(db, queue, b.fresh);
+  sqlq__counts_flush_due(db);
   return rc;
 }
 
@@ -259,6 +265,7 @@ SQLQ__API int sqlq_enqueue_after(sqlq_db *db, const char *queue, const sqlq_job_
     struct batch b = {
       .queue = queue, .specs = specs, .n = n, .ids = ids, .after = sorted, .n_after = n_after};
     rc = sqlq__in_tx(db, SQLQ__TX_WRITE, insert_batch, &b);
+    if (rc == SQLQ_OK) sqlq__count_enqueued(db, queue, b.fresh);
   }
   free(sorted);
   return rc;

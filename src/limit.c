@@ -28,8 +28,7 @@ int sqlq__limits_schema(sqlq_db *db) {
                         : version >= SQLQ__RATES_VERSION  ? SQLQ__LIMITS_RATES
                         : version >= SQLQ__LIMITS_VERSION ? SQLQ__LIMITS_CONCURRENCY
                                                           : SQLQ__LIMITS_NONE;
-    int lanes_version = db->driver->lanes_version ? db->driver->lanes_version : SQLQ__LANES_VERSION;
-    db->lanes = version >= lanes_version;
+    db->lanes = version >= db->driver->lanes_version;
     db->limits_checked_ns = now;
   }
   return rc;

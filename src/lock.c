@@ -9,7 +9,7 @@
 
 /* Check the arguments of a lock call. */
 static int check_lock(sqlq_db *db, const void *name, size_t name_len, double timeout) {
-  if (db->driver->lock == NULL)
+  if (db->driver->lock == NULL && !db->lease_locks)
     return sqlq__error(db, SQLQ_MISUSE, "the %s backend has no named locks", db->driver->name);
   if (name == NULL || name_len == 0) return sqlq__error(db, SQLQ_MISUSE, "lock name is empty");
   if (name_len > SQLQ_LOCK_NAME_MAX)
@@ -24,7 +24,11 @@ static int take(sqlq_db *db, const void *name, size_t name_len, double timeout, 
                 sqlq_lock **lock_out) {
   sqlq_lock *lk = calloc(1, sizeof *lk);
   if (lk == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  int rc = db->driver->lock(db, sqlq__hash64(name, name_len), name, name_len, timeout, &lk->ls);
+  uint64_t key = sqlq__hash64(name, name_len);
+  int64_t t0 = sqlq__monotonic_ns();
+  int rc = db->lease_locks ? sqlq__lease_lock(db, key, timeout, &lk->lease)
+                           : db->driver->lock(db, key, name, name_len, timeout, &lk->ls);
+  sqlq__count_lock(db, sqlq__monotonic_ns() - t0, rc);
   if (rc != SQLQ_OK) {
     free(lk);
     return rc;
@@ -56,7 +60,14 @@ SQLQ__API int sqlq_lock_xact(sqlq_db *db, const void *name, size_t name_len, dou
     return sqlq__error(db, SQLQ_MISUSE,
                        "sqlq_lock_xact needs a transaction: call sqlq_begin first");
   const sqlq__driver *d = db->driver;
-  if (d->lock_xact) return d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
+  /* Leases exclude only leases: a transaction's lock is one too, then,
+  ** taken outside the transaction and released when it ends. */
+  if (d->lock_xact && !db->lease_locks) {
+    int64_t t0 = sqlq__monotonic_ns();
+    rc = d->lock_xact(db, sqlq__hash64(name, name_len), name, name_len, timeout);
+    sqlq__count_lock(db, sqlq__monotonic_ns() - t0, rc);
+    return rc;
+  }
   return take(db, name, name_len, timeout, &db->xact_locks, NULL);
 }
 
@@ -71,17 +82,26 @@ SQLQ__API int sqlq_lock_check(sqlq_lock *lk, double timeout) {
   if (!(timeout > 0))
     return sqlq__error(db, SQLQ_MISUSE, "a lock check's timeout must be a number of seconds > 0");
   if (lk->lost[0] == '\0') {
-    if (db->driver->lock_check(db, lk->ls, sqlq__monotonic_after(timeout)) == SQLQ_OK)
+    int64_t deadline = sqlq__monotonic_after(timeout);
+    if ((lk->lease ? sqlq__lease_check(db, lk->lease, deadline)
+                   : db->driver->lock_check(db, lk->ls, deadline)) == SQLQ_OK)
       return SQLQ_OK;
     snprintf(lk->lost, sizeof lk->lost, "%s", db->errmsg[0] ? db->errmsg : "lost");
   }
   return sqlq__error(db, SQLQ_LOCK_LOST, "%s", lk->lost);
 }
 
+SQLQ__API double sqlq_lock_lease(const sqlq_lock *lk) {
+  return lk && lk->lease ? lk->db->lock_lease_s : 0;
+}
+
 SQLQ__API void sqlq_unlock(sqlq_lock *lk) {
   if (lk == NULL) return;
   sqlq_db *db = lk->db;
-  db->driver->unlock(db, lk->ls);
+  if (lk->lease)
+    sqlq__lease_unlock(db, lk->lease);
+  else
+    db->driver->unlock(db, lk->ls);
   if (lk->prev)
     lk->prev->next = lk->next;
   else

@@ -360,6 +360,7 @@ static int run_schedule(sqlq_db *db, const sqlq_schedule *s, int64_t now, size_t
     due_ticks(&p, s, now, a);
     rc = sqlq__in_tx(db, SQLQ__TX_WRITE, advance_tx, a);
     if (rc == SQLQ_OK) *enqueued += a->enqueued;
+    if (rc == SQLQ_OK) sqlq__count_enqueued(db, s->queue, a->enqueued);
   }
   free(a);
   sqlq__tz_free(p.tz);
@@ -393,6 +394,7 @@ SQLQ__API int sqlq_cron_tick(sqlq_db *db, int64_t now_at_us, size_t *enqueued_ou
   int64_t next_us = 0;
   if (rc == SQLQ_OK) rc = sqlq__in_tx(db, SQLQ__TX_READ, next_tx, &next_us);
   if (enqueued_out) *enqueued_out = enqueued;
+  sqlq__counts_flush_due(db);
   if (rc == SQLQ_OK && next_at_us_out) *next_at_us_out = next_us;
   if (rc == SQLQ_OK && first.code != SQLQ_OK) {
     sqlq__restore_error(db, &first);

@@ -58,8 +58,13 @@ typedef struct sqlq__url {
   char *scheme;
   char *user;     /* NULL when absent */
   char *password; /* NULL when absent; never printed */
-  char *host;     /* NULL when absent */
-  int port;       /* 0 when absent */
+  char *host;     /* NULL when absent; with several hosts, their names
+                      joined by commas */
+  int port;       /* 0 when absent or with several hosts */
+  char *ports;    /* with several hosts, their ports joined by commas (an
+                      empty entry where a host has none); else NULL */
+  int n_hosts;    /* entries in the authority's host list (0 for
+                      scheme:PATH URLs, 1 for a single host, even empty) */
   char *path;     /* NULL when absent */
   sqlq__url_opt *opts;
   int n_opts;
@@ -71,6 +76,9 @@ typedef struct sqlq__url {
 ** err (err_size bytes) for malformed text, or SQLQ_NOMEM. */
 int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t err_size);
 void sqlq__url_free(sqlq__url *url);
+/* SQLQ_OK when url names one host at most; else SQLQ_MISUSE recorded on
+** db (for the drivers that connect to one server only). */
+int sqlq__url_one_host(sqlq_db *db, const sqlq__url *url);
 /* The value of option key, or NULL. */
 const char *sqlq__url_option(const sqlq__url *url, const char *key);
 /* Read option key, when the URL has it, as on or off into *on (1 or 0), or
@@ -135,6 +143,10 @@ enum sqlq__sql_id {
   SQLQ__SQL_PAUSE_SET,      /* $1 queue $2 paused(0/1) */
   SQLQ__SQL_STATS,          /* $1 queue or NULL -> queue, ready, scheduled,
                                 running, dead, paused; ordered by queue */
+  SQLQ__SQL_SUMMARY,        /* $1 queue or NULL $2 limit -> queue, ready,
+                                scheduled, running, dead (each at most
+                                $2 + 1), paused, oldest ready job's age
+                                (us, NULL when none); ordered by queue */
   SQLQ__SQL_LIST,           /* $1 queue $2 state filter (0 all, SQLQ_STATE_*)
                                 $3 limit (-1 all) -> id, state (SQLQ_STATE_*),
                                 priority, attempts, max_attempts, run_at,
@@ -413,7 +425,7 @@ enum sqlq__sql_id {
                         NULL: unknown), detail (NULL: none): one row per
                         item of docs/health.md, in one statement; NULL
                         for a driver with the health method */
-  /* Claim lanes (schema version SQLQ__LANES_VERSION; see cursor.c,
+  /* Claim lanes (from the driver's lanes_version; see cursor.c,
   ** and the dialect's CLAIM_LANES).  A dialect whose claim would walk the old row
   ** versions a long-held snapshot keeps has these; NULL in the others,
   ** which claim with CLAIM_GROUPS and wait with NEXT_DUE_GROUPS. */
@@ -424,6 +436,57 @@ enum sqlq__sql_id {
                                 whose id is NULL and whose cursor is the
                                 one the next claim of the queue passes */
   SQLQ__SQL_NEXT_DUE_LANES, /* as NEXT_DUE_GROUPS, $2 cursor (as above) */
+  /* Counts of what handles did (schema version SQLQ__COUNTS_VERSION,
+  ** table sqlq_counts; counts.c).  A row is (minute, queue, writer): one
+  ** handle's counts of one queue in one minute, written only by it. */
+  SQLQ__SQL_COUNTS_INSERT, /* $1 minute $2 queue $3 writer $4 enqueued
+                              $5 finished $6 failed $7 dead $8 detail (the
+                              lock counts and histograms as text, see
+                              counts.c): a new row (no row changed, or
+                              SQLQ__CONSTRAINT, when it is there) */
+  SQLQ__SQL_COUNTS_UPDATE, /* the same parameters: sets the row's counts
+                              to them (no row changed when there is none) */
+  SQLQ__SQL_COUNTS_PRUNE,  /* $1 minute: deletes the rows before it */
+  SQLQ__SQL_COUNTS_READ,   /* $1 queue or NULL (all) $2 minute -> minute,
+                              queue, writer, enqueued, finished, failed,
+                              dead, detail of the rows from that minute on */
+  SQLQ__SQL_COUNTS_IDS,    /* -> the last job id the database handed out
+                              (0: none yet): every job inserted, by anyone,
+                              on any queue (no schema version: it reads the
+                              id sequence of sqlq_jobs) */
+  /* Named locks as leases (lease.c; schema version SQLQ__LEASES_VERSION),
+  ** each one autocommit statement.  $1 is the lock name's key, $2 the
+  ** holder's token, $3 the lease in microseconds from the database's now. */
+  SQLQ__SQL_LEASE_TAKE,    /* $1 key $2 token $3 lease_us -> fence: the
+                              lock, when nobody holds it or its holder's
+                              lease has run out, held with the token until
+                              now + lease_us, its fence one more than the
+                              last holder's; no row when another holds it */
+  SQLQ__SQL_LEASE_RENEW,   /* $1 key $2 token $3 lease_us -> fence: the
+                              holder's lease runs until now + lease_us; no
+                              row when the lock is not held with the token
+                              (another took it over) */
+  SQLQ__SQL_LEASE_RELEASE, /* $1 key $2 token: frees the lock when it is
+                              held with the token */
+  /* Listing (list.c; sqlq_locks, sqlq_rings, sqlq_pools).  Names sort as
+  ** bytes; $1 of RING_LIST and POOL_LIST is NULL or the name to list
+  ** after, $2 the limit. */
+  SQLQ__SQL_LOCK_LIST_CHECK, /* optional -> why the server cannot list its
+                                named locks now (text); no row when it can */
+  SQLQ__SQL_LOCK_LIST,       /* $1 limit -> name (NULL: not kept), key
+                                (NULL: the hash of the name), pid (NULL:
+                                unknown), holder (NULL: unknown),
+                                since_at (NULL: unknown), of each named
+                                lock a session holds; NULL for a driver
+                                with the lock_list method or that cannot
+                                list its locks */
+  SQLQ__SQL_LEASE_LIST,      /* $1 limit -> key, expires_at, fence of each
+                                lease held and not run out (schema version
+                                SQLQ__LEASES_VERSION); NULL without leases */
+  SQLQ__SQL_RING_LIST,       /* $1 after $2 limit -> name, capacity,
+                                last seq, created_at */
+  SQLQ__SQL_POOL_LIST_ALL,   /* $1 after $2 limit -> pool, items, held now,
+                                newest last_used (0: never) */
   SQLQ__SQL_COUNT
 };
 
@@ -432,6 +495,10 @@ enum sqlq__sql_id {
 ** the claims, which take jobs whose run_at has come, never take it. */
 #define SQLQ__WAITING_AT 4000000000000000000LL
 #define SQLQ__WAITING_SQL "4000000000000000000"
+
+/* The schema version from which a database has leases (sqlq_leases on
+** PostgreSQL; version 13 is another change's). */
+#define SQLQ__LEASES_VERSION 14
 
 /* The schema version from which a database has dependencies. */
 #define SQLQ__DEPS_VERSION 7
@@ -530,6 +597,20 @@ int sqlq__health_add(sqlq_db *db, sqlq__health *h, const char *name, int64_t val
                      const char *unit, int64_t threshold, const char *holder, int64_t started_at_us,
                      const char *detail);
 
+/* The named locks sqlq_locks() gathers (list.c): an array the core owns,
+** and the most it takes. */
+typedef struct sqlq__lock_list {
+  sqlq_lock_info *items;
+  size_t n, cap;
+  size_t limit;
+} sqlq__lock_list;
+
+/* Append a copy of a lock to l (name NULL: not known; holder may be
+** NULL).  SQLQ_NOMEM recorded on db when memory runs out. */
+int sqlq__lock_list_add(sqlq_db *db, sqlq__lock_list *l, const void *name, size_t name_len,
+                        int64_t key, int64_t pid, const char *holder, int64_t since_at_us,
+                        int64_t expires_at_us, int64_t fence);
+
 /* A named lock held by a driver.  Opaque to the core. */
 typedef struct sqlq__lockstate sqlq__lockstate;
 
@@ -564,7 +645,10 @@ typedef struct sqlq__driver {
   const char *const *migrations;
   /* The schema version from which the dialect's CLAIM_LANES and
   ** NEXT_DUE_LANES may run (the tables and triggers they rely on are
-  ** there); 0: SQLQ__LANES_VERSION. */
+  ** there): 11 on PostgreSQL, 12 on MariaDB and Firebird.  A dialect
+  ** without those statements names the version from which its database
+  ** is as current as the others' (the handle then stops rereading its
+  ** schema version; see sqlq__limits_known). */
   int lanes_version;
 
   /* Connect to url and set db->driver_data.  May read db->opts.  Sets db->ident to
@@ -715,6 +799,17 @@ typedef struct sqlq__driver {
   ** sql[SQLQ__SQL_HEALTH]. */
   int (*health)(sqlq_db *db, struct sqlq__health *h);
 
+  /* Add the named locks held now to l with sqlq__lock_list_add, at most
+  ** l->limit of them, for a backend whose locks are not rows of a
+  ** statement (SQLite: bytes of a file).  NULL: the core runs
+  ** sql[SQLQ__SQL_LOCK_LIST], and a backend with neither cannot list its
+  ** locks (SQLQ_UNAVAILABLE). */
+  int (*lock_list)(sqlq_db *db, struct sqlq__lock_list *l);
+  /* The number sqlq_lock_key() reports for a name of 64-bit key key,
+  ** when it is not the key itself (SQLite: the byte locked).  May be
+  ** NULL. */
+  int64_t (*lock_key)(uint64_t key);
+
   /* The client library's own connection handle (sqlite3 *, PGconn *, ...). */
   void *(*native)(sqlq_db *db);
 } sqlq__driver;
@@ -740,14 +835,61 @@ struct sqlq__wake {
   struct sqlq__wake *next;
 };
 
+/* Named locks as leases (lease.c), for handles whose sessions cannot hold
+** locks (sqlq_db.lease_locks). */
+struct sqlq__lease;
+int sqlq__lease_lock(sqlq_db *db, uint64_t key, double timeout_s, struct sqlq__lease **out);
+int sqlq__lease_check(sqlq_db *db, struct sqlq__lease *ls, int64_t deadline_ns);
+void sqlq__lease_unlock(sqlq_db *db, struct sqlq__lease *ls);
+
 struct sqlq_lock {
   sqlq_db *db;
-  sqlq__lockstate *ls;
+  sqlq__lockstate *ls;          /* the driver's, or NULL */
+  struct sqlq__lease *lease;    /* a lease (lease.c), or NULL */
   char lost[SQLQ__ERRMSG_SIZE]; /* why it was found lost; "" while held */
   struct sqlq_lock **list;      /* the db's list it is on */
   struct sqlq_lock *next;       /* the db's list of held locks */
   struct sqlq_lock *prev;
 };
+
+/* What a handle counted of one queue (counts.c): the columns of a row
+** of sqlq_counts. */
+typedef struct sqlq__tally {
+  int64_t enqueued, finished, failed, dead, locks, lock_busy, lock_us;
+  int64_t claim_us, claims[SQLQ_LATENCY_BUCKETS];
+  int64_t lag_us, lags[SQLQ_LATENCY_BUCKETS];
+} sqlq__tally;
+
+/* One queue a handle counts for ("" for named locks): what it counted
+** since its last flush (pending), in the caller's open transaction (tx,
+** added to pending at its commit), and its row of sqlq_counts as last
+** written (row, of minute; stored once the row is in the table). */
+typedef struct sqlq__counted {
+  char *queue;
+  sqlq__tally pending, tx, row;
+  int64_t minute;
+  int stored, dirty, tx_dirty;
+} sqlq__counted;
+
+/* A job claimed through a handle, and the queue (index of
+** sqlq__counts.queues) its ack is counted for. */
+typedef struct sqlq__claimed {
+  int64_t id; /* 0: a free slot */
+  uint32_t queue;
+} sqlq__claimed;
+
+/* A handle's counts (counts.c). */
+typedef struct sqlq__counts {
+  int off;               /* the URL option counts=off */
+  int64_t writer;        /* its rows' writer: random, never 0 */
+  int64_t every_ns;      /* between flushes */
+  int64_t flush_at_ns;   /* CLOCK_MONOTONIC; 0: nothing to flush */
+  int64_t pruned_minute; /* the minute of the last prune */
+  sqlq__counted *queues;
+  size_t n, cap, last;
+  sqlq__claimed *claimed; /* open addressing by id, linear probing */
+  size_t n_claimed, cap_claimed;
+} sqlq__counts;
 
 /* A queue whose claims go by lanes (cursor.c): its cursor as the dialect
 ** returned it (owned by the handle; NULL: none yet), and when its claims
@@ -810,8 +952,8 @@ struct sqlq_db {
   ** yet).  See sqlq__limits_schema. */
   int limits_schema;
   int64_t limits_checked_ns;
-  /* The database has claim lanes (schema version SQLQ__LANES_VERSION, or
-  ** the driver's lanes_version), read with limits_schema. */
+  /* The database is at the driver's lanes_version or later (claim
+  ** lanes, where the dialect has them), read with limits_schema. */
   int lanes;
   /* The queues whose claims through this handle go by lanes, the fastest
   ** plain claim it made of each size class and the moving average of what
@@ -820,16 +962,35 @@ struct sqlq_db {
   int64_t claim_fastest_ns[SQLQ__CLAIM_SIZES], claim_excess_ns;
   /* The URL option lanes: SQLQ__LANES_AUTO (the default), _ON or _OFF. */
   int lanes_mode;
+  /* What the handle counted and has not yet written (counts.c). */
+  sqlq__counts counts;
+  /* Named locks are leases (lease.c), not the driver's: set by the
+  ** driver's open when its sessions cannot hold a lock (a transaction
+  ** pooler between the handle and its server).  lock_lease_s is a lease's
+  ** length (URL option lock_lease); lease_db the handle the leases' statements run
+  ** on (opened at the first lease, closed with db), opened from url_text,
+  ** the URL as given (with its password: wiped when db is closed). */
+  int lease_locks;
+  double lock_lease_s;
+  sqlq_db *lease_db;
+  char *url_text;
+  /* When not 0, the monotonic time by which the statement being run must
+  ** have answered: a driver that can bound a call (PostgreSQL through a
+  ** pooler) closes a session that did not, and the call fails with
+  ** SQLQ_TIMEOUT.  Set around a lease's renewal. */
+  int64_t call_deadline_ns;
 };
+
+/* The length of a lease when the URL does not say (lock_lease). */
+#define SQLQ__LOCK_LEASE_S 30.0
 
 /* The schema versions that brought concurrency limits, rate limits, and
 ** per-group limits with fair queues. */
 #define SQLQ__LIMITS_VERSION 6
 #define SQLQ__RATES_VERSION 8
 #define SQLQ__GROUPS_VERSION 10
-/* The schema version that brought claim lanes (sqlq_lanes) to
-** PostgreSQL; Firebird's came with version 12 (sqlq__driver.lanes_version). */
-#define SQLQ__LANES_VERSION 11
+/* The schema version that brought sqlq_counts (counts.c). */
+#define SQLQ__COUNTS_VERSION 13
 
 /* The values of db->limits_schema: what limits the database has, each
 ** level with those of the levels before it. */
@@ -1228,5 +1389,41 @@ int sqlq__deps_purge(sqlq_db *db, const char *queue);
 ** transaction of the caller's.  Its errors are dropped, leaving db's error
 ** state as it was. */
 void sqlq__prune_due(sqlq_db *db, const char *queue);
+
+/* ---------------------------------------------------------------------
+** Counts (counts.c).  Each is called by a public call after its work
+** committed (or inside the caller's transaction, whose commit adds the
+** counts); none fails or records an error: memory that runs out loses a
+** count.
+*/
+void sqlq__count_enqueued(sqlq_db *db, const char *queue, size_t n);
+/* A claim of queue that took took_ns and returned jobs[0..n), leased for
+** lease_us (so that lease_until - lease_us is the database's clock). */
+void sqlq__count_claim(sqlq_db *db, const char *queue, const sqlq_job *jobs, size_t n,
+                       int64_t took_ns, int64_t lease_us);
+/* Job id, claimed through db, finished (acked), or left db's hands
+** (released): its ack is counted for its queue; one not claimed through
+** db is not counted. */
+void sqlq__count_finished(sqlq_db *db, int64_t id);
+void sqlq__count_forget(sqlq_db *db, int64_t id);
+/* Job id of queue failed, and became dead or will run again. */
+void sqlq__count_failed(sqlq_db *db, int64_t id, const char *queue, int dead);
+/* Jobs of queue became dead without failing (cancelled). */
+void sqlq__count_dead(sqlq_db *db, const char *queue, size_t n);
+/* A named-lock acquisition that took took_ns and ended in rc. */
+void sqlq__count_lock(sqlq_db *db, int64_t took_ns, int rc);
+/* The caller's transaction ended: committed (its counts are added) or
+** rolled back (dropped). */
+void sqlq__counts_end_tx(sqlq_db *db, int committed);
+/* Write the counts when their flush is due (never inside the caller's
+** transaction); errors are dropped, leaving db's error state as it was. */
+void sqlq__counts_flush_due(sqlq_db *db);
+/* When the next flush is due (CLOCK_MONOTONIC; -1: none is owed). */
+int64_t sqlq__counts_due_ns(const sqlq_db *db);
+/* Set up db's counts (at open): counts_off from the URL option, every
+** flush_s seconds. */
+void sqlq__counts_open(sqlq_db *db, int off, double flush_s);
+/* Flush what is owed and free db's counts (at close). */
+void sqlq__counts_close(sqlq_db *db);
 
 #endif /* SQLQ_INT_H */

@@ -134,6 +134,114 @@ static char *redact(const char *text, const span *spans, size_t n) {
   return out;
 }
 
+/* Parse one entry of the host list, [s, end): a host name (percent-decoded),
+** or an IPv6 address in brackets, then maybe ':' and a port.  Sets *host
+** (NULL for an empty name; the caller frees it) and *port (0 when absent);
+** on an error, *host is NULL. */
+static int parse_host(const char *s, const char *end, char **host, int *port, char *err,
+                      size_t es) {
+  const char *port_colon = NULL;
+  int bad = 0;
+  *host = NULL;
+  *port = 0;
+  if (s < end && *s == '[') {
+    const char *rb = memchr(s, ']', (size_t)(end - s));
+    if (rb == NULL) {
+      snprintf(err, es, "database URL has an unclosed '[' in its host");
+      return SQLQ_MISUSE;
+    }
+    if ((*host = strndup(s + 1, (size_t)(rb - s - 1))) == NULL) return SQLQ_NOMEM;
+    if (rb + 1 < end) {
+      if (rb[1] != ':') {
+        snprintf(err, es, "database URL has text after its IPv6 host");
+        free(*host);
+        *host = NULL;
+        return SQLQ_MISUSE;
+      }
+      port_colon = rb + 1;
+    }
+  } else {
+    port_colon = memchr(s, ':', (size_t)(end - s));
+    const char *hend = port_colon ? port_colon : end;
+    if (hend > s && (*host = decode(s, (size_t)(hend - s), &bad)) == NULL) {
+      if (!bad) return SQLQ_NOMEM;
+      snprintf(err, es, "database URL has a bad percent escape");
+      return SQLQ_MISUSE;
+    }
+  }
+  if (port_colon) {
+    const char *ps = port_colon + 1;
+    long n = 0;
+    int ok = ps < end && end - ps <= 5;
+    for (const char *p = ps; ok && p < end; p++) {
+      ok = isdigit((unsigned char)*p);
+      n = n * 10 + (*p - '0');
+    }
+    if (!ok || n < 1 || n > 65535) {
+      snprintf(err, es, "database URL has a bad port: expected 1 to 65535");
+      free(*host);
+      *host = NULL;
+      return SQLQ_MISUSE;
+    }
+    *port = (int)n;
+  }
+  return SQLQ_OK;
+}
+
+/* Parse the host part [s, end) of the authority into url: one entry, or
+** several separated by commas (PostgreSQL's host lists, which libpq tries
+** in turn).  With several, url->host joins the names with commas,
+** url->ports the ports (empty where absent), and url->n_hosts counts them;
+** every entry needs a name, which may not hold a comma once decoded. */
+static int parse_hosts(const char *s, const char *end, sqlq__url *url, char *err, size_t es) {
+  size_t n = 1, len = (size_t)(end - s);
+  int in_brackets = 0;
+  for (const char *p = s; p < end; p++) {
+    in_brackets = *p == '[' ? 1 : *p == ']' ? 0 : in_brackets;
+    n += *p == ',' && !in_brackets;
+  }
+  if (n == 1) {
+    url->n_hosts = 1;
+    return parse_host(s, end, &url->host, &url->port, err, es);
+  }
+  /* The joined names and ports are no longer than the text they came from. */
+  char *hosts = calloc(1, len + 1), *ports = calloc(1, len + 7 * n + 1);
+  int rc = hosts && ports ? SQLQ_OK : SQLQ_NOMEM;
+  const char *p = s;
+  for (size_t i = 0; rc == SQLQ_OK && i < n; i++) {
+    const char *q = p;
+    for (in_brackets = 0; q < end && (*q != ',' || in_brackets); q++)
+      in_brackets = *q == '[' ? 1 : *q == ']' ? 0 : in_brackets;
+    char *host;
+    int port;
+    if ((rc = parse_host(p, q, &host, &port, err, es)) != SQLQ_OK) break;
+    if (host == NULL || *host == '\0' || strchr(host, ',')) {
+      snprintf(err, es,
+               "database URL has an empty host, or a comma in a host name, in its list "
+               "of hosts");
+      rc = SQLQ_MISUSE;
+    } else {
+      if (i) {
+        strcat(hosts, ",");
+        strcat(ports, ",");
+      }
+      strcat(hosts, host);
+      if (port) sprintf(ports + strlen(ports), "%d", port);
+    }
+    free(host);
+    p = q + 1;
+  }
+  if (rc != SQLQ_OK) {
+    free(hosts);
+    free(ports);
+    return rc;
+  }
+  url->host = hosts;
+  url->ports = ports;
+  url->n_hosts = (int)n;
+  return SQLQ_OK;
+}
+
 int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t es) {
   memset(url, 0, sizeof *url);
   if (text == NULL || text[0] == '\0') {
@@ -173,8 +281,8 @@ int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t es) {
     for (const char *p = auth; p < auth_end; p++)
       if (*p == '@') at = p;
     const char *hostp = auth;
-    if (at == NULL && memchr(auth, ':', (size_t)(auth_end - auth)) &&
-        memchr(auth_end, '@', (size_t)(body_end - auth_end))) {
+    if (at == NULL && auth_end > auth && memchr(auth, ':', (size_t)(auth_end - auth)) &&
+        body_end > auth_end && memchr(auth_end, '@', (size_t)(body_end - auth_end))) {
       /* "u:12/34@host": a password with a '/' that was not encoded.  Read
       ** as written, 12 would be a port and the password part of a path
       ** that messages print; refuse, without quoting the URL. */
@@ -195,45 +303,8 @@ int sqlq__url_parse(const char *text, sqlq__url *url, char *err, size_t es) {
       }
       hostp = at + 1;
     }
-    const char *port_colon = NULL;
-    if (*hostp == '[') {
-      const char *rb = memchr(hostp, ']', (size_t)(auth_end - hostp));
-      if (rb == NULL) {
-        snprintf(err, es, "database URL has an unclosed '[' in its host");
-        rc = SQLQ_MISUSE;
-        goto fail;
-      }
-      if ((url->host = strndup(hostp + 1, (size_t)(rb - hostp - 1))) == NULL) goto fail;
-      if (rb + 1 < auth_end) {
-        if (rb[1] != ':') {
-          snprintf(err, es, "database URL has text after its IPv6 host");
-          rc = SQLQ_MISUSE;
-          goto fail;
-        }
-        port_colon = rb + 1;
-      }
-    } else {
-      port_colon = memchr(hostp, ':', (size_t)(auth_end - hostp));
-      const char *hend = port_colon ? port_colon : auth_end;
-      if (hend > hostp) {
-        if ((url->host = decode(hostp, (size_t)(hend - hostp), &bad)) == NULL) goto decode_fail;
-      }
-    }
-    if (port_colon) {
-      const char *ps = port_colon + 1;
-      long port = 0;
-      int ok = ps < auth_end && auth_end - ps <= 5;
-      for (const char *p = ps; ok && p < auth_end; p++) {
-        ok = isdigit((unsigned char)*p);
-        port = port * 10 + (*p - '0');
-      }
-      if (!ok || port < 1 || port > 65535) {
-        snprintf(err, es, "database URL has a bad port: expected 1 to 65535");
-        rc = SQLQ_MISUSE;
-        goto fail;
-      }
-      url->port = (int)port;
-    }
+    if ((rc = parse_hosts(hostp, auth_end, url, err, es)) != SQLQ_OK) goto fail;
+    rc = SQLQ_NOMEM;
     if (auth_end < body_end &&
         (url->path = decode(auth_end, (size_t)(body_end - auth_end), &bad)) == NULL)
       goto decode_fail;
@@ -268,6 +339,7 @@ void sqlq__url_free(sqlq__url *url) {
     free(url->password);
   }
   free(url->host);
+  free(url->ports);
   free(url->path);
   for (int i = 0; i < url->n_opts; i++) {
     free(url->opts[i].key);
@@ -276,6 +348,11 @@ void sqlq__url_free(sqlq__url *url) {
   free(url->opts);
   free(url->redacted);
   memset(url, 0, sizeof *url);
+}
+
+int sqlq__url_one_host(sqlq_db *db, const sqlq__url *url) {
+  if (url->n_hosts <= 1) return SQLQ_OK;
+  return sqlq__error(db, SQLQ_MISUSE, "database URL names several hosts: only postgres URLs may");
 }
 
 const char *sqlq__url_option(const sqlq__url *url, const char *key) {

@@ -147,6 +147,8 @@ static int wait_loop(sqlq_db *db, struct waiter *w, struct check *c, int64_t dea
     drain_fd(db->wake_fd);
     if (atomic_exchange(&db->interrupted, 0))
       return sqlq__error(db, SQLQ_INTERRUPTED, "the wait was interrupted");
+    /* A handle that waits long still writes its counts in time. */
+    sqlq__counts_flush_due(db);
     int rc = d->wait_prepare(db, w->channel);
     if (rc == SQLQ_OK) rc = sqlq__in_tx(db, SQLQ__TX_READ, check_tx, c);
     int64_t now = sqlq__monotonic_ns();
@@ -161,7 +163,8 @@ static int wait_loop(sqlq_db *db, struct waiter *w, struct check *c, int64_t dea
     if (deadline >= 0 && now >= deadline) return SQLQ_TIMEOUT;
     int64_t in_us = c->due_in_us < MAX_DUE_IN_US ? c->due_in_us : MAX_DUE_IN_US;
     int64_t due = c->due_in_us < 0 ? -1 : now + in_us * 1000;
-    rc = d->wait(db, w->channel, db->wake_fd, earlier(deadline, due));
+    rc = d->wait(db, w->channel, db->wake_fd,
+                 earlier(earlier(deadline, due), sqlq__counts_due_ns(db)));
     if (rc != SQLQ_OK && rc != SQLQ_TIMEOUT) return rc;
   }
 }

@@ -5,7 +5,7 @@
 # temporary directory ($tmp, removed at exit) with a database URL
 # ($url, sqlite:$tmp/t.db), kills the background processes listed in
 # bg_pids at exit, and defines `sq ARGS`, the tool on that database, and the
-# waiting helpers wait_for_file, alive and wait_gone.  (Run
+# waiting helpers wait_until, wait_for_file, alive and wait_gone.  (Run
 # "$SQLQ" --url "$url" directly for a background process whose pid is
 # needed: `sq ... &` would be a subshell.)
 
@@ -32,6 +32,18 @@ trap cleanup EXIT
 
 sq() {
   "$SQLQ" --url "$url" "$@"
+}
+
+# wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds; 1 when
+# it never did within SECONDS.
+wait_until() {
+  local tries=$(($1 * 10))
+  shift
+  until "$@"; do
+    tries=$((tries - 1))
+    [ "$tries" -gt 0 ] || return 1
+    sleep 0.1
+  done
 }
 
 # wait_for_file PATH [SECONDS]: wait until PATH exists and is not empty (10 s

@@ -279,10 +279,10 @@ static long long steady_backlog(const steady *s) {
   return atomic_load(&s->enqueued) - atomic_load(&s->acked) - atomic_load(&s->died);
 }
 
-/* Print the line of second t from sec (whose lags this sorts), and take
-** the health read on db. */
+/* Print the line of second t from sec (whose lags this sorts) with the
+** backlog sampled for it, and take the health read on db. */
 static int steady_print_second(const steady *s, long long t, steady_second *sec, long long enqueued,
-                               sqlq_db *db) {
+                               long long backlog, sqlq_db *db) {
   bench_result lag = {0};
   bench_percentiles(sec->lag_us, sec->n_lag, &lag);
   double sum = 0;
@@ -291,7 +291,6 @@ static int steady_print_second(const steady *s, long long t, steady_second *sec,
   double lag_max = sec->n_lag ? sec->lag_us[sec->n_lag - 1] / 1000.0 : NAN;
   double claim_ms = sec->claims ? (double)sec->claim_ns / (double)sec->claims / 1e6 : NAN;
   double claim_max = sec->claims ? (double)sec->claim_max_ns / 1e6 : NAN;
-  long long backlog = steady_backlog(s);
   if (s->cfg->json) {
     json_t *o = json_pack(
       "{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:o}", "t", (json_int_t)t, "enqueued",
@@ -370,13 +369,18 @@ static int steady_report(steady *s, sqlq_db *db) {
     int64_t next = start + (t + 1) * 1000000000LL, now = cli_monotonic_ns();
     if (next > now) cli_sleep_us((long)((next - now) / 1000));
     t++;
+    /* The line that ends the run is the one that saw the backlog gone:
+    ** whether the producer is done is read before the backlog, and the
+    ** backlog printed is the one the loop decides on. */
+    int producing = atomic_load(&s->producing);
+    long long backlog = steady_backlog(s);
     steady_second sec = steady_take(s);
     long long enq = atomic_load(&s->enqueued);
-    ec = steady_print_second(s, t, &sec, enq - enq_before, db);
+    ec = steady_print_second(s, t, &sec, enq - enq_before, backlog, db);
     free(sec.lag_us);
     enq_before = enq;
-    if (atomic_load(&s->producing)) continue;
-    if (steady_backlog(s) <= 0) break;
+    if (producing) continue;
+    if (backlog <= 0) break;
     if (!drain_end) drain_end = cli_monotonic_ns() + (int64_t)(STEADY_DRAIN_S * 1e9);
     if (cli_monotonic_ns() >= drain_end) {
       cli_error("bench: the workers did not finish the backlog within %.0f s", STEADY_DRAIN_S);

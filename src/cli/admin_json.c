@@ -1,9 +1,12 @@
 /*
-** admin_json.c -- the JSON of queues, jobs and health items, as `sqlq
-** stats --json` and `sqlq jobs --json` print them and `sqlq serve`'s API
+** admin_json.c -- the JSON of queues, jobs, health items, schedules,
+** limits, ring entries and pool items, as `sqlq stats --json`, `sqlq jobs
+** --json`, `sqlq cron list --json`, `sqlq limit --json`, `sqlq ring read
+** --json` and `sqlq pool list --json` print them and `sqlq serve`'s API
 ** (/api/v1/) serves them: one shape for both, built here once.
 */
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -101,5 +104,73 @@ json_t *cli_job_json(const sqlq_job_info *j) {
   json_object_set_new(o, "group_key", cli_json_text(j->group_key));
   json_object_set_new(o, "last_error", cli_json_text(j->last_error));
   cli_json_set_payload(o, j->payload, j->payload_len);
+  return o;
+}
+
+json_t *cli_json_time(int64_t us, int micros) {
+  char text[CLI_TIME_SIZE];
+  if (us == 0) {
+    return json_null();
+  }
+  cli_format_time(us, micros, text);
+  return json_string(text);
+}
+
+const char *cli_cron_policy_text(int missed, char out[16]) {
+  if (missed == SQLQ_CRON_SKIP) return "skip";
+  if (missed == SQLQ_CRON_ONCE) return "once";
+  if (missed == SQLQ_CRON_ALL) return "all";
+  snprintf(out, 16, "%d", missed);
+  return out;
+}
+
+json_t *cli_schedule_json(const sqlq_schedule *s) {
+  char policy[16];
+  json_t *o = json_object();
+  json_object_set_new(o, "name", cli_json_text(s->name));
+  json_object_set_new(o, "spec", cli_json_text(s->spec));
+  json_object_set_new(o, "zone", cli_json_text(s->zone));
+  json_object_set_new(o, "queue", cli_json_text(s->queue));
+  cli_json_set_payload(o, s->payload, s->payload_len);
+  json_object_set_new(o, "missed", json_string(cli_cron_policy_text(s->missed, policy)));
+  json_object_set_new(o, "paused", json_boolean(s->paused));
+  json_object_set_new(o, "next", cli_json_time(s->next_at_us, 0));
+  json_object_set_new(o, "last", cli_json_time(s->last_at_us, 0));
+  return o;
+}
+
+json_t *cli_limits_json(const char *queue, const cli_limits *l) {
+  json_t *o = json_object(), *rate = json_null();
+  if (l->max_starts != 0) {
+    rate = json_pack("{s:I,s:I}", "max_starts", (json_int_t)l->max_starts, "period_us",
+                     (json_int_t)l->period_us);
+  }
+  json_object_set_new(o, "queue", cli_json_text(queue));
+  json_object_set_new(o, "concurrency",
+                      l->concurrency ? json_integer(l->concurrency) : json_null());
+  json_object_set_new(o, "rate", rate);
+  json_object_set_new(o, "per_group", json_integer(l->per_group));
+  json_object_set_new(o, "fair", json_boolean(l->fair));
+  return o;
+}
+
+json_t *cli_ring_entry_json(const sqlq_ring_entry *e) {
+  json_t *o = json_object();
+  json_object_set_new(o, "seq", json_integer(e->seq));
+  json_object_set_new(o, "at", cli_json_time(e->pushed_at_us, 1));
+  cli_json_set_payload(o, e->payload, e->payload_len);
+  return o;
+}
+
+json_t *cli_pool_item_json(const sqlq_pool_item *it, int with_token) {
+  json_t *o = json_object();
+  json_object_set_new(o, "item", cli_json_text(it->item));
+  json_object_set_new(o, "id", json_integer(it->id));
+  json_object_set_new(o, "uses", json_integer(it->uses));
+  json_object_set_new(o, "last_used", cli_json_time(it->last_used_at_us, 1));
+  json_object_set_new(o, "held_until", cli_json_time(it->held_until_us, 1));
+  if (with_token) {
+    json_object_set_new(o, "token", it->token ? json_integer(it->token) : json_null());
+  }
   return o;
 }

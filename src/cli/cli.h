@@ -286,6 +286,66 @@ struct json_t *cli_stats_json(const sqlq_queue_stats *st, size_t n);
 struct json_t *cli_health_json(const sqlq_health_item *items, size_t n);
 struct json_t *cli_job_json(const sqlq_job_info *j);
 
+/* A JSON time (cli_format_time(), with microseconds when micros), JSON
+** null for 0 (never, none), a new value (admin_json.c). */
+struct json_t *cli_json_time(int64_t us, int micros);
+
+/* The JSON of `sqlq cron list --json`, `sqlq ring read --json`, `sqlq pool
+** list --json` (with_token: `pool next --json`) and `sqlq subscriptions
+** --json`, one object each, which `sqlq serve`'s API serves as well
+** (admin_json.c; cli_subscription_json() is cmd_subscribe.c's, beside its
+** table of action names).  New values, NULL when memory ran out. */
+struct json_t *cli_schedule_json(const sqlq_schedule *s);
+struct json_t *cli_ring_entry_json(const sqlq_ring_entry *e);
+struct json_t *cli_pool_item_json(const sqlq_pool_item *it, int with_token);
+
+/* Listing (cmd_list.c).  The JSON of one entry of `sqlq locks --json`
+** (known_name: the NAME given whose key it is, or NULL), `sqlq ring list
+** --json` and `sqlq pool list --json` without NAME, which `sqlq serve`'s
+** API serves as well; new values, NULL when memory ran out. */
+struct json_t *cli_lock_info_json(const sqlq_lock_info *l, const char *known_name);
+struct json_t *cli_ring_info_json(const sqlq_ring_info *r);
+struct json_t *cli_pool_info_json(const sqlq_pool_info *p);
+/* Parse a listing's --limit (1 to SQLQ_LIST_MAX) into *out; else print
+** the usage error of cmd and return EXIT_USAGE. */
+int cli_parse_list_limit(const char *cmd, const char *s, size_t *out);
+/* The flags of a listing of rings or pools: --after NAME, --limit N,
+** --json, --help. */
+typedef struct cli_list_flags {
+  const char *after; /* NULL: from the first */
+  size_t limit;
+  int json;
+  int paged; /* --after or --limit given */
+} cli_list_flags;
+/* Parse them for cmd into *f (usage is printed for --help).  Returns -1
+** to go on, else the exit code. */
+int cli_list_args(const char *cmd, const char *usage, int argc, char **argv, cli_list_flags *f);
+/* Print the rings or pools whose names sort after after (NULL: from the
+** first), at most limit, as a table or JSON; returns the exit code. */
+int cli_list_rings(const cli_global *g, const char *after, size_t limit, int json);
+int cli_list_pools(const cli_global *g, const char *after, size_t limit, int json);
+struct json_t *cli_subscription_json(const sqlq_subscription *s);
+
+/* The policy of missed ticks as `cron add --missed` takes it ("skip",
+** "once", "all" or a number, written into out), admin_json.c. */
+const char *cli_cron_policy_text(int missed, char out[16]);
+
+/* The limits of a queue, as read back (0 where there is none), or as asked
+** for (-1: left as it is). */
+typedef struct cli_limits {
+  int64_t concurrency, max_starts, period_us, per_group;
+  int fair;
+} cli_limits;
+
+/* Set the limits of queue asked for in set (each -1: left as it is; the
+** rate's period goes with max_starts), then read them all into out: five
+** library calls when nothing is set.  A database below the schema version
+** of a setting shows its default, unless it was asked for (cmd_limit.c). */
+int cli_limits_apply(sqlq_db *db, const char *queue, const cli_limits *set, cli_limits *out);
+
+/* The JSON of `sqlq limit --json QUEUE` (admin_json.c). */
+struct json_t *cli_limits_json(const char *queue, const cli_limits *l);
+
 /* Print value (which this takes; NULL means memory ran out) compact, keys
 ** in insertion order, and a newline.  Returns the exit code. */
 int cli_print_json(struct json_t *value);
@@ -317,6 +377,7 @@ int cmd_lock(const cli_global *g, int argc, char **argv);
 int cmd_bench(const cli_global *g, int argc, char **argv); /* src/bench/ */
 int cmd_ring(const cli_global *g, int argc, char **argv);
 int cmd_pool(const cli_global *g, int argc, char **argv);
+int cmd_locks(const cli_global *g, int argc, char **argv); /* cmd_list.c */
 int cmd_subscribe(const cli_global *g, int argc, char **argv);
 int cmd_unsubscribe(const cli_global *g, int argc, char **argv);
 int cmd_subscriptions(const cli_global *g, int argc, char **argv);

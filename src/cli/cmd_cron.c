@@ -155,39 +155,6 @@ static int cron_resume(const cli_global *g, int argc, char **argv) {
 ** list
 */
 
-/* The policy as --missed takes it, into out (16 bytes). */
-static const char *policy_text(int missed, char out[16]) {
-  if (missed == SQLQ_CRON_SKIP) return "skip";
-  if (missed == SQLQ_CRON_ONCE) return "once";
-  if (missed == SQLQ_CRON_ALL) return "all";
-  snprintf(out, 16, "%d", missed);
-  return out;
-}
-
-static json_t *time_json(int64_t us) {
-  char text[CLI_TIME_SIZE];
-  if (us == 0) {
-    return json_null();
-  }
-  cli_format_time(us, 0, text);
-  return json_string(text);
-}
-
-static json_t *schedule_json(const sqlq_schedule *s) {
-  char policy[16];
-  json_t *o = json_object();
-  json_object_set_new(o, "name", cli_json_text(s->name));
-  json_object_set_new(o, "spec", cli_json_text(s->spec));
-  json_object_set_new(o, "zone", cli_json_text(s->zone));
-  json_object_set_new(o, "queue", cli_json_text(s->queue));
-  cli_json_set_payload(o, s->payload, s->payload_len);
-  json_object_set_new(o, "missed", json_string(policy_text(s->missed, policy)));
-  json_object_set_new(o, "paused", json_boolean(s->paused));
-  json_object_set_new(o, "next", time_json(s->next_at_us));
-  json_object_set_new(o, "last", time_json(s->last_at_us));
-  return o;
-}
-
 static int print_table(const sqlq_schedule *all, size_t n) {
   static const char *const header[] = {"name", "spec", "zone", "queue", "missed", "next", "last"};
   cli_table t;
@@ -204,7 +171,7 @@ static int print_table(const sqlq_schedule *all, size_t n) {
     row[1] = spec;
     row[2] = cli_name(all[i].zone, zone);
     row[3] = cli_name(all[i].queue, queue);
-    row[4] = policy_text(all[i].missed, policy);
+    row[4] = cli_cron_policy_text(all[i].missed, policy);
     row[5] = all[i].paused ? "paused" : next;
     row[6] = all[i].last_at_us ? last : "-";
     ok = cli_table_add(&t, row) == 0;
@@ -230,7 +197,7 @@ static int cron_list(const cli_global *g, int argc, char **argv) {
   } else if (f.json) {
     json_t *array = json_array();
     for (size_t i = 0; array != NULL && i < n; i++) {
-      json_array_append_new(array, schedule_json(&all[i]));
+      json_array_append_new(array, cli_schedule_json(&all[i]));
     }
     code = cli_print_json(array);
   } else {

@@ -49,37 +49,13 @@ static const char limit_usage[] =
   "                        is no limit\n"
   "  -h, --help            print this help\n";
 
-/* The limits of a queue, as read back (0 where there is none), or as asked
-** for (-1: left as it is). */
-typedef struct limits {
-  int64_t concurrency, max_starts, period_us, per_group;
-  int fair;
-} limits;
-
-static json_t *rate_json(const limits *l) {
-  if (l->max_starts == 0) {
-    return json_null();
-  }
-  json_t *r = json_object();
-  json_object_set_new(r, "max_starts", json_integer(l->max_starts));
-  json_object_set_new(r, "period_us", json_integer(l->period_us));
-  return r;
-}
-
-static int print_limit(const char *queue, const limits *l, int json) {
+static int print_limit(const char *queue, const cli_limits *l, int json) {
   static const char *const header[] = {"queue", "concurrency", "rate", "per_group", "fair"};
   char name[CLI_NAME_SIZE], count[24], rate[96], per_group[24];
   const char *row[5];
   cli_table t;
   if (json) {
-    json_t *o = json_object();
-    json_object_set_new(o, "queue", cli_json_text(queue));
-    json_object_set_new(o, "concurrency",
-                        l->concurrency ? json_integer(l->concurrency) : json_null());
-    json_object_set_new(o, "rate", rate_json(l));
-    json_object_set_new(o, "per_group", json_integer(l->per_group));
-    json_object_set_new(o, "fair", json_boolean(l->fair));
-    return cli_print_json(o);
+    return cli_print_json(cli_limits_json(queue, l));
   }
   snprintf(count, sizeof count, l->concurrency ? "%" PRId64 : "-", l->concurrency);
   cli_format_rate(l->max_starts, l->period_us, rate, sizeof rate);
@@ -103,7 +79,7 @@ static int unless_older(int rc, int asked) {
 ** period goes with max_starts), then read them all into out.  A database
 ** below the schema version of rate limits (8), or of per-group limits and
 ** fair queues (10), shows their defaults, unless one was asked for. */
-static int apply(sqlq_db *db, const char *queue, const limits *set, limits *out) {
+int cli_limits_apply(sqlq_db *db, const char *queue, const cli_limits *set, cli_limits *out) {
   int rc = set->concurrency >= 0 ? sqlq_concurrency_set(db, queue, set->concurrency) : SQLQ_OK;
   if (rc == SQLQ_OK && set->max_starts >= 0)
     rc = sqlq_rate_set(db, queue, set->max_starts, set->period_us);
@@ -130,7 +106,7 @@ int cmd_limit(const cli_global *g, int argc, char **argv) {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  limits set = {-1, -1, 0, -1, -1}, l = {0, 0, 0, 1, 0};
+  cli_limits set = {-1, -1, 0, -1, -1}, l = {0, 0, 0, 1, 0};
   long long number;
   int c, json = 0, code, rc;
   sqlq_db *db;
@@ -182,7 +158,7 @@ int cmd_limit(const cli_global *g, int argc, char **argv) {
   if ((code = cli_check_queue("limit", argv[optind])) != 0 || (db = cli_open(g, &code)) == NULL) {
     return code;
   }
-  rc = apply(db, argv[optind], &set, &l);
+  rc = cli_limits_apply(db, argv[optind], &set, &l);
   code = rc == SQLQ_OK ? print_limit(argv[optind], &l, json) : cli_fail(db, rc, "limit");
   sqlq_close(db);
   return code;

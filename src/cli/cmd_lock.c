@@ -50,7 +50,9 @@ static const char usage[] =
   "SIGKILL, CMD and every process it started are killed, then the lock is\n"
   "free again.  SIGTERM, SIGINT and SIGHUP sent to sqlq lock are passed on\n"
   "to CMD.  CMD's environment has no SQLQ_URL, which may hold a password,\n"
-  "unless --pass-url is given.\n"
+  "unless --pass-url is given.  Where the lock is a lease (PostgreSQL\n"
+  "through a transaction pooler), CMD gets SQLQ_LOCK_FENCE, the lock's\n"
+  "fencing token: higher for each later holder.\n"
   "\n"
   "  -w, --wait SECONDS     give up after this long (fractions allowed)\n"
   "  -n, --nonblock         give up at once if the lock is held\n"
@@ -71,6 +73,9 @@ static const char usage[] =
   "      --kill-after SECONDS\n"
   "                         after a lost lock, SIGKILL CMD and all it started\n"
   "                         this long after the SIGTERM (default 10)\n"
+  "                         A lock that is a lease (through a transaction\n"
+  "                         pooler) needs interval + 2 x timeout + kill-after\n"
+  "                         below the lease; the defaults shrink to fit it\n"
   "  -h, --help             print this help\n"
   "\n"
   "Without -w or -n, waits for the lock for ever.  When the lock is lost\n"
@@ -90,9 +95,9 @@ typedef struct lock_opts {
   int conflict_code;     /* -E */
   int tempfail;          /* --tempfail: every failure to take the lock is a conflict */
   int pass_url;          /* --pass-url: CMD gets SQLQ_URL */
-  double check_interval; /* --check-interval */
-  double check_timeout;  /* --check-timeout */
-  double kill_after;     /* --kill-after */
+  double check_interval; /* --check-interval; < 0: not given */
+  double check_timeout;  /* --check-timeout; < 0: not given */
+  double kill_after;     /* --kill-after; < 0: not given */
   int help;
 } lock_opts;
 
@@ -291,6 +296,40 @@ static int parse_duration(int c, const char *s, lock_opts *o) {
   return 0;
 }
 
+/* Whether o's checks stop the command before a lease of lease seconds
+** runs out, when a check finds it lost: from the server's time of the
+** last renewal, its answer took up to a check's timeout, the next check
+** comes an interval later and fails a timeout after that, and the
+** command is killed kill-after seconds later. */
+static int fits_lease(const lock_opts *o, double lease) {
+  return o->check_interval + 2 * o->check_timeout + o->kill_after < lease;
+}
+
+/* Give the checks the flags left out their defaults (2, 5 and 10 s), or
+** for a lease (lease > 0) a share of it where the defaults do not fit it:
+** an eighth for the interval and for the timeout, a quarter for
+** kill-after.  Returns 0, or prints one line and returns EXIT_USAGE when
+** the flags given do not fit the lease. */
+static int fit_checks(lock_opts *o, double lease) {
+  lock_opts d = *o;
+  d.check_interval = o->check_interval >= 0 ? o->check_interval : 2;
+  d.check_timeout = o->check_timeout >= 0 ? o->check_timeout : 5;
+  d.kill_after = o->kill_after >= 0 ? o->kill_after : 10;
+  if (lease > 0 && !fits_lease(&d, lease)) {
+    d.check_interval = o->check_interval >= 0 ? o->check_interval : lease / 8;
+    d.check_timeout = o->check_timeout >= 0 ? o->check_timeout : lease / 8;
+    d.kill_after = o->kill_after >= 0 ? o->kill_after : lease / 4;
+    if (!fits_lease(&d, lease)) {
+      return cli_usage_error("lock",
+                             "the lock is a lease of %g s: --check-interval + 2 x"
+                             " --check-timeout + --kill-after must be less (%g s)",
+                             lease, d.check_interval + 2 * d.check_timeout + d.kill_after);
+    }
+  }
+  *o = d;
+  return 0;
+}
+
 /* Parse the flags into *o.  Returns 0 (with o->help set for --help), or
 ** the exit code. */
 static int parse(int argc, char **argv, lock_opts *o) {
@@ -351,9 +390,9 @@ static int parse(int argc, char **argv, lock_opts *o) {
 int cmd_lock(const cli_global *g, int argc, char **argv) {
   lock_opts o = {.timeout = -1,
                  .conflict_code = EXIT_TEMPFAIL,
-                 .check_interval = 2,
-                 .check_timeout = 5,
-                 .kill_after = 10};
+                 .check_interval = -1,
+                 .check_timeout = -1,
+                 .kill_after = -1};
   struct sigaction inherited[N_FORWARDED];
   size_t i;
   int code, rc, lost = 0;
@@ -361,6 +400,8 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
   char **cmd, **env;
   sqlq_db *db;
   sqlq_lock *lock = NULL;
+  static const char *const fence_names[] = {"SQLQ_LOCK_FENCE", NULL};
+  char **fence_slot = NULL, fence[48];
 
   if ((code = parse(argc, argv, &o)) != 0 || o.help) {
     if (o.help) {
@@ -387,7 +428,7 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
     sigaction(forwarded[i], NULL, &inherited[i]);
   }
   /* From here on every failure is one to take the lock. */
-  env = cli_command_env(g, o.pass_url, NULL, NULL);
+  env = cli_command_env(g, o.pass_url, fence_names, &fence_slot);
   if (env == NULL) {
     cli_error("lock: out of memory");
     return o.tempfail ? o.conflict_code : EXIT_SOFTWARE;
@@ -407,7 +448,13 @@ int cmd_lock(const cli_global *g, int argc, char **argv) {
     if (o.tempfail) {
       code = o.conflict_code;
     }
+  } else if ((code = fit_checks(&o, sqlq_lock_lease(lock))) != 0) {
+    sqlq_unlock(lock);
   } else {
+    if (sqlq_lock_fence(lock) > 0) {
+      snprintf(fence, sizeof fence, "SQLQ_LOCK_FENCE=%" PRId64, sqlq_lock_fence(lock));
+      fence_slot[0] = fence;
+    }
     code = run_locked(cmd, env, db, lock, name, &o, &lost);
     if (lost) {
       /* Closing may wait for a server that no longer answers (a Firebird

@@ -15,6 +15,7 @@ static const char usage[] =
   "usage: sqlq [--url URL] pool add NAME ITEM...\n"
   "       sqlq [--url URL] pool remove NAME ITEM\n"
   "       sqlq [--url URL] pool list [--json] NAME\n"
+  "       sqlq [--url URL] pool list [--after NAME] [--limit N] [--json]\n"
   "       sqlq [--url URL] pool next [--hold SECONDS] [--json] NAME\n"
   "       sqlq [--url URL] pool release --token TOKEN NAME ITEM\n"
   "\n"
@@ -24,7 +25,11 @@ static const char usage[] =
   "  add      add ITEMs, all or none (UTF-8 text, 1 to 1024 bytes; one\n"
   "           already there is left as it is)\n"
   "  remove   remove ITEM\n"
-  "  list     print the items in the order next hands them out\n"
+  "  list     print the items in the order next hands them out; without\n"
+  "           NAME, the pools by name: items, held, last use (--after NAME:\n"
+  "           those after NAME; --limit N: at most N, 1 to 10000, default\n"
+  "           1000; --json: [{\"name\":..,\"items\":..,\"held\":..,\n"
+  "           \"last_used\":..},...])\n"
   "  next     print the next item; with --hold SECONDS no one else gets it\n"
   "           until it is released or the time is up, and ITEM TAB TOKEN is\n"
   "           printed (--json: {\"item\":..,\"id\":..,\"uses\":..,\"last_used\":..,\n"
@@ -132,29 +137,6 @@ static int pool_release(const cli_global *g, int argc, char **argv) {
 ** list and next
 */
 
-/* A JSON time with microseconds, null for 0 (never, not held). */
-static json_t *time_json(int64_t us) {
-  char text[CLI_TIME_SIZE];
-  if (us == 0) {
-    return json_null();
-  }
-  cli_format_time(us, 1, text);
-  return json_string(text);
-}
-
-static json_t *item_json(const sqlq_pool_item *it, int with_token) {
-  json_t *o = json_object();
-  json_object_set_new(o, "item", cli_json_text(it->item));
-  json_object_set_new(o, "id", json_integer(it->id));
-  json_object_set_new(o, "uses", json_integer(it->uses));
-  json_object_set_new(o, "last_used", time_json(it->last_used_at_us));
-  json_object_set_new(o, "held_until", time_json(it->held_until_us));
-  if (with_token) {
-    json_object_set_new(o, "token", it->token ? json_integer(it->token) : json_null());
-  }
-  return o;
-}
-
 static int print_table(const sqlq_pool_item *items, size_t n) {
   static const char *const header[] = {"item", "uses", "last_used", "held_until"};
   cli_table t;
@@ -178,11 +160,20 @@ static int print_table(const sqlq_pool_item *items, size_t n) {
 static int pool_list(const cli_global *g, int argc, char **argv) {
   sqlq_pool_item *items = NULL;
   size_t i, n = 0;
-  pool_flags f;
+  cli_list_flags f;
   sqlq_db *db;
-  int rc, code = parse_flags("pool list", "j", argc, argv, &f, 1, 1, "NAME");
+  int rc, code = cli_list_args("pool list", usage, argc, argv, &f);
   if (code >= 0) {
     return code;
+  }
+  if (argc - optind == 0) {
+    return cli_list_pools(g, f.after, f.limit, f.json);
+  }
+  if (argc - optind > 1) {
+    return cli_usage_error("pool list", "expected NAME, or no NAME to list the pools");
+  }
+  if (f.paged) {
+    return cli_usage_error("pool list", "--after and --limit list the pools: give no NAME");
   }
   if ((db = cli_open(g, &code)) == NULL) {
     return code;
@@ -193,7 +184,7 @@ static int pool_list(const cli_global *g, int argc, char **argv) {
   } else if (f.json) {
     json_t *array = json_array();
     for (i = 0; array != NULL && i < n; i++) {
-      json_array_append_new(array, item_json(&items[i], 0));
+      json_array_append_new(array, cli_pool_item_json(&items[i], 0));
     }
     code = cli_print_json(array);
   } else {
@@ -219,7 +210,7 @@ static int pool_next(const cli_global *g, int argc, char **argv) {
   if (rc != SQLQ_OK) {
     code = cli_fail(db, rc, "pool next");
   } else if (f.json) {
-    code = cli_print_json(item_json(it, 1));
+    code = cli_print_json(cli_pool_item_json(it, 1));
   } else {
     code = 0;
     if (it->token != 0) {

@@ -18,6 +18,7 @@ static const char usage[] =
   "       sqlq [--url URL] ring push NAME [PAYLOAD]\n"
   "       sqlq [--url URL] ring read [--since SEQ] [--limit N] [--follow] [--json] NAME\n"
   "       sqlq [--url URL] ring drop NAME\n"
+  "       sqlq [--url URL] ring list [--after NAME] [--limit N] [--json]\n"
   "\n"
   "A ring keeps the newest CAPACITY entries pushed into it; once it is full,\n"
   "each push overwrites the oldest entry.  Entries are numbered from 1.\n"
@@ -27,6 +28,10 @@ static const char usage[] =
   "  push     push PAYLOAD, or all of stdin (any bytes), and print its number\n"
   "  read     print the entries, oldest first, one payload per line\n"
   "  drop     delete the ring and its entries\n"
+  "  list     print the rings, by name: capacity, entries held, last number\n"
+  "           (--after NAME: those after NAME; --limit N: at most N, 1 to\n"
+  "           10000, default 1000; --json: [{\"name\":..,\"capacity\":..,\n"
+  "           \"entries\":..,\"last_seq\":..,\"created_at\":..},...])\n"
   "\n"
   "Run 'sqlq ring SUBCOMMAND --help' for a subcommand's options.\n";
 
@@ -150,16 +155,6 @@ static void stop_following(int sig) {
   sqlq_interrupt(following);
 }
 
-static json_t *entry_json(const sqlq_ring_entry *e) {
-  char at[CLI_TIME_SIZE];
-  json_t *o = json_object();
-  cli_format_time(e->pushed_at_us, 1, at);
-  json_object_set_new(o, "seq", json_integer(e->seq));
-  json_object_set_new(o, "at", json_string(at));
-  cli_json_set_payload(o, e->payload, e->payload_len);
-  return o;
-}
-
 /* Print n entries: as lines of payload, as one JSON array, or (lines_json)
 ** as one JSON object per line.  Returns the exit code. */
 static int print_entries(const sqlq_ring_entry *e, size_t n, int json, int lines_json) {
@@ -168,13 +163,13 @@ static int print_entries(const sqlq_ring_entry *e, size_t n, int json, int lines
   if (json && !lines_json) {
     json_t *array = json_array();
     for (i = 0; array != NULL && i < n; i++) {
-      json_array_append_new(array, entry_json(&e[i]));
+      json_array_append_new(array, cli_ring_entry_json(&e[i]));
     }
     return cli_print_json(array);
   }
   for (i = 0; code == 0 && i < n; i++) {
     if (json) {
-      code = cli_print_json(entry_json(&e[i]));
+      code = cli_print_json(cli_ring_entry_json(&e[i]));
     } else {
       fwrite(e[i].payload, 1, e[i].payload_len, stdout);
       putchar('\n');
@@ -277,12 +272,22 @@ static int ring_read(const cli_global *g, int argc, char **argv) {
   return code;
 }
 
+static int ring_list(const cli_global *g, int argc, char **argv) {
+  cli_list_flags f;
+  int code = cli_list_args("ring list", usage, argc, argv, &f);
+  if (code >= 0) {
+    return code;
+  }
+  if (optind < argc) {
+    return cli_usage_error("ring list", "takes no NAME (read NAME prints a ring's entries)");
+  }
+  return cli_list_rings(g, f.after, f.limit, f.json);
+}
+
 int cmd_ring(const cli_global *g, int argc, char **argv) {
   static const cli_sub subs[] = {
-    {"create", ring_create},
-    {"push", ring_push},
-    {"read", ring_read},
-    {"drop", ring_drop},
+    {"create", ring_create}, {"push", ring_push}, {"read", ring_read},
+    {"drop", ring_drop},     {"list", ring_list},
   };
   return cli_subcommand(g, "ring", usage, subs, sizeof subs / sizeof subs[0], argc, argv);
 }

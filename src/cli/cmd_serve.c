@@ -1,5 +1,6 @@
 /*
-** cmd_serve.c -- `sqlq serve`: a JSON API and Prometheus metrics over HTTP
+** cmd_serve.c -- `sqlq serve`: a dashboard, a JSON API and Prometheus
+** metrics over HTTP
 ** for the database's queues (docs/serve.md).  This file reads the flags and
 ** the token, opens the database, starts the listener (serve_http.c) and
 ** waits for SIGINT or SIGTERM, then stops: requests under way are answered,
@@ -29,15 +30,19 @@
 
 static const char serve_usage[] =
   "usage: sqlq [--url URL] serve [--listen ADDR:PORT] [--read-only] [--token-file FILE]\n"
+  "                              [--count-limit N]\n"
   "\n"
-  "Serve a JSON API (/api/v1/) and Prometheus metrics (/metrics) of the\n"
-  "database's queues over HTTP until SIGINT or SIGTERM.  Prints\n"
+  "Serve a dashboard (/), a JSON API (/api/v1/) and Prometheus metrics\n"
+  "(/metrics) of the database's queues over HTTP until SIGINT or SIGTERM.  Prints\n"
   "\"listening on http://ADDR:PORT/\" once it listens.  See docs/serve.md.\n"
   "\n"
   "  -l, --listen ADDR:PORT  where to listen (default 127.0.0.1:8089; IPv6 as\n"
   "                          [::1]:8089; port 0: any free port).  Any address\n"
   "                          but 127.0.0.1 or ::1 needs a token\n"
   "  -r, --read-only         refuse every action (POST) with 403\n"
+  "  -c, --count-limit N     the queues' counts the API and the dashboard show\n"
+  "                          stop at N (default 10000, 1 to 1000000000): a page\n"
+  "                          reads at most that many jobs per count and refresh\n"
   "  -t, --token-file FILE   the token every request must carry as\n"
   "                          \"Authorization: Bearer TOKEN\": the file's first\n"
   "                          line, 16 to 1024 printable ASCII characters;\n"
@@ -171,6 +176,7 @@ int cmd_serve(const cli_global *g, int argc, char **argv) {
   static const struct option options[] = {
     {"listen", required_argument, NULL, 'l'},
     {"read-only", no_argument, NULL, 'r'},
+    {"count-limit", required_argument, NULL, 'c'},
     {"token-file", required_argument, NULL, 't'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -181,15 +187,23 @@ int cmd_serve(const cli_global *g, int argc, char **argv) {
   socklen_t len = 0;
   serve_ctx ctx;
   int c, code, loopback = 0;
+  long long count_limit = SERVE_COUNT_LIMIT;
 
   memset(&ctx, 0, sizeof ctx);
-  while ((c = cli_getopt("serve", argc, argv, ":l:rt:h", options)) != -1) {
+  while ((c = cli_getopt("serve", argc, argv, ":l:rc:t:h", options)) != -1) {
     switch (c) {
     case 'l':
       listen = optarg;
       break;
     case 'r':
       ctx.read_only = 1;
+      break;
+    case 'c':
+      if (cli_parse_int(optarg, 1, SQLQ_SUMMARY_LIMIT_MAX, &count_limit) != 0) {
+        return cli_usage_error("serve",
+                               "--count-limit takes a whole number from 1 to %d, not '%.40s'",
+                               SQLQ_SUMMARY_LIMIT_MAX, optarg);
+      }
       break;
     case 't':
       token_file = optarg;
@@ -201,6 +215,7 @@ int cmd_serve(const cli_global *g, int argc, char **argv) {
       return EXIT_USAGE;
     }
   }
+  ctx.count_limit = count_limit;
   if (optind < argc) {
     return cli_usage_error("serve", "unexpected argument '%.40s'", argv[optind]);
   }
@@ -241,6 +256,7 @@ int cmd_serve(const cli_global *g, int argc, char **argv) {
             "build again)");
   code = EXIT_UNAVAILABLE;
 #endif
+  serve_counts_free(&ctx.counts);
   sqlq_close(ctx.db);
   return code;
 }

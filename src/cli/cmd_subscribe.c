@@ -150,7 +150,7 @@ static const char *actions_text(unsigned acts, char *out) {
   return out;
 }
 
-static json_t *subscription_json(const sqlq_subscription *s) {
+json_t *cli_subscription_json(const sqlq_subscription *s) {
   char created[CLI_TIME_SIZE];
   json_t *o = json_object(), *on = json_array();
   for (size_t i = 0; on && i < N_ACTION_NAMES; i++)
@@ -196,7 +196,7 @@ int cmd_subscriptions(const cli_global *g, int argc, char **argv) {
   } else if (f.json) {
     json_t *array = json_array();
     for (size_t i = 0; array != NULL && i < n; i++)
-      json_array_append_new(array, subscription_json(&subs[i]));
+      json_array_append_new(array, cli_subscription_json(&subs[i]));
     code = cli_print_json(array);
   } else {
     code = print_table(subs, n);

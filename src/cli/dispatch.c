@@ -36,6 +36,7 @@ static const cli_command commands[] = {
   {"prune", cmd_prune, "delete the finished jobs a queue's retention no longer keeps"},
   {"limit", cmd_limit, "show or set how many jobs of a queue may run at once"},
   {"lock", cmd_lock, "run a command while holding a named lock"},
+  {"locks", cmd_locks, "list the named locks held now, and by whom"},
   {"ring", cmd_ring, "create, push into, read and drop capped FIFO logs"},
   {"pool", cmd_pool, "hand out the items of a pool in fair rotation"},
   {"subscribe", cmd_subscribe, "turn the row changes of a table into jobs"},

@@ -7,8 +7,14 @@
 **   serve_parse.c    parsing the request line's path and query string and
 **                    an action's body, without libmicrohttpd (fuzzed by
 **                    tests/fuzz/serve.c)
-**   serve_api.c      the JSON API under /api/v1/
+**   serve_api.c      the JSON API under /api/v1/: queues and their jobs
+**   serve_objects.c  the API's other resources: schedules, limits, rings,
+**                    pools, subscriptions, the server itself
+**   serve_dash.c     the dashboard: pages, style and script built into the
+**                    binary from src/cli/dash/ (serve_assets.c, generated)
 **   serve_metrics.c  /metrics in Prometheus' text format
+**   serve_counts.c   the counters of /metrics and the history of the API,
+**                    from the rows of sqlq_counts
 **
 ** Every request is answered on libmicrohttpd's one internal thread, which
 ** alone uses the server's database handle: the handle is used by one thread
@@ -32,6 +38,12 @@
 /* The most jobs one listing returns, and how many when not asked. */
 #define SERVE_LIMIT_MAX 500
 #define SERVE_LIMIT_DEFAULT 100
+/* Where the API's counts stop (sqlq_summary()) unless --count-limit says
+** otherwise: a page polled every few seconds reads at most this many index
+** entries per count. */
+#define SERVE_COUNT_LIMIT 10000
+/* The longest search text of a job listing, in bytes. */
+#define SERVE_MAX_SEARCH 256
 /* The most ids one retry body may hold. */
 #define SERVE_MAX_IDS 1000
 
@@ -89,6 +101,10 @@ typedef struct serve_reply {
   const char *content_type;
   char *body;
   size_t len;
+  /* A dashboard asset (serve_dash.c): body is static data, not freed, and
+  ** the answer gets the pages' content-security policy, which lets a page
+  ** load this server's own script, style and images, and nothing else. */
+  const unsigned char *asset;
 } serve_reply;
 
 /* Set r to status with the JSON body {"error":message} (message may hold
@@ -100,17 +116,46 @@ int serve_reply_error(serve_reply *r, unsigned status, const char *message);
 ** 503 for SQLQ_BUSY, SQLQ_UNAVAILABLE, SQLQ_SCHEMA, SQLQ_TIMEOUT, else 500. */
 unsigned serve_http_status(int status);
 
+/* The counters /metrics shows, from the rows of sqlq_counts
+** (serve_counts.c): the rows as the last scrape read them (seen, in the
+** order of sqlq_counts()) and per queue the totals of what they grew by
+** since this server started (totals, by queue; "" for named locks). */
+typedef struct serve_counts {
+  sqlq_minute_counts *seen;
+  size_t n_seen;
+  sqlq_minute_counts *totals;
+  size_t n_totals;
+} serve_counts;
+
 /* The server's state that the handlers read (cmd_serve.c fills it). */
 typedef struct serve_ctx {
   sqlq_db *db;
   int read_only;
-  const char *token; /* NULL: none needed */
+  int64_t count_limit; /* where the API's counts stop (--count-limit) */
+  const char *token;   /* NULL: none needed */
   size_t token_len;
   /* Counted by serve_http.c, shown by /metrics. */
   uint64_t requests;
   uint64_t refused; /* answered 4xx */
   uint64_t failed;  /* answered 5xx */
+  serve_counts counts;
 } serve_ctx;
+
+/* Read the rows of sqlq_counts of the last minutes into ctx->counts,
+** adding what they grew by to its totals.  Returns SQLQ_OK or
+** sqlq_counts()'s status (SQLQ_SCHEMA: the database has no sqlq_counts). */
+int serve_counts_read(serve_ctx *ctx);
+
+/* Free what c holds. */
+void serve_counts_free(serve_counts *c);
+
+/* Answer GET /api/v1/queues/Q/history into *r (serve_counts.c). */
+void serve_history(serve_ctx *ctx, const char *queue, serve_reply *r);
+
+/* Set r to the JSON value (which this takes) with status 200, or to a 500
+** when value is NULL or memory runs out (serve_api.c). */
+struct json_t;
+void serve_reply_json(serve_reply *r, struct json_t *value);
 
 /* Answer a GET (post 0) or POST (post 1) of the API, whose target is t
 ** (its first segment "api"), into *r (serve_api.c).  body is the POST's,
@@ -118,11 +163,30 @@ typedef struct serve_ctx {
 void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body *body,
                serve_reply *r);
 
-/* The age in seconds of each of the n queues' ready job that a claim
-** would take next (since its run_at, by this host's clock), into ages[i]:
-** -1 when none is ready.  One listing of one job per queue with ready jobs.
-** Returns SQLQ_OK or the failed listing's status (serve_api.c). */
-int serve_queue_ages(serve_ctx *ctx, const sqlq_queue_stats *st, size_t n, double *ages);
+/* Set r to the failure rc of the library call what, with the library's
+** message (serve_api.c). */
+void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what);
+
+/* Answer a GET of the API's resources other than queues, jobs and health
+** (serve_objects.c) into *r.  Returns 1 when t named one of them, else 0
+** and r is untouched. */
+int serve_api_objects(serve_ctx *ctx, const serve_target *t, int post, serve_reply *r);
+
+/* One file of the dashboard, built into the binary from src/cli/dash/
+** (serve_assets.c, which CMake generates: scripts/embed_assets.cmake). */
+typedef struct serve_asset {
+  const char *name; /* "index.html", "dash.js", ... */
+  const char *content_type;
+  const unsigned char *data;
+  size_t len;
+} serve_asset;
+extern const serve_asset serve_assets[];
+extern const size_t serve_assets_count;
+
+/* Answer a GET of the dashboard (serve_dash.c): "/" is its page, "/dash/NAME"
+** a file of it.  Returns 1 when t named one of them, else 0 and r is
+** untouched. */
+int serve_dash(const serve_target *t, int post, serve_reply *r);
 
 /* Answer GET /metrics into *r (serve_metrics.c). */
 void serve_metrics(serve_ctx *ctx, serve_reply *r);

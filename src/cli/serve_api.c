@@ -6,6 +6,7 @@
 **   GET  /api/v1/queues                      every queue's counts
 **   GET  /api/v1/queues/Q                    one queue's counts
 **   GET  /api/v1/queues/Q/jobs?state=S&limit=N
+**   GET  /api/v1/queues/Q/history            the last hour's counts (serve_counts.c)
 **   GET  /api/v1/health                      the database's health items
 **   POST /api/v1/queues/Q/pause | resume | retry-dead
 **   POST /api/v1/queues/Q/retry | delete     body {"ids":[ID,...]}
@@ -24,8 +25,7 @@
 #include "cli.h"
 #include "serve.h"
 
-/* Set r to the JSON value (which this takes) with status 200. */
-static void reply_json(serve_reply *r, json_t *value) {
+void serve_reply_json(serve_reply *r, json_t *value) {
   r->body =
     value ? json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
   json_decref(value);
@@ -38,102 +38,97 @@ static void reply_json(serve_reply *r, json_t *value) {
   r->len = strlen(r->body);
 }
 
-/* Set r to the failure rc of the library call what. */
-static void reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
+void serve_reply_failure(serve_ctx *ctx, serve_reply *r, int rc, const char *what) {
   char message[512];
   snprintf(message, sizeof message, "%s: %s", what, sqlq_errmsg(ctx->db));
   serve_reply_error(r, serve_http_status(rc), message);
 }
 
-/* The age in seconds of the ready job of queue that a claim would take
-** next (its run_at: when it became due), into *age (-1 when none). */
-static int oldest_ready_age(serve_ctx *ctx, const char *queue, double *age) {
-  sqlq_job_info *jobs = NULL;
-  size_t n = 0;
-  int rc = sqlq_list(ctx->db, queue, SQLQ_STATE_READY, 1, &jobs, &n);
-  *age = -1;
-  if (rc == SQLQ_OK && n > 0) {
-    int64_t us = cli_realtime_us() - jobs[0].run_at_us;
-    *age = us > 0 ? (double)us / 1e6 : 0;
+/* A queue's summary as the API gives it: the counts, "oldest_ready_age"
+** (seconds, null when no job is due) and "more", the names of the counts
+** that stopped at the limit (there are more jobs than that). */
+static json_t *summary_json(const sqlq_queue_summary *q) {
+  static const char *const names[] = {"ready", "scheduled", "running", "dead"};
+  static const unsigned bits[] = {SQLQ_MORE_READY, SQLQ_MORE_SCHEDULED, SQLQ_MORE_RUNNING,
+                                  SQLQ_MORE_DEAD};
+  const int64_t counts[] = {q->ready, q->scheduled, q->running, q->dead};
+  json_t *o = json_object(), *more = json_array();
+  size_t k;
+  json_object_set_new(o, "queue", cli_json_text(q->queue));
+  for (k = 0; k < 4; k++) {
+    json_object_set_new(o, names[k], json_integer(counts[k]));
+    if (q->more & bits[k]) json_array_append_new(more, json_string(names[k]));
   }
-  sqlq_job_infos_free(jobs, n);
-  return rc;
+  json_object_set_new(o, "paused", json_boolean(q->paused));
+  json_object_set_new(
+    o, "oldest_ready_age",
+    q->oldest_ready_age_us >= 0 ? json_real((double)q->oldest_ready_age_us / 1e6) : json_null());
+  json_object_set_new(o, "more", more);
+  return o;
 }
 
-int serve_queue_ages(serve_ctx *ctx, const sqlq_queue_stats *st, size_t n, double *ages) {
-  size_t i;
-  for (i = 0; i < n; i++) {
-    int rc = SQLQ_OK;
-    ages[i] = -1;
-    if (st[i].ready > 0 && (rc = oldest_ready_age(ctx, st[i].queue, &ages[i])) != SQLQ_OK) {
-      return rc;
-    }
-  }
-  return SQLQ_OK;
-}
-
-/* GET /api/v1/queues[/Q]: the counts, each with "oldest_ready_age" (seconds,
-** null when no job is ready). */
+/* GET /api/v1/queues[/Q]: each queue's summary (summary_json()), its
+** counts stopping at --count-limit, whose value "count_limit" gives;
+** one statement whatever the queues' length. */
 static void get_queues(serve_ctx *ctx, const char *queue, serve_reply *r) {
-  sqlq_queue_stats *st = NULL, zero;
-  double *ages = NULL;
+  sqlq_queue_summary *s = NULL, zero;
   size_t n = 0, i;
-  int rc = sqlq_stats(ctx->db, queue, &st, &n);
+  int rc = sqlq_summary(ctx->db, queue, ctx->count_limit, &s, &n);
   json_t *queues;
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "stats");
+    serve_reply_failure(ctx, r, rc, "summary");
     return;
   }
-  if (queue != NULL && n == 0) {
+  if (queue != NULL) {
     /* A queue without jobs is a queue with zero of each. */
     memset(&zero, 0, sizeof zero);
     snprintf(zero.queue, sizeof zero.queue, "%s", queue);
-  }
-  if ((ages = calloc(n + 1, sizeof *ages)) == NULL) {
-    sqlq_queue_stats_free(st, n);
-    serve_reply_error(r, 500, "out of memory");
-    return;
-  }
-  rc = serve_queue_ages(ctx, st, n, ages);
-  if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "list");
+    zero.oldest_ready_age_us = -1;
+    json_t *one = summary_json(n > 0 ? &s[0] : &zero);
+    json_object_set_new(one, "count_limit", json_integer(ctx->count_limit));
+    serve_reply_json(r, one);
   } else {
-    queues = n == 0 && queue != NULL ? cli_stats_json(&zero, 1) : cli_stats_json(st, n);
-    for (i = 0; queues != NULL && i < n; i++) {
-      json_object_set_new(json_array_get(queues, i), "oldest_ready_age",
-                          ages[i] >= 0 ? json_real(ages[i]) : json_null());
-    }
-    if (queues != NULL && n == 0 && queue != NULL) {
-      json_object_set_new(json_array_get(queues, 0), "oldest_ready_age", json_null());
-    }
-    if (queue == NULL) {
-      reply_json(r, json_pack("{s:s,s:o}", "backend", sqlq_backend(ctx->db), "queues", queues));
-    } else {
-      json_t *one = json_incref(json_array_get(queues, 0));
-      json_decref(queues);
-      reply_json(r, one);
-    }
+    queues = json_array();
+    for (i = 0; queues != NULL && i < n; i++) json_array_append_new(queues, summary_json(&s[i]));
+    serve_reply_json(r, json_pack("{s:s,s:I,s:o}", "backend", sqlq_backend(ctx->db), "count_limit",
+                                  (json_int_t)ctx->count_limit, "queues", queues));
   }
-  free(ages);
-  sqlq_queue_stats_free(st, n);
+  sqlq_queue_summaries_free(s, n);
 }
 
-/* GET /api/v1/queues/Q/jobs?state=S&limit=N */
+/* Whether job j is one that search (SERVE_MAX_SEARCH bytes at most) names:
+** its id, written in decimal, or a part of its dedupe key. */
+static int job_matches(const sqlq_job_info *j, const char *search) {
+  char id[24];
+  snprintf(id, sizeof id, "%" PRId64, j->id);
+  return strcmp(id, search) == 0 || (j->dedupe_key != NULL && strstr(j->dedupe_key, search));
+}
+
+/* GET /api/v1/queues/Q/jobs?state=S&limit=N&search=T.  With a search, the
+** jobs listed are the first SERVE_LIMIT_MAX of the state in claim order,
+** and of those the first N that T names (job_matches()): a bounded look,
+** not a search of the whole queue. */
 static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, serve_reply *r) {
   sqlq_job_info *jobs = NULL;
   size_t n = 0, i;
   int64_t limit = SERVE_LIMIT_DEFAULT;
-  int state = 0, dup_state, dup_limit, rc;
+  int state = 0, dup_state, dup_limit, dup_search, rc;
   const char *s = serve_param(t, "state", &dup_state);
   const char *l = serve_param(t, "limit", &dup_limit);
+  const char *search = serve_param(t, "search", &dup_search);
   json_t *array;
   for (i = 0; i < t->n_params; i++) {
-    if (strcmp(t->keys[i], "state") != 0 && strcmp(t->keys[i], "limit") != 0) {
-      serve_reply_error(r, 400, "unknown parameter (state, limit)");
+    if (strcmp(t->keys[i], "state") != 0 && strcmp(t->keys[i], "limit") != 0 &&
+        strcmp(t->keys[i], "search") != 0) {
+      serve_reply_error(r, 400, "unknown parameter (state, limit, search)");
       return;
     }
   }
-  if (dup_state || dup_limit) {
+  if (search != NULL && (search[0] == '\0' || strlen(search) > SERVE_MAX_SEARCH)) {
+    serve_reply_error(r, 400, "search must be 1 to 256 bytes: a job id or a part of a dedupe key");
+    return;
+  }
+  if (dup_state || dup_limit || dup_search) {
     serve_reply_error(r, 400, "a parameter is given twice");
     return;
   }
@@ -145,17 +140,19 @@ static void get_jobs(serve_ctx *ctx, const serve_target *t, const char *queue, s
     serve_reply_error(r, 400, "limit must be a whole number from 1 to 500");
     return;
   }
-  rc = sqlq_list(ctx->db, queue, state, (size_t)limit, &jobs, &n);
+  rc = sqlq_list(ctx->db, queue, state, search ? SERVE_LIMIT_MAX : (size_t)limit, &jobs, &n);
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "list");
+    serve_reply_failure(ctx, r, rc, "list");
     return;
   }
   array = json_array();
-  for (i = 0; array != NULL && i < n; i++) {
-    json_array_append_new(array, cli_job_json(&jobs[i]));
+  for (i = 0; array != NULL && i < n && json_array_size(array) < (size_t)limit; i++) {
+    if (search == NULL || job_matches(&jobs[i], search)) {
+      json_array_append_new(array, cli_job_json(&jobs[i]));
+    }
   }
   sqlq_job_infos_free(jobs, n);
-  reply_json(r, json_pack("{s:o}", "jobs", array));
+  serve_reply_json(r, json_pack("{s:o}", "jobs", array));
 }
 
 /* GET /api/v1/health */
@@ -164,10 +161,10 @@ static void get_health(serve_ctx *ctx, serve_reply *r) {
   size_t n = 0;
   int rc = sqlq_health(ctx->db, &items, &n);
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, "health");
+    serve_reply_failure(ctx, r, rc, "health");
     return;
   }
-  reply_json(r, json_pack("{s:o}", "health", cli_health_json(items, n)));
+  serve_reply_json(r, json_pack("{s:o}", "health", cli_health_json(items, n)));
   sqlq_health_items_free(items, n);
 }
 
@@ -175,9 +172,9 @@ static void get_health(serve_ctx *ctx, serve_reply *r) {
 static void reply_count(serve_ctx *ctx, serve_reply *r, int rc, const char *what, const char *key,
                         size_t count) {
   if (rc != SQLQ_OK) {
-    reply_failure(ctx, r, rc, what);
+    serve_reply_failure(ctx, r, rc, what);
   } else {
-    reply_json(r, json_pack("{s:I}", key, (json_int_t)count));
+    serve_reply_json(r, json_pack("{s:I}", key, (json_int_t)count));
   }
 }
 
@@ -220,9 +217,9 @@ static void post_queue(serve_ctx *ctx, const char *queue, const char *action, in
     int pause = action[0] == 'p';
     rc = pause ? sqlq_pause(ctx->db, queue) : sqlq_resume(ctx->db, queue);
     if (rc != SQLQ_OK) {
-      reply_failure(ctx, r, rc, action);
+      serve_reply_failure(ctx, r, rc, action);
     } else {
-      reply_json(r, json_pack("{s:o,s:b}", "queue", cli_json_text(queue), "paused", pause));
+      serve_reply_json(r, json_pack("{s:o,s:b}", "queue", cli_json_text(queue), "paused", pause));
     }
   } else if (strcmp(action, "retry-dead") == 0) {
     rc = sqlq_retry(ctx->db, queue, NULL, 0, &count);
@@ -242,6 +239,9 @@ void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body
     serve_reply_error(r, 404, "no such API (see /api/v1/)");
     return;
   }
+  if (serve_api_objects(ctx, t, post, r)) {
+    return; /* serve_objects.c's */
+  }
   if (t->n_params > 0 && !(n == 5 && strcmp(seg[4], "jobs") == 0 && !post)) {
     serve_reply_error(r, 400, "this resource takes no query string");
     return;
@@ -254,6 +254,8 @@ void serve_api(serve_ctx *ctx, const serve_target *t, int post, const serve_body
     get_queues(ctx, seg[3], r);
   } else if (n == 5 && strcmp(seg[2], "queues") == 0 && strcmp(seg[4], "jobs") == 0 && !post) {
     get_jobs(ctx, t, seg[3], r);
+  } else if (n == 5 && strcmp(seg[2], "queues") == 0 && strcmp(seg[4], "history") == 0 && !post) {
+    serve_history(ctx, seg[3], r);
   } else if (n == 5 && strcmp(seg[2], "queues") == 0 && post) {
     post_queue(ctx, seg[3], seg[4], 0, body, r);
   } else if (n == 7 && strcmp(seg[2], "queues") == 0 && strcmp(seg[4], "jobs") == 0 && post) {

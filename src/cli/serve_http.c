@@ -147,12 +147,17 @@ static void request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 }
 
 /* The headers of every answer.  The API and /metrics load nothing, so the
-** policy allows nothing; no page may frame them. */
+** policy allows nothing; the dashboard's files may load this server's
+** script, style and images, and fetch from it, nothing else (no inline
+** script or style, no other origin).  No page may frame them. */
 static void add_headers(struct MHD_Response *resp, const serve_reply *r) {
   MHD_add_response_header(resp, "Content-Type", r->content_type);
   MHD_add_response_header(resp, "Content-Security-Policy",
-                          "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; "
-                          "form-action 'none'");
+                          r->asset ? "default-src 'none'; script-src 'self'; style-src 'self'; "
+                                     "img-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
+                                     "base-uri 'none'; form-action 'none'"
+                                   : "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; "
+                                     "form-action 'none'");
   MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
   MHD_add_response_header(resp, "X-Frame-Options", "DENY");
   MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
@@ -170,7 +175,9 @@ static enum MHD_Result send_reply(serve_ctx *ctx, struct MHD_Connection *conn, s
   enum MHD_Result ret;
   static const char oom[] = "{\"error\":\"out of memory\"}";
   ctx->requests++;
-  if (r->body == NULL) {
+  if (r->asset != NULL) {
+    resp = MHD_create_response_from_buffer(r->len, (void *)r->asset, MHD_RESPMEM_PERSISTENT);
+  } else if (r->body == NULL) {
     r->status = 500;
     r->content_type = "application/json";
     resp = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
@@ -279,8 +286,8 @@ static void answer(serve_ctx *ctx, struct MHD_Connection *conn, const request *r
     }
   } else if (t.n_segments >= 1 && strcmp(t.segments[0], "api") == 0) {
     serve_api(ctx, &t, post, &body, r);
-  } else {
-    serve_reply_error(r, 404, "no such resource: see /api/v1/queues and /metrics");
+  } else if (!serve_dash(&t, post, r)) {
+    serve_reply_error(r, 404, "no such resource: see /, /api/v1/queues and /metrics");
   }
 }
 

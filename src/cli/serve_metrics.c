@@ -2,10 +2,12 @@
 ** serve_metrics.c -- GET /metrics of `sqlq serve`, in Prometheus' text
 ** exposition format (version 0.0.4), as `promtool check metrics` accepts
 ** it: per queue, its jobs by state, whether it is paused and the age of its
-** oldest ready job; the database's health items (sqlq_health()); whether
+** oldest due job; the database's health items (sqlq_health()); whether
 ** the database answered; and the server's own request counters.  One
-** sqlq_stats(), one sqlq_health() and one listing of one job per queue with
-** ready jobs per scrape (docs/serve.md).
+** sqlq_summary() and one sqlq_health() per scrape (docs/serve.md).  The counters of jobs enqueued,
+** finished, failed and dead, the claim and lag histograms and the lock
+** counters come from the rows of sqlq_counts that the handles using the
+** database write (serve_counts.c): one sqlq_counts() more.
 */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -121,7 +123,7 @@ static void put_sample(text *t, const char *name, const char *label, const char 
   put(t, "\"");
 }
 
-static void put_queue_metrics(text *t, const sqlq_queue_stats *st, const double *ages, size_t n) {
+static void put_queue_metrics(text *t, const sqlq_queue_summary *st, size_t n) {
   static const char *const states[] = {"ready", "scheduled", "running", "dead"};
   size_t i, k;
   put_gauge(t, "sqlq_queue_jobs", "Jobs of a queue by state (scheduled includes waiting).");
@@ -138,10 +140,11 @@ static void put_queue_metrics(text *t, const sqlq_queue_stats *st, const double 
     put(t, "} %d\n", st[i].paused ? 1 : 0);
   }
   put_gauge(t, "sqlq_queue_oldest_ready_age_seconds",
-            "Seconds since the ready job a claim takes next became due (0 when none is ready).");
+            "Seconds the longest-waiting due job has been due (0 when none is due).");
   for (i = 0; i < n; i++) {
     put_sample(t, "sqlq_queue_oldest_ready_age_seconds", "queue", st[i].queue);
-    put(t, "} %.6f\n", ages[i] >= 0 ? ages[i] : 0.0);
+    put(t, "} %.6f\n",
+        st[i].oldest_ready_age_us >= 0 ? (double)st[i].oldest_ready_age_us / 1e6 : 0.0);
   }
 }
 
@@ -166,29 +169,124 @@ static void put_health_metrics(text *t, const sqlq_health_item *h, size_t n) {
   }
 }
 
+/* Put the HELP and TYPE lines of the counter or histogram name. */
+static void put_type(text *t, const char *name, const char *type, const char *help) {
+  put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Put a histogram's samples for queue: buckets b[] (not cumulative) and
+** sum_us, with the bounds of sqlq_latency_bound(). */
+static void put_histogram(text *t, const char *name, const char *queue, const int64_t *b,
+                          int64_t sum_us) {
+  int64_t count = 0;
+  int i;
+  for (i = 0; i < SQLQ_LATENCY_BUCKETS; i++) {
+    count += b[i];
+    put(t, "%s_bucket{queue=\"", name);
+    put_label(t, queue);
+    if (i < SQLQ_LATENCY_BUCKETS - 1) {
+      put(t, "\",le=\"%g\"} %" PRId64 "\n", sqlq_latency_bound(i), count);
+    } else {
+      put(t, "\",le=\"+Inf\"} %" PRId64 "\n", count);
+    }
+  }
+  put(t, "%s_sum{queue=\"", name);
+  put_label(t, queue);
+  put(t, "\"} %.6f\n", (double)sum_us / 1e6);
+  put(t, "%s_count{queue=\"", name);
+  put_label(t, queue);
+  put(t, "\"} %" PRId64 "\n", count);
+}
+
+static void put_count_metrics(text *t, const serve_counts *c) {
+  static const char *const names[] = {"sqlq_jobs_enqueued_total", "sqlq_jobs_finished_total",
+                                      "sqlq_jobs_failed_total", "sqlq_jobs_dead_total"};
+  static const char *const helps[] = {
+    "Jobs enqueued through libsqlq (not by plain SQL), by queue.",
+    "Jobs acked by the handle that claimed them, by queue.",
+    "Attempts that failed with attempts left (the job runs again), by queue.",
+    "Jobs that became dead (last attempt failed, failed dead, or cancelled), by queue."};
+  int64_t locks = 0, busy = 0, lock_us = 0;
+  size_t i, k;
+  for (k = 0; k < 4; k++) {
+    put_type(t, names[k], "counter", helps[k]);
+    for (i = 0; i < c->n_totals; i++) {
+      const sqlq_minute_counts *q = &c->totals[i];
+      const int64_t v[] = {q->enqueued, q->finished, q->failed, q->dead};
+      if (q->queue[0] != '\0') {
+        put_sample(t, names[k], "queue", q->queue);
+        put(t, "} %" PRId64 "\n", v[k]);
+      }
+    }
+  }
+  put_type(t, "sqlq_claim_duration_seconds", "histogram",
+           "How long the claims of workers took (sqlq_claim() calls that succeeded), by queue.");
+  for (i = 0; i < c->n_totals; i++) {
+    if (c->totals[i].queue[0] != '\0') {
+      put_histogram(t, "sqlq_claim_duration_seconds", c->totals[i].queue, c->totals[i].claims,
+                    c->totals[i].claim_us);
+    }
+  }
+  put_type(t, "sqlq_job_lag_seconds", "histogram",
+           "Wake-up latency: from when a job was due (enqueued, retried or released) to its "
+           "claim, by the database's clock, by queue.");
+  for (i = 0; i < c->n_totals; i++) {
+    if (c->totals[i].queue[0] != '\0') {
+      put_histogram(t, "sqlq_job_lag_seconds", c->totals[i].queue, c->totals[i].lags,
+                    c->totals[i].lag_us);
+    }
+  }
+  for (i = 0; i < c->n_totals; i++) {
+    locks += c->totals[i].locks;
+    busy += c->totals[i].lock_busy;
+    lock_us += c->totals[i].lock_us;
+  }
+  put_type(t, "sqlq_lock_acquires_total", "counter",
+           "Named-lock acquisitions, by result (busy: not had in time).");
+  put(t, "sqlq_lock_acquires_total{result=\"ok\"} %" PRId64 "\n", locks - busy);
+  put(t, "sqlq_lock_acquires_total{result=\"busy\"} %" PRId64 "\n", busy);
+  put_type(t, "sqlq_lock_wait_seconds_total", "counter",
+           "Seconds spent acquiring named locks (waiting for them included).");
+  put(t, "sqlq_lock_wait_seconds_total %.6f\n", (double)lock_us / 1e6);
+}
+
 void serve_metrics(serve_ctx *ctx, serve_reply *r) {
-  sqlq_queue_stats *st = NULL;
+  sqlq_queue_summary *st = NULL;
   sqlq_health_item *items = NULL;
   size_t n = 0, n_items = 0;
-  double *ages = NULL;
   text t = {0};
   int64_t start = cli_monotonic_ns();
-  int rc = sqlq_stats(ctx->db, NULL, &st, &n), up;
-  if (rc == SQLQ_OK && (ages = calloc(n + 1, sizeof *ages)) == NULL) {
-    rc = SQLQ_NOMEM;
-  }
-  if (rc == SQLQ_OK) {
-    rc = serve_queue_ages(ctx, st, n, ages);
-  }
+  /* Exact counts (the largest limit): a scrape is not a page polled by
+  ** people, and a gauge that stops at a limit would mislead an alert. */
+  int rc = sqlq_summary(ctx->db, NULL, SQLQ_SUMMARY_LIMIT_MAX, &st, &n), up, counted = 0;
+  int64_t last_id = 0;
   if (rc == SQLQ_OK) {
     rc = sqlq_health(ctx->db, &items, &n_items);
+  }
+  /* A database without sqlq_counts (below schema version 13) has no
+  ** counters; it is up all the same. */
+  if (rc == SQLQ_OK && (counted = serve_counts_read(ctx)) == SQLQ_SCHEMA) {
+    counted = 0;
+  } else if (rc == SQLQ_OK) {
+    rc = counted;
+    counted = 1;
   }
   up = rc == SQLQ_OK;
   put_gauge(&t, "sqlq_up", "Whether the database answered this scrape (1) or not (0).");
   put(&t, "sqlq_up %d\n", up);
   if (up) {
-    put_queue_metrics(&t, st, ages, n);
+    put_queue_metrics(&t, st, n);
     put_health_metrics(&t, items, n_items);
+    if (counted) {
+      put_count_metrics(&t, &ctx->counts);
+    }
+    /* Left out where the id sequence cannot be read (no right to it). */
+    if (sqlq_last_job_id(ctx->db, &last_id) == SQLQ_OK) {
+      put_type(&t, "sqlq_job_ids_total", "counter",
+               "Job ids the database handed out: every job inserted, plain SQL included, on "
+               "every queue.");
+      put(&t, "sqlq_job_ids_total %" PRId64 "\n", last_id);
+    }
   }
   put(&t,
       "# HELP sqlq_serve_requests_total Requests this sqlq serve answered, by class.\n"
@@ -203,8 +301,7 @@ void serve_metrics(serve_ctx *ctx, serve_reply *r) {
       ctx->requests - ctx->refused - ctx->failed, ctx->refused, ctx->failed,
       (double)(cli_monotonic_ns() - start) / 1e9);
   sqlq_health_items_free(items, n_items);
-  sqlq_queue_stats_free(st, n);
-  free(ages);
+  sqlq_queue_summaries_free(st, n);
   if (t.failed) {
     free(t.p);
     serve_reply_error(r, 500, "out of memory");

@@ -403,7 +403,8 @@ static int fb_open(sqlq_db *db, const sqlq__url *url) {
   }
   f->embedded = url->host == NULL && strncmp(url->redacted, "firebird://", 11) != 0;
   unsigned connect_timeout;
-  int rc = read_options(db, f, url, &connect_timeout);
+  int rc = sqlq__url_one_host(db, url);
+  if (rc == SQLQ_OK) rc = read_options(db, f, url, &connect_timeout);
   if (rc == SQLQ_OK) rc = make_dsn(db, f, url);
   if (rc == SQLQ_OK) rc = build_dpb(db, url, connect_timeout);
   if (rc != SQLQ_OK) return rc;

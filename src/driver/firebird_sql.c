@@ -36,10 +36,12 @@
 ** every migration is DDL only.
 */
 #include "cancel_sql.h"
+#include "counts_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
 #include "firebird_int.h"
 #include "schedules_sql.h"
+#include "summary_sql.h"
 
 #define NOW FB_NOW_US
 #define TEXT(n) "VARCHAR(" #n ") CHARACTER SET OCTETS"
@@ -594,6 +596,13 @@
                                  "  SUSPEND;" \
                                  " END"
 
+/* SUMMARY_COUNT of summary_sql.h: Firebird 3 has no derived table that
+** names an outer column, so no count of a limited select. */
+#define SUMMARY_WHERE(cond) " FROM sqlq_jobs j WHERE j.queue = n.queue AND " cond
+#define SUMMARY_PROBE(cond) "(SELECT FIRST 1 SKIP (" SUMMARY_LIMIT ") 1" SUMMARY_WHERE(cond) ")"
+#define SUMMARY_LIMIT "CAST($2 AS BIGINT)"
+#define SUMMARY_COUNT(cond) SUMMARY_PROBED(cond)
+
 const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
   /* The version table, made (and committed, by an autonomous transaction)
   ** when missing; concurrent makers lose quietly.  Its row 0 is the lock
@@ -655,6 +664,21 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
             "  WHERE " QUEUE_PARAM("$1") " IS NULL OR queue = " QUEUE_PARAM(
               "$1") ")"
                     " GROUP BY queue ORDER BY queue",
+  /* The queues come from one loose index scan (each next name a MIN()
+  ** read from the front of an index on queue); see SUMMARY_COUNT. */
+  [SQLQ__SQL_SUMMARY] =
+    "WITH RECURSIVE names(queue) AS (SELECT min(queue) FROM sqlq_jobs"
+    "  WHERE " QUEUE_PARAM(
+      "$1") " IS NULL"
+            " UNION ALL SELECT (SELECT min(j.queue) FROM sqlq_jobs j WHERE j.queue > r.queue)"
+            " FROM names r WHERE r.queue IS NOT NULL),"
+            " known(queue) AS (SELECT queue FROM names UNION SELECT queue FROM sqlq_queues"
+            "  WHERE " QUEUE_PARAM("$1") " IS NULL UNION SELECT " QUEUE_PARAM(
+              "$1") " FROM RDB$DATABASE)"
+                    " SELECT queue, ready, scheduled, running, dead, COALESCE(paused, 0), age"
+                    " FROM (SELECT n.queue, " SUMMARY_COUNTS ", " SUMMARY_PAUSED_AGE(
+                      "") "  FROM known n CROSS JOIN (SELECT " NOW " AS now FROM RDB$DATABASE) c"
+                          "  WHERE n.queue IS NOT NULL) s WHERE " SUMMARY_KEPT " ORDER BY queue",
   [SQLQ__SQL_LIST] =
     "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
     "  ELSE IIF(run_at >= " SQLQ__WAITING_SQL ", 6, IIF(run_at > " NOW ", 4, 1)) END AS st,"
@@ -817,6 +841,16 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
                            " AND (" ITEM_PARAM("$2") " IS NULL OR item = $2)",
   [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
                              " WHERE pool = $1 AND item = $2 AND token = $3",
+  /* Listing (list.c).  A held lock is a row that a transaction keeps
+  ** locked (firebird_lock.c), which the server does not show: no
+  ** LOCK_LIST.  Names sort as bytes (OCTETS). */
+  [SQLQ__SQL_RING_LIST] = "SELECT name, capacity, next_seq - 1, created_at FROM sqlq_rings"
+                          " WHERE " QUEUE_PARAM("$1") " IS NULL OR name > " QUEUE_PARAM(
+                            "$1") " ORDER BY name ROWS CAST($2 AS BIGINT)",
+  [SQLQ__SQL_POOL_LIST_ALL] =
+    "SELECT pool, count(*), sum(IIF(held_until > " NOW ", 1, 0)), max(last_used)"
+    " FROM sqlq_pool_items WHERE " QUEUE_PARAM("$1") " IS NULL OR pool > " QUEUE_PARAM(
+      "$1") " GROUP BY pool ORDER BY pool ROWS CAST($2 AS BIGINT)",
   /* Subscriptions (firebird_sub.c makes the triggers).  A table name is
   ** looked up as RELATION_OF says; names come out of the RDB$ tables
   ** without their CHAR padding.  SUB_COLUMNS gives firebird_sub.c two more
@@ -1039,6 +1073,18 @@ const char *const sqlq__firebird_sql[FB_SQL_COUNT] = {
     "  FROM MON$DATABASE d LEFT JOIN " FB_HEALTH_HOLDER " h ON 1 = 1"
     " UNION ALL SELECT 'database_bytes', CAST(d.MON$PAGES * d.MON$PAGE_SIZE AS BIGINT), 'bytes',"
     "  1073741824, NULL, NULL, NULL FROM MON$DATABASE d",
+  /* Counts (schema version 13). */
+  COUNTS_SQL_ENTRIES("", QUEUE_PARAM("$1")),
+  /* The identity column's generator, whose name the system tables hold. */
+  [SQLQ__SQL_COUNTS_IDS] =
+    "EXECUTE BLOCK RETURNS (n BIGINT) AS DECLARE g VARCHAR(63); BEGIN"
+    " n = 0;"
+    " SELECT TRIM(RDB$GENERATOR_NAME) FROM RDB$RELATION_FIELDS"
+    "  WHERE RDB$RELATION_NAME = 'SQLQ_JOBS' AND RDB$FIELD_NAME = 'ID' INTO g;"
+    " IF (g IS NOT NULL) THEN"
+    "  EXECUTE STATEMENT 'SELECT GEN_ID(\"' || g || '\", 0) FROM RDB$DATABASE' INTO n;"
+    " SUSPEND;"
+    " END",
 };
 
 /* Version 1: jobs, queues, history, and the triggers that keep claim_rank,
@@ -1390,7 +1436,24 @@ static const char migration_12[] =
                      ") THEN n = GEN_ID(sqlq_rewinds, 1);"
                      " END" FB_SEP "GRANT USAGE ON SEQUENCE sqlq_rewinds TO TRIGGER sqlq_commit";
 
+/* Version 13: the counts of what handles did, per queue, writer and
+** minute (src/counts.c). */
+static const char migration_13[] =
+  COUNTS_SQL_TABLE("CREATE TABLE", "BIGINT", TEXT(128), TEXT(1000),
+                   FB_SEP) "CREATE INDEX sqlq_counts_age ON sqlq_counts (minute_at)";
+
+/* Version 14 (leases, which only PostgreSQL behind a transaction pooler
+** uses) adds nothing on this backend.  The version is recorded all the
+** same. */
+static const char migration_14[] = "EXECUTE BLOCK AS BEGIN END";
+
+/* Version 15 (an index of the dead jobs, which PostgreSQL and SQLite need
+** for sqlq_summary()) adds nothing here: sqlq_jobs_due (queue, state,
+** run_at) already finds them.  The version is recorded all the same. */
+static const char migration_15[] = "EXECUTE BLOCK AS BEGIN END";
+
 const char *const sqlq__firebird_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
+  migration_1,  migration_2,  migration_3,  migration_4,  migration_5,
+  migration_6,  migration_7,  migration_8,  migration_9,  migration_10,
+  migration_11, migration_12, migration_13, migration_14, migration_15,
 };

@@ -36,6 +36,8 @@
 ** which writes nothing and so replicates nothing.
 */
 #include "cancel_sql.h"
+#include "counts_sql.h"
+#include "summary_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
 #include "mysql_int.h"
@@ -318,6 +320,14 @@
   "DELETE FROM sqlq_jobs WHERE id IN ([[$1]]) AND state = 'running'" \
   " AND (id, token) IN ([[($1, $2)]])" guard " RETURNING id"
 
+/* SUMMARY_COUNT of summary_sql.h, which reads sqlq_jobs_due (queue, state,
+** run_at): MariaDB refuses a derived table that names an outer column. */
+#define SUMMARY_WHERE(cond) \
+  " FROM sqlq_jobs j FORCE INDEX (sqlq_jobs_due) WHERE j.queue = n.queue AND " cond
+#define SUMMARY_PROBE(cond) "(SELECT 1" SUMMARY_WHERE(cond) " LIMIT $2, 1)"
+#define SUMMARY_LIMIT "$2"
+#define SUMMARY_COUNT(cond) SUMMARY_PROBED(cond)
+
 const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
   /* Concurrent `sqlq init`s take turns (the lock is the session's, freed
   ** when init's transaction ends: see mysql.c). */
@@ -370,6 +380,21 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
                       "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
                       "  WHERE $1 IS NULL OR queue = $1) AS counts"
                       " GROUP BY queue ORDER BY queue",
+  /* The queues come from one loose index scan of sqlq_jobs_due (queue,
+  ** state, run_at): each next name is a MIN() the optimizer answers with
+  ** one descent.  MariaDB 10.11 runs it once, then answers "Unknown
+  ** column 'n.queue'" when the prepared statement runs again if this
+  ** select is wrapped in a derived table: HAVING drops the empty queues
+  ** instead, and a NULL paused reads as 0. */
+  [SQLQ__SQL_SUMMARY] =
+    "WITH RECURSIVE names(queue) AS (SELECT min(queue) FROM sqlq_jobs WHERE $1 IS NULL"
+    " UNION ALL SELECT (SELECT min(j.queue) FROM sqlq_jobs j WHERE j.queue > r.queue)"
+    " FROM names r WHERE r.queue IS NOT NULL)"
+    " SELECT n.queue, " SUMMARY_COUNTS ", " SUMMARY_PAUSED_AGE(
+      " FORCE INDEX (sqlq_jobs_due)") " FROM (SELECT queue FROM names UNION SELECT queue FROM sqlq_queues WHERE $1 IS NULL"
+                                      "  UNION SELECT $1) AS n, (SELECT " NOW_US
+                                      " AS now) AS c WHERE n.queue IS NOT NULL"
+                                      " HAVING " SUMMARY_KEPT " ORDER BY queue",
   [SQLQ__SQL_LIST] =
     "SELECT * FROM (SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
     "  ELSE IF(run_at >= " SQLQ__WAITING_SQL ", 6, IF(run_at > " NOW_US ", 4, 1)) END AS st,"
@@ -483,6 +508,33 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1 AND ($2 IS NULL OR item = $2)",
   [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
                              " WHERE pool = $1 AND item = $2 AND token = $3",
+
+  /* Listing (list.c).  Named locks are GET_LOCK locks of the whole server
+  ** (mysql_lock.c), which information_schema.METADATA_LOCK_INFO shows
+  ** (the lock's name in TABLE_SCHEMA) once the server's metadata_lock_info
+  ** plugin is loaded.  A name sqlq hashed is "sqlq:" and the key's 16 hex
+  ** digits; the driver's own locks ("sqlq-wait:...", "sqlq:init:...", a
+  ** subscription's "sqlq:sqlq_...") are left out.  Names sort as bytes
+  ** (the tables' names are VARBINARY). */
+  [SQLQ__SQL_LOCK_LIST_CHECK] =
+    "SELECT 'the server has no metadata_lock_info plugin loaded"
+    " (INSTALL SONAME ''metadata_lock_info''; docs/mysql.md)' FROM DUAL WHERE NOT EXISTS"
+    " (SELECT 1 FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO'"
+    "  AND PLUGIN_STATUS = 'ACTIVE')",
+  [SQLQ__SQL_LOCK_LIST] =
+    "SELECT IF(k.hashed, NULL, CAST(k.name AS BINARY)),"
+    " IF(k.hashed, CAST(CAST(CONV(SUBSTRING(k.name, 6), 16, 10) AS UNSIGNED) AS SIGNED), NULL),"
+    " k.THREAD_ID, CONCAT_WS(' ', CONCAT('user ', p.USER), CONCAT('from ', p.HOST)), NULL"
+    " FROM (SELECT m.THREAD_ID, m.TABLE_SCHEMA AS name,"
+    "  m.TABLE_SCHEMA REGEXP '^sqlq:[0-9a-f]{16}$' AS hashed"
+    "  FROM information_schema.METADATA_LOCK_INFO m WHERE m.LOCK_TYPE = 'User lock') k"
+    " LEFT JOIN information_schema.PROCESSLIST p ON p.ID = k.THREAD_ID"
+    " WHERE k.hashed OR k.name NOT LIKE 'sqlq%' ORDER BY k.name LIMIT $1",
+  [SQLQ__SQL_RING_LIST] = "SELECT name, capacity, next_seq - 1, created_at FROM sqlq_rings"
+                          " WHERE $1 IS NULL OR name > $1 ORDER BY name LIMIT $2",
+  [SQLQ__SQL_POOL_LIST_ALL] =
+    "SELECT pool, count(*), sum(held_until > " NOW_US "), max(last_used) FROM sqlq_pool_items"
+    " WHERE $1 IS NULL OR pool > $1 GROUP BY pool ORDER BY pool LIMIT $2",
 
   /* Subscriptions (schema version 3).  Tables are those of the default
   ** database (DATABASE()); a name compares byte for byte (BINARY), since
@@ -657,6 +709,10 @@ const char *const sqlq__mysql_sql[MY_SQL_COUNT] = {
     " UNION ALL SELECT 'table_bytes', CAST(COALESCE(SUM(DATA_LENGTH + INDEX_LENGTH), 0) AS SIGNED),"
     "  'bytes', 1073741824, NULL, NULL, NULL FROM information_schema.TABLES"
     "  WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'sqlq\\_%'",
+  /* Counts (schema version 13). */
+  COUNTS_SQL_ENTRIES("", "$1"),
+  /* The counter the trigger sqlq_jobs_id takes ids from (version 3). */
+  [SQLQ__SQL_COUNTS_IDS] = "SELECT coalesce((SELECT last_id FROM sqlq_job_ids WHERE one = 1), 0)",
 };
 
 /* The body of the wait statement after its "SELECT /\*sqlq-wait:TAG*\/ ",
@@ -1033,7 +1089,24 @@ static const char migration_12[] =
   "END";
 
 
+/* Version 13: the counts of what handles did, per queue, writer and
+** minute (src/counts.c). */
+static const char migration_13[] = COUNTS_SQL_TABLE(
+  "CREATE TABLE IF NOT EXISTS", "BIGINT", "VARCHAR(128)", "VARCHAR(1000)",
+  " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;") "CREATE INDEX IF NOT EXISTS sqlq_counts_age ON sqlq_counts (minute_at)";
+
+/* Version 14 (leases, which only PostgreSQL behind a transaction pooler
+** uses) adds nothing on this backend.  The version is recorded all the
+** same. */
+static const char migration_14[] = "DO 0";
+
+/* Version 15 (an index of the dead jobs, which PostgreSQL and SQLite need
+** for sqlq_summary()) adds nothing here: sqlq_jobs_due (queue, state,
+** run_at) already finds them.  The version is recorded all the same. */
+static const char migration_15[] = "DO 0";
+
 const char *const sqlq__mysql_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
+  migration_1,  migration_2,  migration_3,  migration_4,  migration_5,
+  migration_6,  migration_7,  migration_8,  migration_9,  migration_10,
+  migration_11, migration_12, migration_13, migration_14, migration_15,
 };

@@ -18,9 +18,19 @@
 ** after a failed attempt, calls fail at once with SQLQ_UNAVAILABLE until a
 ** pause has passed that doubles from 50 ms up to 2 s (sqlq__backoff).  Within a
 ** transaction, a lost session fails the call with SQLQ_UNAVAILABLE and the
-** transaction is gone.
+** transaction is gone.  A URL may name several hosts (a primary and its
+** standbys): libpq tries them in turn at each connection, and
+** target_session_attrs=read-write keeps the primary, so a reconnection
+** after a failover finds the new one (docs/scale.md).  A write refused as
+** read-only (SQLSTATE 25006) is SQLQ_UNAVAILABLE too, and the session is
+** dropped at the next call for the same reason.  A session lost after a
+** commit was sent and before its answer fails with SQLQ_UNAVAILABLE and a
+** message saying that the transaction may have committed: no guess is
+** made either way (lost_in_doubt).
 */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +38,16 @@
 
 #include "postgres_int.h"
 
-/* URL options the driver reads: its own three, then those it passes on to
+/* URL options the driver reads: its own six, then those it passes on to
 ** libpq as connection keywords. */
-#define OWN_OPTIONS 3
+#define OWN_OPTIONS 6
 static const char *const options[] = {
   "notify",
   "poll_interval",
   "worker_synchronous_commit",
+  "pooler",
+  "listen_host",
+  "listen_port",
   "host",
   "hostaddr",
   "port",
@@ -76,12 +89,19 @@ static void first_line(const char *msg, char *out, size_t size) {
   snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), msg);
 }
 
+/* SQLSTATE read_only_sql_transaction. */
+#define READ_ONLY "25006"
+
 /* The status for a SQLSTATE. */
 static int status_of(const char *state) {
   if (state == NULL) return SQLQ_ERROR;
   if (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
       strcmp(state, "57P03") == 0 || strcmp(state, "53300") == 0)
     return SQLQ_UNAVAILABLE;
+  /* A server that turned read-only (a standby, or an old primary fenced
+  ** with default_transaction_read_only): another host of the URL may be
+  ** the primary now, and the session is opened anew (sqlq__pg_error). */
+  if (strcmp(state, READ_ONLY) == 0) return SQLQ_UNAVAILABLE;
   if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0)
     return SQLQ_BUSY;
   if (strcmp(state, "57014") == 0) return SQLQ_TIMEOUT;
@@ -96,13 +116,19 @@ int sqlq__pg_error(sqlq_db *db, PGconn *conn, const PGresult *res, const char *w
   char line[400];
   if (conn == NULL || PQstatus(conn) == CONNECTION_BAD) {
     first_line(conn ? PQerrorMessage(conn) : "no connection", line, sizeof line);
-    return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s (%s): %s",
-                       db->url_redacted, what, line);
+    /* Before its commit was sent, a transaction dies with its session. */
+    int open = conn && conn == PG(db)->conn && PG(db)->in_tx;
+    return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s (%s%s): %s",
+                       db->url_redacted, what, open ? "; the transaction was not committed" : "",
+                       line);
   }
   const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
   const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
   first_line(primary ? primary : PQerrorMessage(conn), line, sizeof line);
   int status = status_of(state);
+  /* The session stays up on a read-only server: drop it at the next call
+  ** out of a transaction, so that libpq looks for a read-write host. */
+  if (state && strcmp(state, READ_ONLY) == 0 && conn == PG(db)->conn) PG(db)->read_only = 1;
   if (status == SQLQ_SCHEMA)
     return sqlq__error(
       db, status, "the database lacks (part of) the sqlq schema: run `sqlq init` (postgres: %s)",
@@ -155,6 +181,9 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
     snprintf(buf, sizeof buf, "%d", url->port);
     ADD("port", buf);
   }
+  /* Several hosts: libpq tries them in turn, each with its port (an empty
+  ** entry is libpq's default), and target_session_attrs says which will do. */
+  if (url->ports) ADD("port", url->ports);
   if (url->user) ADD("user", url->user);
   if (url->password) ADD("password", url->password);
   if (dbname && *dbname) ADD("dbname", dbname);
@@ -164,10 +193,50 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   return SQLQ_OK;
 }
 
+/* Read the URL option pooler (auto when absent) into p. */
+static int read_pooler(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
+  const char *v = sqlq__url_option(url, "pooler");
+  p->pooler = PG_POOLER_AUTO;
+  if (v == NULL || strcmp(v, "auto") == 0) return SQLQ_OK;
+  if (strcmp(v, "none") == 0)
+    p->pooler = PG_POOLER_NONE;
+  else if (strcmp(v, "transaction") == 0)
+    p->pooler = PG_POOLER_TRANSACTION;
+  else
+    return sqlq__error(db, SQLQ_MISUSE, "URL option pooler must be auto, none or transaction");
+  return SQLQ_OK;
+}
+
+/* Read listen_host (a host name, address or socket directory: printable
+** text without spaces) and listen_port (1 to 65535) into p, when given. */
+static int read_listen(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
+  const char *host = sqlq__url_option(url, "listen_host");
+  const char *port = sqlq__url_option(url, "listen_port");
+  if (host) {
+    size_t n = strlen(host);
+    for (size_t i = 0; i < n; i++)
+      if ((unsigned char)host[i] <= ' ' || (unsigned char)host[i] >= 0x7f) n = 0;
+    if (n == 0 || n > 255)
+      return sqlq__error(db, SQLQ_MISUSE,
+                         "URL option listen_host must be a host name, address or directory");
+  }
+  if (port) {
+    char *end;
+    long v = strtol(port, &end, 10);
+    if (*port < '0' || *port > '9' || *end || v < 1 || v > 65535)
+      return sqlq__error(db, SQLQ_MISUSE, "URL option listen_port must be a port, 1 to 65535");
+  }
+  if ((host && (p->listen_host = strdup(host)) == NULL) ||
+      (port && (p->listen_port = strdup(port)) == NULL))
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  return SQLQ_OK;
+}
+
 /* Read the driver's own URL options into p: notify and
-** worker_synchronous_commit (on/off switches, on and off when absent) and
-** poll_interval (0.001 to 3600 seconds, 1 when absent).  Returns SQLQ_OK,
-** or the status of the first bad option with its message on db. */
+** worker_synchronous_commit (on/off switches, on and off when absent),
+** poll_interval (0.001 to 3600 seconds, 1 when absent), pooler,
+** listen_host and listen_port.  Returns SQLQ_OK, or the status of the
+** first bad option with its message on db. */
 static int read_options(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   p->notify = 1;
   p->poll_interval = 1.0;
@@ -176,6 +245,8 @@ static int read_options(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   if (rc == SQLQ_OK) rc = sqlq__url_switch(db, url, "worker_synchronous_commit", &p->worker_sync);
   if (rc == SQLQ_OK)
     rc = sqlq__url_seconds(db, url, "poll_interval", 0.001, 3600, &p->poll_interval);
+  if (rc == SQLQ_OK) rc = read_pooler(db, p, url);
+  if (rc == SQLQ_OK) rc = read_listen(db, p, url);
   return rc;
 }
 
@@ -189,7 +260,34 @@ PGconn *sqlq__pg_connect(sqlq_db *db) {
   return sqlq__pg_connect_with(db, p->keys, p->values);
 }
 
+/*
+** Whether conn reaches the server through a pooler: with pooler=auto, the
+** first session of the handle asks the server for its process id and
+** compares it with the one the connection's start-up gave (the cancel
+** key's).  A pooler (PgBouncer, and the other poolers that can cancel)
+** hands its clients keys of its own, since a client's server session
+** changes; a server gives its own.  Asked once per handle, before any
+** setting is made, at the cost of one round trip: a setting made on a
+** pooled server session would stay there for other clients.  A pooler in
+** session mode is taken for a transaction pool too (it costs what the
+** transaction mode costs, and is correct).
+*/
+static void detect_pooler(postgres_db *p, PGconn *conn) {
+  if (p->pooler != PG_POOLER_AUTO) {
+    p->pooled = p->pooler == PG_POOLER_TRANSACTION;
+    return;
+  }
+  /* Unanswered (the session failed at once): taken for a pool, for
+  ** now, and asked again at the next connection. */
+  PGresult *r = PQexec(conn, "SELECT pg_backend_pid()");
+  int answered = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+  p->pooled = !answered || atoi(PQgetvalue(r, 0, 0)) != PQbackendPID(conn);
+  PQclear(r);
+  if (answered) p->pooler = p->pooled ? PG_POOLER_TRANSACTION : PG_POOLER_NONE;
+}
+
 PGconn *sqlq__pg_connect_with(sqlq_db *db, const char *const *keys, const char *const *values) {
+  postgres_db *p = PG(db);
   PGconn *conn = PQconnectdbParams(keys, values, 0);
   if (conn == NULL) {
     sqlq__error(db, SQLQ_NOMEM, "out of memory");
@@ -209,13 +307,17 @@ PGconn *sqlq__pg_connect_with(sqlq_db *db, const char *const *keys, const char *
   ** of notices (such as the FATAL a server sends as it shuts down) would
   ** put a second, unasked-for line on the application's stderr. */
   PQsetNoticeProcessor(conn, ignore_notice, NULL);
-  /* The session's statements are the library's few, prepared once: a plan
+  detect_pooler(p, conn);
+  /* Through a pooler, the server sessions are other clients' too: nothing
+  ** is set (docs/scale.md says which settings a pooled role wants).  The
+  ** session's statements are the library's few, prepared once: a plan
   ** made for each execution (which the server may choose after comparing
   ** costs) costs more than running them, and so would compiling them.
   ** Their plans must also not scan the whole table: a queue table that
   ** VACUUM last saw empty looks free to read in full, and a plan made then
   ** (VACUUM's own statistics invalidate the cached ones) would read every
   ** row, live and dead, at each claim and ack. */
+  if (p->pooled) return conn;
   PGresult *r = PQexec(conn, "SET client_min_messages = warning;"
                              " SET plan_cache_mode = force_generic_plan; SET jit = off;"
                              " SET enable_seqscan = off");
@@ -237,7 +339,7 @@ static void forget_session(postgres_db *p) {
 
 int sqlq__pg_ready(sqlq_db *db) {
   postgres_db *p = PG(db);
-  if (p->conn && PQstatus(p->conn) == CONNECTION_OK) return SQLQ_OK;
+  if (p->conn && PQstatus(p->conn) == CONNECTION_OK && !p->read_only) return SQLQ_OK;
   if (p->in_tx)
     return sqlq__error(db, SQLQ_UNAVAILABLE, "postgres: lost the connection to %s in a transaction",
                        db->url_redacted);
@@ -247,6 +349,7 @@ int sqlq__pg_ready(sqlq_db *db) {
                        db->url_redacted, (long long)(wait_ns / 1000000));
   if (p->conn) PQfinish(p->conn);
   forget_session(p);
+  p->read_only = 0;
   p->conn = sqlq__pg_connect(db);
   sqlq__backoff_result(&p->reconnect, p->conn != NULL);
   return p->conn ? SQLQ_OK : db->errcode;
@@ -265,9 +368,19 @@ static int pg_open(sqlq_db *db, const sqlq__url *url) {
   if (rc == SQLQ_OK) rc = make_params(db, p, url);
   if (rc != SQLQ_OK) return rc;
   if ((p->conn = sqlq__pg_connect(db)) == NULL) return db->errcode;
-  char ident[512];
-  snprintf(ident, sizeof ident, "postgres:%s:%s/%s@%s", PQhost(p->conn), PQport(p->conn),
-           PQdb(p->conn), PQuser(p->conn));
+  /* Handles on one database wake each other locally: with several hosts
+  ** (in the authority or the host option), that database is whichever of
+  ** them is the primary, so the ident names the list, not the host that
+  ** answered first. */
+  const char *hosts = url->ports ? url->host : sqlq__url_option(url, "host");
+  const char *ports = url->ports ? url->ports : sqlq__url_option(url, "port");
+  int list = hosts && strchr(hosts, ',');
+  /* A session lock through a transaction pool is taken on a server
+  ** session that other clients then use, and released by nobody. */
+  db->lease_locks = p->pooled;
+  char ident[1024];
+  snprintf(ident, sizeof ident, "postgres:%s:%s/%s@%s", list ? hosts : PQhost(p->conn),
+           list ? (ports ? ports : "") : PQport(p->conn), PQdb(p->conn), PQuser(p->conn));
   if ((db->ident = strdup(ident)) == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
   return SQLQ_OK;
 }
@@ -290,6 +403,9 @@ static void pg_close(sqlq_db *db) {
   }
   free_notices(p);
   free(p->listen_queue);
+  free(p->listen_host);
+  free(p->listen_port);
+  if (p->listen_conn) PQfinish(p->listen_conn);
   if (p->conn) PQfinish(p->conn);
   if (p->lock_conn) PQfinish(p->lock_conn);
   for (size_t i = 0; p->keys && p->values && (p->keys[i] || p->values[i]); i++) {
@@ -325,7 +441,15 @@ static int pg_prepare(sqlq_db *db, int id, sqlq__stmt **out) {
   return SQLQ_OK;
 }
 
+/* Whether i (1-based) is a parameter a statement can hold: the arrays of
+** sqlq__stmt hold PG_MAX_PARAMS; a statement of the dialect with more is
+** a bug, refused here rather than written past them. */
+static int slot_ok(int i) {
+  return i >= 1 && i <= PG_MAX_PARAMS;
+}
+
 static int pg_bind_int64(sqlq__stmt *st, int i, int64_t v) {
+  if (!slot_ok(i)) return SQLQ_MISUSE;
   snprintf(st->ints[i - 1], sizeof st->ints[i - 1], "%lld", (long long)v);
   st->values[i - 1] = st->ints[i - 1];
   st->lengths[i - 1] = 0;
@@ -335,6 +459,7 @@ static int pg_bind_int64(sqlq__stmt *st, int i, int64_t v) {
 }
 
 static int pg_bind_text(sqlq__stmt *st, int i, const char *s) {
+  if (!slot_ok(i)) return SQLQ_MISUSE;
   st->values[i - 1] = s;
   st->lengths[i - 1] = 0;
   st->formats[i - 1] = 0;
@@ -343,6 +468,7 @@ static int pg_bind_text(sqlq__stmt *st, int i, const char *s) {
 }
 
 static int pg_bind_blob(sqlq__stmt *st, int i, const void *v, size_t n) {
+  if (!slot_ok(i)) return SQLQ_MISUSE;
   st->values[i - 1] = n ? v : "";
   st->lengths[i - 1] = (int)n;
   st->formats[i - 1] = 1;
@@ -376,9 +502,9 @@ static char *array_header(size_t payload, size_t n, int has_null, int32_t oid, s
 
 static int bind_array(sqlq__stmt *st, int i, char *buf, size_t len) {
   if (buf == NULL) return SQLQ_NOMEM;
-  if (len > 0x7fffffff) {
+  if (len > 0x7fffffff || !slot_ok(i)) {
     free(buf);
-    return SQLQ_TOOBIG;
+    return slot_ok(i) ? SQLQ_TOOBIG : SQLQ_MISUSE;
   }
   free(st->owned[i - 1]);
   st->owned[i - 1] = buf;
@@ -470,24 +596,81 @@ PGconn *sqlq__pg_conn(sqlq_db *db) {
   return p->conn;
 }
 
+/* Record that the session was lost after a pipeline that commits (a
+** single-statement transaction, or a COMMIT) was sent and before any of its
+** answers said it failed: the server may have committed it.  The status is
+** SQLQ_UNAVAILABLE like any lost session, and the message says that the
+** outcome is unknown, so that the caller does not take the work for
+** undone: a job enqueued so may exist (a dedupe key makes trying again
+** safe), an ack may have been done (trying again answers SQLQ_STALE). */
+static int lost_in_doubt(sqlq_db *db, PGconn *conn, const char *what) {
+  char line[400];
+  first_line(PQerrorMessage(conn), line, sizeof line);
+  return sqlq__error(db, SQLQ_UNAVAILABLE,
+                     "postgres: lost the connection to %s after sending %s, before its answer: "
+                     "the transaction may have committed (its outcome is unknown): %s",
+                     db->url_redacted,
+                     strcmp(what, "COMMIT") == 0 ? "COMMIT" : "a statement that commits by itself",
+                     line);
+}
+
+/* Whether the session is lost, or ends with the error res: libpq makes an
+** error result of a closed connection, and a server that stops sends a
+** FATAL error first, maybe while a commit waits for a synchronous standby
+** (the transaction has then committed locally). */
+static int session_ends(PGconn *conn, const PGresult *res) {
+  const char *severity = res ? PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED) : NULL;
+  return PQstatus(conn) == CONNECTION_BAD ||
+         (severity && (strcmp(severity, "FATAL") == 0 || strcmp(severity, "PANIC") == 0));
+}
+
+/* Wait until the first result of the pipeline just sent has come, by
+** db->call_deadline_ns; when it has not, close the session (a pooler
+** that has no server session to give, or a server that does not answer:
+** what it was sent may still run) and fail with SQLQ_TIMEOUT.  The rest
+** of the answer comes with the first result (the server sends them
+** together). */
+static int await_answer(sqlq_db *db, postgres_db *p, const char *what) {
+  PGconn *c = p->conn;
+  for (;;) {
+    if (PQflush(c) == 0 && !PQisBusy(c)) break;
+    struct pollfd fd = {PQsocket(c), POLLIN, 0};
+    int64_t left = db->call_deadline_ns - sqlq__monotonic_ns();
+    if (fd.fd < 0 || left <= 0) break;
+    if (poll(&fd, 1, sqlq__poll_ms(db->call_deadline_ns)) < 0 && errno != EINTR) break;
+    if (!PQconsumeInput(c)) break;
+  }
+  if (PQstatus(c) == CONNECTION_OK && !PQisBusy(c)) return SQLQ_OK;
+  PQfinish(c);
+  p->conn = NULL;
+  forget_session(p);
+  return sqlq__error(db, SQLQ_TIMEOUT, "postgres: %s: %s gave no answer in time (closed it)", what,
+                     db->url_redacted);
+}
+
 /* Collect the results of a pipeline of `count` queries and its sync:
-** results[k] gets the k-th query's result.  Returns SQLQ_OK or the status
-** of the first failure (recorded on db).  The results of pipelines sent
-** after it stay unread. */
-static int pipeline_results(sqlq_db *db, postgres_db *p, int count, PGresult **results,
+** results[k] gets the k-th query's result.  commits says that the
+** pipeline commits its transaction (see lost_in_doubt).  Returns SQLQ_OK
+** or the status of the first failure (recorded on db).  The results of
+** pipelines sent after it stay unread. */
+static int pipeline_results(sqlq_db *db, postgres_db *p, int count, PGresult **results, int commits,
                             const char *what) {
   PGconn *conn = p->conn;
   int rc = SQLQ_OK;
+  if (db->call_deadline_ns && (rc = await_answer(db, p, what)) != SQLQ_OK) return rc;
   for (int k = 0; k < count; k++) {
     PGresult *r = PQgetResult(conn);
     if (r == NULL) {
-      if (rc == SQLQ_OK) rc = sqlq__pg_error(db, conn, NULL, what);
+      if (rc == SQLQ_OK)
+        rc = commits && session_ends(conn, NULL) ? lost_in_doubt(db, conn, what)
+                                                 : sqlq__pg_error(db, conn, NULL, what);
       break;
     }
     results[k] = r;
     ExecStatusType s = PQresultStatus(r);
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && rc == SQLQ_OK)
-      rc = sqlq__pg_error(db, conn, r, what);
+      rc = commits && session_ends(conn, r) ? lost_in_doubt(db, conn, what)
+                                            : sqlq__pg_error(db, conn, r, what);
     PGresult *end = PQgetResult(conn); /* the NULL closing each query */
     if (end) PQclear(end);
   }
@@ -496,9 +679,10 @@ static int pipeline_results(sqlq_db *db, postgres_db *p, int count, PGresult **r
   return rc;
 }
 
-/* Prepare sql[id] on the session, once. */
+/* Prepare sql[id] on the session, once; through a pooler, never (a
+** statement prepared on one server session is unknown on the others). */
 static int prepare_once(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
-  if (st->prepared) return SQLQ_OK;
+  if (st->prepared || p->pooled) return SQLQ_OK;
   char name[16];
   PGresult *r = PQprepare(p->conn, stmt_name(st, name, sizeof name), p->sql[st->id], 0, NULL);
   int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
@@ -508,9 +692,14 @@ static int prepare_once(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
   return rc;
 }
 
-static int send_prepared(PGconn *conn, const sqlq__stmt *st) {
+/* Send st in the pipeline: the prepared statement, or through a pooler
+** its text, as an unnamed statement. */
+static int send_stmt(const postgres_db *p, const sqlq__stmt *st) {
+  if (p->pooled)
+    return PQsendQueryParams(p->conn, p->sql[st->id], st->n_params, NULL, st->values, st->lengths,
+                             st->formats, 1);
   char name[16];
-  return PQsendQueryPrepared(conn, stmt_name(st, name, sizeof name), st->n_params, st->values,
+  return PQsendQueryPrepared(p->conn, stmt_name(st, name, sizeof name), st->n_params, st->values,
                              st->lengths, st->formats, 1);
 }
 
@@ -523,6 +712,14 @@ static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
   int rc = prepare_once(db, p, st);
   if (rc != SQLQ_OK) return rc;
   int opening = p->begin_pending || p->single_pending;
+  if (!opening && p->pooled) {
+    st->res = PQexecParams(conn, p->sql[st->id], st->n_params, NULL, st->values, st->lengths,
+                           st->formats, 1);
+    ExecStatusType s = PQresultStatus(st->res);
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
+      return sqlq__pg_error(db, conn, st->res, "query");
+    return SQLQ_OK;
+  }
   if (!opening) {
     char name[16];
     st->res = PQexecPrepared(conn, stmt_name(st, name, sizeof name), st->n_params, st->values,
@@ -534,7 +731,7 @@ static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
   }
   sqlq__stmt *lazy = p->lazy ? &p->stmts[PG_SQL_LAZY] : NULL;
   if (lazy && (rc = prepare_once(db, p, lazy)) != SQLQ_OK) return rc;
-  int begin = p->begin_pending;
+  int begin = p->begin_pending, single = p->single_pending;
   p->begin_pending = 0;
   if (p->single_pending) {
     p->single_pending = 0;
@@ -544,10 +741,9 @@ static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
   int count = begin + (lazy != NULL) + 1;
   int sent = PQenterPipelineMode(conn) &&
              (!begin || PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0)) &&
-             (!lazy || send_prepared(conn, lazy)) && send_prepared(conn, st) &&
-             PQpipelineSync(conn);
+             (!lazy || send_stmt(p, lazy)) && send_stmt(p, st) && PQpipelineSync(conn);
   if (sent) {
-    rc = pipeline_results(db, p, count, results, "query");
+    rc = pipeline_results(db, p, count, results, single, "query");
   } else {
     rc = sqlq__pg_error(db, conn, NULL, "query");
     leave_pipeline(p);
@@ -560,7 +756,7 @@ static int run_stmt(sqlq_db *db, postgres_db *p, sqlq__stmt *st) {
 static int pg_step(sqlq_db *db, sqlq__stmt *st) {
   postgres_db *p = PG(db);
   if (st->res == NULL) {
-    int rc = p->in_tx ? SQLQ_OK : sqlq__pg_ready(db);
+    int rc = p->in_tx && p->conn ? SQLQ_OK : sqlq__pg_ready(db);
     if (rc == SQLQ_OK) rc = run_stmt(db, p, st);
     if (rc != SQLQ_OK) return rc;
     st->row = -1;
@@ -673,6 +869,20 @@ static int pg_begin(sqlq_db *db, unsigned kind) {
   return SQLQ_OK;
 }
 
+/* Enter pipeline mode and send there each notification owed, as st
+** (NOTIFY or NOTIFY_TX), then forget them.  Returns whether all were sent. */
+static int pipeline_notices(postgres_db *p, sqlq__stmt *st) {
+  int sent = PQenterPipelineMode(p->conn);
+  for (pg_notice *n = p->notices; sent && n; n = n->next) {
+    pg_bind_text(st, 1, n->queue);
+    pg_bind_text(st, 2, n->payload);
+    sent = send_stmt(p, st);
+  }
+  pg_reset(st);
+  free_notices(p);
+  return sent;
+}
+
 /* Send the notifications owed, after whatever the pipeline already holds,
 ** without waiting for their results: each is a transaction of its own
 ** (see postgres_sql.c), and a lost one only delays a wake-up. */
@@ -686,18 +896,48 @@ static void send_notices(sqlq_db *db, postgres_db *p) {
     free_notices(p);
     return;
   }
-  int sent = PQenterPipelineMode(p->conn);
-  for (pg_notice *n = p->notices; sent && n; n = n->next) {
-    pg_bind_text(st, 1, n->queue);
-    pg_bind_text(st, 2, n->payload);
-    sent = send_prepared(p->conn, st);
-  }
-  pg_reset(st);
-  free_notices(p);
-  if (sent && PQpipelineSync(p->conn))
+  int synced = pipeline_notices(p, st) && PQpipelineSync(p->conn);
+  if (synced && !p->pooled) {
     p->unread++;
-  else
+    return;
+  }
+  /* A pooler may hand the server session to another client at the
+  ** first end of a transaction: nothing is left unread there. */
+  if (synced) skip_to_sync(p->conn);
+  leave_pipeline(p);
+}
+
+/* Commit through a pooler: the notifications owed go in the transaction,
+** before its COMMIT, all in one pipeline (the server sends them when the
+** transaction commits); nothing is left for after it, when the server
+** session may be another client's. */
+static int commit_pooled(sqlq_db *db, postgres_db *p) {
+  PGconn *conn = p->conn;
+  int count = 1;
+  for (pg_notice *n = p->notices; n; n = n->next) count++;
+  PGresult **results = calloc((size_t)count, sizeof *results);
+  if (results == NULL) {
+    free_notices(p);
+    return sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  }
+  int sent = pipeline_notices(p, &p->stmts[PG_SQL_NOTIFY_TX]);
+  sent =
+    sent && PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) && PQpipelineSync(conn);
+  int rc;
+  if (sent) {
+    rc = pipeline_results(db, p, count, results, 1, "COMMIT");
+  } else {
+    rc = sqlq__pg_error(db, conn, NULL, "COMMIT");
     leave_pipeline(p);
+  }
+  if (rc == SQLQ_OK && strcmp(PQcmdStatus(results[count - 1]), "COMMIT") != 0)
+    rc = sqlq__error(db, SQLQ_ERROR, "postgres: the transaction was rolled back");
+  for (int k = 0; k < count; k++) PQclear(results[k]);
+  free(results);
+  /* A notification that failed left the transaction open and aborted. */
+  if (rc != SQLQ_OK && p->conn && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+    PQclear(PQexec(p->conn, "ROLLBACK"));
+  return rc;
 }
 
 static int pg_commit(sqlq_db *db) {
@@ -711,6 +951,7 @@ static int pg_commit(sqlq_db *db) {
     return SQLQ_OK;
   }
   PGconn *conn = sqlq__pg_conn(db);
+  if (p->pooled) return commit_pooled(db, p);
   if (p->notices && prepare_once(db, p, &p->stmts[PG_SQL_NOTIFY]) != SQLQ_OK) free_notices(p);
   int sent = PQenterPipelineMode(conn) &&
              PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0) &&
@@ -725,7 +966,7 @@ static int pg_commit(sqlq_db *db) {
   ** nothing. */
   send_notices(db, p);
   PGresult *result = NULL;
-  int rc = pipeline_results(db, p, 1, &result, "COMMIT");
+  int rc = pipeline_results(db, p, 1, &result, 1, "COMMIT");
   /* A COMMIT of a transaction that had failed answers ROLLBACK. */
   if (rc == SQLQ_OK && strcmp(PQcmdStatus(result), "COMMIT") != 0)
     rc = sqlq__error(db, SQLQ_ERROR, "postgres: the transaction was rolled back");
@@ -781,6 +1022,7 @@ const sqlq__driver sqlq__driver_postgres = {
   ** once took 40 s.  Statements of 1000 bound that worst case. */
   .array_rows_max = 1000,
   .migrations = sqlq__postgres_migrations,
+  .lanes_version = 11,
   .open = pg_open,
   .close = pg_close,
   .exec = pg_exec,

@@ -13,6 +13,7 @@
 #include "sqlq_dl.h"
 
 #define SQLQ__PG_API(X) \
+  X(PQbackendPID) \
   X(PQclear) \
   X(PQcmdStatus) \
   X(PQcmdTuples) \
@@ -26,6 +27,7 @@
   X(PQexecPrepared) \
   X(PQexitPipelineMode) \
   X(PQfinish) \
+  X(PQflush) \
   X(PQfreemem) \
   X(PQgetResult) \
   X(PQgetisnull) \
@@ -47,6 +49,7 @@
   X(PQsetNoticeProcessor) \
   X(PQsocket) \
   X(PQstatus) \
+  X(PQtransactionStatus) \
   X(PQuser)
 
 enum { SQLQ__PG_API(SQLQ__DL_ID) SQLQ__PG_API_COUNT };
@@ -54,6 +57,7 @@ enum { SQLQ__PG_API(SQLQ__DL_ID) SQLQ__PG_API_COUNT };
 extern sqlq__dl_lib sqlq__pg_lib;
 
 #ifdef SQLQ_DLOPEN
+#define PQbackendPID SQLQ__DL_FN(sqlq__pg_lib, PQbackendPID)
 #define PQclear SQLQ__DL_FN(sqlq__pg_lib, PQclear)
 #define PQcmdStatus SQLQ__DL_FN(sqlq__pg_lib, PQcmdStatus)
 #define PQcmdTuples SQLQ__DL_FN(sqlq__pg_lib, PQcmdTuples)
@@ -67,6 +71,7 @@ extern sqlq__dl_lib sqlq__pg_lib;
 #define PQexecPrepared SQLQ__DL_FN(sqlq__pg_lib, PQexecPrepared)
 #define PQexitPipelineMode SQLQ__DL_FN(sqlq__pg_lib, PQexitPipelineMode)
 #define PQfinish SQLQ__DL_FN(sqlq__pg_lib, PQfinish)
+#define PQflush SQLQ__DL_FN(sqlq__pg_lib, PQflush)
 #define PQfreemem SQLQ__DL_FN(sqlq__pg_lib, PQfreemem)
 #define PQgetResult SQLQ__DL_FN(sqlq__pg_lib, PQgetResult)
 #define PQgetisnull SQLQ__DL_FN(sqlq__pg_lib, PQgetisnull)
@@ -88,6 +93,7 @@ extern sqlq__dl_lib sqlq__pg_lib;
 #define PQsetNoticeProcessor SQLQ__DL_FN(sqlq__pg_lib, PQsetNoticeProcessor)
 #define PQsocket SQLQ__DL_FN(sqlq__pg_lib, PQsocket)
 #define PQstatus SQLQ__DL_FN(sqlq__pg_lib, PQstatus)
+#define PQtransactionStatus SQLQ__DL_FN(sqlq__pg_lib, PQtransactionStatus)
 #define PQuser SQLQ__DL_FN(sqlq__pg_lib, PQuser)
 #endif
 

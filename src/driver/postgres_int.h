@@ -16,6 +16,8 @@ enum {
   PG_SQL_NOTIFY = SQLQ__SQL_COUNT, /* $1 queue $2 payload */
   PG_SQL_LAZY,                     /* this transaction's commit need not wait */
   PG_SQL_CHANNEL,                  /* $1 queue -> channel name */
+  PG_SQL_NOTIFY_TX,                /* $1 queue $2 payload, in the open
+                                      transaction (through a pooler) */
   PG_SQL_COUNT
 };
 
@@ -61,6 +63,7 @@ typedef struct postgres_db {
   ** the connection stays in pipeline mode until they are read. */
   int unread;
   sqlq__backoff reconnect; /* pacing of reconnections */
+  int read_only;           /* the server refused a write as read-only */
   /* Wake-ups. */
   int notify;           /* LISTEN/NOTIFY on (URL option notify) */
   double poll_interval; /* seconds between looks when off */
@@ -71,7 +74,21 @@ typedef struct postgres_db {
   ** opened so far tells each lock whether it was taken on this one. */
   PGconn *lock_conn;
   unsigned lock_session;
+  /* A transaction pooler (PgBouncer in transaction mode) may stand
+  ** between the handle and the server (URL option pooler: PG_POOLER_*).
+  ** pooled: the handle's statements are sent unnamed, nothing is left in
+  ** a server session between transactions, the notifications a
+  ** transaction owes go in it, and named locks are leases (lease.c).
+  ** Wake-ups are heard on listen_conn, a session on the server itself
+  ** (the URL options listen_host, listen_port), or by polling. */
+  int pooler;
+  int pooled;
+  char *listen_host, *listen_port; /* NULL: the URL's */
+  PGconn *listen_conn;
+  sqlq__backoff listen_retry; /* pacing of its reopening */
 } postgres_db;
+
+enum { PG_POOLER_AUTO, PG_POOLER_NONE, PG_POOLER_TRANSACTION };
 
 #define PG(db) ((postgres_db *)(db)->driver_data)
 
@@ -93,6 +110,9 @@ PGconn *sqlq__pg_connect(sqlq_db *db);
 /* Open a new session with these libpq keywords and values (NULL-
 ** terminated; a keyword given twice takes its last value). */
 PGconn *sqlq__pg_connect_with(sqlq_db *db, const char *const *keys, const char *const *values);
+/* Open the session that LISTENs beside a pooled connection (listen_host,
+** listen_port); NULL with an error recorded. */
+PGconn *sqlq__pg_connect_listen(sqlq_db *db);
 /* Run a statement of the driver's own with text parameters, returning
 ** its result (which the caller clears) or NULL with an error recorded. */
 PGresult *sqlq__pg_exec_own(sqlq_db *db, int id, int n, const char *const *params);

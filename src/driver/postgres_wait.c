@@ -12,9 +12,19 @@
 ** jobs unannounced, so a waiter also looks again every RECHECK_S seconds.
 ** An idle waiter sends nothing else to the server.
 **
-** With the URL option notify=off (for PgBouncer in transaction pooling,
-** which does not carry LISTEN), nothing is LISTENed or NOTIFYed: a waiter
-** looks again every poll_interval seconds (1 by default).
+** With the URL option notify=off, nothing is LISTENed or NOTIFYed: a
+** waiter looks again every poll_interval seconds (1 by default).
+**
+** Through a transaction pooler (p->pooled), a LISTEN would be made on a
+** server session that other clients then use, and its notifications
+** would reach them, or nobody.  The handle LISTENs instead on a session
+** of its own on the server itself, named by the URL options listen_host
+** and listen_port (the rest of the URL as it is), opened at the first
+** wait and again whenever it is lost (paced as reconnections are); a
+** commit made while it was lost is caught by the check that follows the
+** new LISTEN.  Without those options, or while that session cannot be
+** opened, a waiter polls, as with notify=off.  NOTIFYs are sent through
+** the pooler all the same, in the transaction that owes them.
 */
 #include <errno.h>
 #include <poll.h>
@@ -26,6 +36,57 @@
 #include "postgres_int.h"
 
 #define RECHECK_S 30
+
+/* The session notifications arrive on: the handle's own, or through a
+** pooler the listening session (NULL when there is none). */
+static PGconn *listen_conn(postgres_db *p) {
+  return p->pooled ? p->listen_conn : p->conn;
+}
+
+PGconn *sqlq__pg_connect_listen(sqlq_db *db) {
+  postgres_db *p = PG(db);
+  size_t n = 0;
+  while (p->keys[n]) n++;
+  const char **keys = calloc(n + 3, sizeof *keys);
+  const char **values = calloc(n + 3, sizeof *values);
+  PGconn *conn = NULL;
+  if (keys && values) {
+    memcpy(keys, p->keys, n * sizeof *keys);
+    memcpy(values, p->values, n * sizeof *values);
+    /* A keyword given twice takes its last value. */
+    if (p->listen_host) {
+      keys[n] = "host";
+      values[n++] = p->listen_host;
+    }
+    if (p->listen_port) {
+      keys[n] = "port";
+      values[n++] = p->listen_port;
+    }
+    conn = sqlq__pg_connect_with(db, keys, values);
+  } else {
+    sqlq__error(db, SQLQ_NOMEM, "out of memory");
+  }
+  free(keys);
+  free(values);
+  return conn;
+}
+
+/* Through a pooler: have a listening session when the URL names one and
+** it can be opened (after a pause when the last attempt failed); 0 when
+** the waiter must poll instead. */
+static int have_listen_conn(sqlq_db *db, postgres_db *p) {
+  if (!p->listen_host && !p->listen_port) return 0;
+  if (p->listen_conn && PQstatus(p->listen_conn) == CONNECTION_OK) return 1;
+  if (sqlq__backoff_wait_ns(&p->listen_retry) > 0) return 0;
+  if (p->listen_conn) PQfinish(p->listen_conn);
+  sqlq__pg_forget_listen(p);
+  sqlq__saved_error saved;
+  sqlq__save_error(db, &saved);
+  p->listen_conn = sqlq__pg_connect_listen(db);
+  sqlq__restore_error(db, &saved);
+  sqlq__backoff_result(&p->listen_retry, p->listen_conn != NULL);
+  return p->listen_conn != NULL;
+}
 
 void sqlq__pg_forget_listen(postgres_db *p) {
   free(p->listen_queue);
@@ -49,9 +110,10 @@ static int listen_to(sqlq_db *db, postgres_db *p, const char *queue) {
     snprintf(sql, sizeof sql, "UNLISTEN %s; LISTEN %s", p->channel, channel);
   else
     snprintf(sql, sizeof sql, "LISTEN %s", channel);
-  r = PQexec(p->conn, sql);
+  PGconn *conn = listen_conn(p);
+  r = PQexec(conn, sql);
   int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-  int rc = ok ? SQLQ_OK : sqlq__pg_error(db, p->conn, r, "LISTEN");
+  int rc = ok ? SQLQ_OK : sqlq__pg_error(db, conn, r, "LISTEN");
   PQclear(r);
   if (!ok) return rc;
   char *copy = strdup(queue);
@@ -66,6 +128,7 @@ int sqlq__pg_wait_prepare(sqlq_db *db, const char *queue) {
   postgres_db *p = PG(db);
   int rc = sqlq__pg_ready(db);
   if (rc != SQLQ_OK || !p->notify) return rc;
+  if (p->pooled && !have_listen_conn(db, p)) return SQLQ_OK;
   if (p->listen_queue && strcmp(p->listen_queue, queue) == 0) return SQLQ_OK;
   return listen_to(db, p, queue);
 }
@@ -126,7 +189,7 @@ static int wakes(const char *payload) {
 static int take_notifications(postgres_db *p) {
   int hit = 0;
   PGnotify *n;
-  while ((n = PQnotifies(p->conn)) != NULL) {
+  while ((n = PQnotifies(listen_conn(p))) != NULL) {
     if (!hit && strcmp(n->relname, p->channel) == 0) hit = wakes(n->extra);
     PQfreemem(n);
   }
@@ -137,7 +200,8 @@ int sqlq__pg_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_
   (void)queue;
   postgres_db *p = PG(db);
   sqlq__pg_conn(db); /* what is read while waiting is notifications only */
-  int listening = p->notify && p->conn && PQstatus(p->conn) == CONNECTION_OK && p->channel[0];
+  PGconn *conn = listen_conn(p);
+  int listening = p->notify && conn && PQstatus(conn) == CONNECTION_OK && p->channel[0];
   if (!listening) {
     /* Polling: sleep one interval (or until the deadline) on the eventfd. */
     int64_t next = sqlq__monotonic_ns() + (int64_t)(p->poll_interval * 1e9);
@@ -151,14 +215,14 @@ int sqlq__pg_wait(sqlq_db *db, const char *queue, int wake_fd, int64_t deadline_
   int rechecking = deadline_ns < 0 || recheck < deadline_ns;
   for (;;) {
     if (take_notifications(p)) return SQLQ_OK;
-    struct pollfd fds[2] = {{PQsocket(p->conn), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    struct pollfd fds[2] = {{PQsocket(conn), POLLIN, 0}, {wake_fd, POLLIN, 0}};
     int r = poll(fds, 2, sqlq__poll_ms(rechecking ? recheck : deadline_ns));
     if (r < 0 && errno != EINTR)
       return sqlq__error(db, SQLQ_ERROR, "postgres: poll failed: %s", strerror(errno));
     if (r == 0) return rechecking ? SQLQ_OK : SQLQ_TIMEOUT;
     if (fds[1].revents) return SQLQ_OK;
     /* A lost session reads as a change: the core's next look reconnects. */
-    if (fds[0].revents && (!PQconsumeInput(p->conn) || PQstatus(p->conn) != CONNECTION_OK))
+    if (fds[0].revents && (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK))
       return SQLQ_OK;
   }
 }

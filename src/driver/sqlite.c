@@ -497,6 +497,7 @@ const sqlq__driver sqlq__driver_sqlite = {
   .traits = 0,
   .sql = sqlq__sqlite_sql,
   .migrations = sqlq__sqlite_migrations,
+  .lanes_version = 11,
   .open = sqlite_open,
   .close = sqlite_close,
   .exec = sqlite_exec,
@@ -522,5 +523,7 @@ const sqlq__driver sqlq__driver_sqlite = {
   .unlock = sqlq__sqlite_unlock,
   .lock_check = sqlq__sqlite_lock_check,
   .health = sqlq__sqlite_health,
+  .lock_list = sqlq__sqlite_lock_list,
+  .lock_key = sqlq__sqlite_lock_key,
   .native = sqlite_native,
 };

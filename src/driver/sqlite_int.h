@@ -103,5 +103,7 @@ int sqlq__sqlite_lock(sqlq_db *db, uint64_t key, const void *name, size_t name_l
                       double timeout_s, sqlq__lockstate **out);
 void sqlq__sqlite_unlock(sqlq_db *db, sqlq__lockstate *ls);
 int sqlq__sqlite_lock_check(sqlq_db *db, sqlq__lockstate *ls, int64_t deadline_ns);
+int sqlq__sqlite_lock_list(sqlq_db *db, sqlq__lock_list *l);
+int64_t sqlq__sqlite_lock_key(uint64_t key);
 
 #endif /* SQLQ_SQLITE_INT_H */

@@ -16,6 +16,8 @@
 ** which costs time in proportion to the queue's length.
 */
 #include "cancel_sql.h"
+#include "counts_sql.h"
+#include "summary_sql.h"
 #include "deps_sql.h"
 #include "fair_sql.h"
 #include "schedules_sql.h"
@@ -93,6 +95,19 @@
 #define ACK "DELETE FROM sqlq_jobs WHERE " HELD
 #define HISTORY_COPY DEPS_SQL_HISTORY_COPY("sqlq_now()", HELD)
 
+/* A recursive CTE named cte: the queues that have jobs in state s, from
+** the first up, each found from the one before it in one descent of the
+** state's partial index; none when $1 names a queue. */
+#define SUMMARY_QUEUES(cte, s) \
+  cte "(queue) AS (SELECT (SELECT queue FROM sqlq_jobs WHERE state = '" s "' ORDER BY queue" \
+      " LIMIT 1) WHERE $1 IS NULL UNION ALL SELECT (SELECT j.queue FROM sqlq_jobs j" \
+      " WHERE j.state = '" s "' AND j.queue > r.queue ORDER BY j.queue LIMIT 1)" \
+      " FROM " cte " r WHERE r.queue IS NOT NULL)"
+/* The jobs of queue n.queue that meet cond, counted up to $2 + 1. */
+#define SUMMARY_COUNT(cond) \
+  "(SELECT count(*) FROM (SELECT 1 FROM sqlq_jobs j WHERE j.queue = n.queue AND " cond \
+  " LIMIT $2 + 1))"
+
 const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
   [SQLQ__SQL_SCHEMA_TABLE] = "CREATE TABLE IF NOT EXISTS sqlq_schema ("
                              " version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
@@ -146,6 +161,21 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     "  UNION ALL SELECT queue, 0, 0, 0, 0, paused FROM sqlq_queues"
     "  WHERE $1 IS NULL OR queue = $1)"
     " GROUP BY queue ORDER BY queue",
+  /* As PostgreSQL's (see there): queues from walks of the states' partial
+  ** indexes, each count reading at most $2 entries of one. */
+  [SQLQ__SQL_SUMMARY] =
+    "WITH RECURSIVE clock(now) AS (SELECT sqlq_now()), " SUMMARY_QUEUES("ready_q", "ready") ", " SUMMARY_QUEUES(
+      "running_q",
+      "running") ", " SUMMARY_QUEUES("dead_q",
+                                     "dead") ","
+                                             " names(queue) AS (SELECT queue FROM ready_q UNION SELECT queue FROM running_q"
+                                             "  UNION SELECT queue FROM dead_q UNION SELECT queue FROM sqlq_queues WHERE $1 IS NULL"
+                                             "  UNION SELECT $1)"
+                                             " SELECT queue, ready, scheduled, running, dead, coalesce(paused, 0), age"
+                                             " FROM (SELECT n.queue, " SUMMARY_COUNTS
+                                             ", " SUMMARY_PAUSED_AGE(
+                                               "") "  FROM names n, clock c WHERE n.queue IS NOT NULL) WHERE " SUMMARY_KEPT
+                                                   " ORDER BY queue",
   [SQLQ__SQL_LIST] = "SELECT id, CASE state WHEN 'running' THEN 2 WHEN 'dead' THEN 3"
                      "  WHEN 'ready' THEN CASE WHEN run_at >= " SQLQ__WAITING_SQL " THEN 6"
                      "  WHEN run_at > sqlq_now() THEN 4 ELSE 1 END END AS st,"
@@ -205,6 +235,13 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     "SELECT count(*) FROM sqlq_pool_items WHERE pool = $1 AND ($2 IS NULL OR item = $2)",
   [SQLQ__SQL_POOL_RELEASE] = "UPDATE sqlq_pool_items SET held_until = NULL, token = NULL"
                              " WHERE pool = $1 AND item = $2 AND token = $3",
+
+  /* Listing (list.c; the named locks are sqlite_lock.c's lock_list). */
+  [SQLQ__SQL_RING_LIST] = "SELECT name, capacity, next_seq - 1, created_at FROM sqlq_rings"
+                          " WHERE $1 IS NULL OR name > $1 ORDER BY name LIMIT $2",
+  [SQLQ__SQL_POOL_LIST_ALL] =
+    "SELECT pool, count(*), sum(held_until > sqlq_now()), max(last_used) FROM sqlq_pool_items"
+    " WHERE $1 IS NULL OR pool > $1 GROUP BY pool ORDER BY pool LIMIT $2",
 
   /* Subscriptions.  Only tables of the main database count. */
   [SQLQ__SQL_SUB_COLUMNS] =
@@ -317,6 +354,11 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
     "INSERT INTO sqlq_groups (queue, grouped, group_key, served) VALUES ($1, $2, $3, $4)"
     " ON CONFLICT (queue, grouped, group_key) DO UPDATE SET served = excluded.served",
   [SQLQ__SQL_FAIR_SERVED] = FAIR_SQL_SERVED,
+  /* Counts (schema version 13). */
+  COUNTS_SQL_ENTRIES("", "$1"),
+  /* AUTOINCREMENT keeps the highest id ever used in sqlite_sequence. */
+  [SQLQ__SQL_COUNTS_IDS] =
+    "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'sqlq_jobs'), 0)",
 };
 
 /* Version 1: jobs, queues, history.  docs/schema.md documents each column. */
@@ -463,7 +505,25 @@ static const char migration_11[] = "SELECT 1;";
 ** lanes and a cheaper PostgreSQL INSERT trigger.  The version is recorded all the same. */
 static const char migration_12[] = "SELECT 1;";
 
+/* Version 13: the counts of what handles did, per queue, writer and
+** minute (src/counts.c). */
+static const char migration_13[] =
+  COUNTS_SQL_TABLE("CREATE TABLE", "INTEGER", "TEXT", "TEXT",
+                   " WITHOUT ROWID;") "CREATE INDEX sqlq_counts_age ON sqlq_counts (minute_at);";
+
+/* Version 14 (leases, which only PostgreSQL behind a transaction pooler
+** uses) adds nothing on this backend.  The version is recorded all the
+** same. */
+static const char migration_14[] = "SELECT 1;";
+
+/* Version 15: an index of the dead jobs, so that sqlq_summary() counts a
+** queue's dead jobs, and finds the queues that have some, without reading
+** its other jobs.  Only dead rows enter it: claims and acks never touch it. */
+static const char migration_15[] =
+  "CREATE INDEX sqlq_jobs_dead ON sqlq_jobs (queue, id) WHERE state = 'dead';";
+
 const char *const sqlq__sqlite_migrations[SQLQ_SCHEMA_VERSION] = {
-  migration_1, migration_2, migration_3, migration_4,  migration_5,  migration_6,
-  migration_7, migration_8, migration_9, migration_10, migration_11, migration_12,
+  migration_1,  migration_2,  migration_3,  migration_4,  migration_5,
+  migration_6,  migration_7,  migration_8,  migration_9,  migration_10,
+  migration_11, migration_12, migration_13, migration_14, migration_15,
 };

@@ -1,6 +1,7 @@
 # tests/cli/fb_upgrade.sh -- a Firebird database of schema version 11 is
-# upgraded by `sqlq init` to version 12 (claim lanes: the table sqlq_lanes,
-# the sequence sqlq_rewinds, the triggers sqlq_jobs_lanes and sqlq_commit)
+# upgraded by `sqlq init` to version 13 (claim lanes of version 12: the table sqlq_lanes,
+# the sequence sqlq_rewinds, the triggers sqlq_jobs_lanes and sqlq_commit;
+# the table sqlq_counts of version 13)
 # with its jobs intact.  Before the upgrade a worker asked for lanes claims
 # plainly; after it, the first claim by lanes records the lanes of the jobs
 # that were there, and a plain-SQL INSERT records its job's; a late one
@@ -15,14 +16,16 @@ sq() { "$SQLQ" --url "$url" "$@"; }
 lanes() {
   fb_sql "SELECT CAST(queue AS VARCHAR(128) CHARACTER SET UTF8) || '	' || -claim_rank FROM sqlq_lanes WHERE queue <> '' ORDER BY queue, claim_rank"
 }
+# Undo versions 15, 14, 13 and 12.
 undo_12() {
-  fb_sql "DROP TRIGGER sqlq_commit; DROP TRIGGER sqlq_jobs_lanes; DROP TABLE sqlq_lanes;
+  fb_sql "DELETE FROM sqlq_schema WHERE version >= 14; DROP TABLE sqlq_counts; COMMIT; DELETE FROM sqlq_schema WHERE version = 13;
+    DROP TRIGGER sqlq_commit; DROP TRIGGER sqlq_jobs_lanes; DROP TABLE sqlq_lanes;
     DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version = 12;" ||
     fail "undo version 12"
 }
 
 run "init" 0 sq init
-expect_out "init makes version 12" "schema version 12"
+expect_out "init makes version 15" "schema version 15"
 undo_12
 run "version 11" 0 fb_sql "SELECT max(version) FROM sqlq_schema"
 expect_out "is what is left" "11"
@@ -34,9 +37,9 @@ run "a worker that asks for lanes claims plainly on version 11" 0 timeout 20 \
 expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 12" "schema version 12"
+expect_out "the upgrade reaches version 15" "schema version 15"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 12"
+expect_out "again changes nothing" "schema version 15"
 run "no lanes yet" 0 lanes
 expect_out "before the first claim by lanes" ""
 run "the jobs from version 11 run by lanes" 0 timeout 20 \
@@ -83,9 +86,10 @@ trap drop_both EXIT
 as_sysdba <<<"CREATE DATABASE '$own_database' PAGE_SIZE 16384 DEFAULT CHARACTER SET UTF8;" ||
   fail "create a database as SYSDBA"
 run "init by the owner" 0 "$SQLQ" --url "$sysdba_url" init
-as_sysdba "$own_database" <<SQL || fail "undo version 12 as SYSDBA"
+as_sysdba "$own_database" <<SQL || fail "undo versions 13 and 12 as SYSDBA"
+DROP TABLE sqlq_counts; COMMIT; DELETE FROM sqlq_schema WHERE version = 13;
 DROP TRIGGER sqlq_commit; DROP TRIGGER sqlq_jobs_lanes; DROP TABLE sqlq_lanes;
-DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version = 12;
+DROP SEQUENCE sqlq_rewinds; COMMIT; DELETE FROM sqlq_schema WHERE version >= 12;
 GRANT ALL ON sqlq_schema TO USER $fb_user; GRANT ALL ON sqlq_jobs TO USER $fb_user;
 GRANT ALL ON sqlq_queues TO USER $fb_user; GRANT ALL ON sqlq_groups TO USER $fb_user;
 GRANT ALL ON sqlq_rate_starts TO USER $fb_user;
@@ -105,10 +109,10 @@ run "the job ran" 0 own stats --json "$q"
 expect_out_has "the queue is empty" '"ready":0,"scheduled":0,"running":0,"dead":0'
 as_sysdba "$own_database" <<<"GRANT ALTER DATABASE TO USER $fb_user;" || fail "grant ALTER DATABASE"
 run "the upgrade with ALTER DATABASE" 0 own init
-expect_out "reaches version 12" "schema version 12"
+expect_out "reaches version 15" "schema version 15"
 
-fb_sql "INSERT INTO sqlq_schema (version, applied_at) VALUES (13, 0)" || fail "set version 13"
+fb_sql "INSERT INTO sqlq_schema (version, applied_at) VALUES (16, 0)" || fail "set version 16"
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 13"
+expect_err_has "the error names the versions" "version 16"
 finish

@@ -13,10 +13,12 @@
 
 q=race
 sq() { "$SQLQ" --url "$url" "$@"; }
+# Undo versions 13 (sqlq_counts) and 12.
 undo_12() {
-  my_sql "DROP TRIGGER sqlq_jobs_lane; DROP TRIGGER sqlq_jobs_moved;
+  my_sql "DROP TABLE sqlq_counts; DELETE FROM sqlq_schema WHERE version = 13;
+          DROP TRIGGER sqlq_jobs_lane; DROP TRIGGER sqlq_jobs_moved;
           DROP TABLE sqlq_lanes, sqlq_lane_moves;
-          DELETE FROM sqlq_schema WHERE version = 12;" || fail "undo version 12"
+          DELETE FROM sqlq_schema WHERE version >= 12;" || fail "undo version 12"
 }
 run "init" 0 sq init
 total=0

@@ -1,5 +1,5 @@
 # tests/cli/pg_upgrade.sh -- a PostgreSQL database of schema version 1 is
-# upgraded by `sqlq init` to version 12 (cancellation, rings and pools, subscriptions, schedules, retention,
+# upgraded by `sqlq init` to version 13 (counts, cancellation, rings and pools, subscriptions, schedules, retention,
 # concurrency limits, dependencies, rate limits, per-group limits, fair queues,
 # claim lanes) with its jobs intact; a newer schema is refused.  Runs on a database of
 # its own (pg_database.bash); needs psql.
@@ -35,7 +35,8 @@ undo_12() {
          END IF;
          $notify_end
        DROP FUNCTION sqlq_add_lanes(text[], integer[]); DROP FUNCTION sqlq_rewind();
-       DELETE FROM sqlq_schema WHERE version = 12;"
+       DROP TABLE IF EXISTS sqlq_leases;
+       DELETE FROM sqlq_schema WHERE version >= 12;"
 }
 # Version 11 made sqlq_lanes, sqlq_rewinds, sqlq_late() and the trigger
 # sqlq_jobs_made_ready, and taught the INSERT trigger's function to record

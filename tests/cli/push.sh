@@ -3,9 +3,9 @@
 . "$(dirname "$0")/lib.sh"
 
 run "init" 0 sq init
-expect_out "init prints the version" "schema version 12"
+expect_out "init prints the version" "schema version 15"
 run "init again" 0 sq init
-expect_out "init again changes nothing" "schema version 12"
+expect_out "init again changes nothing" "schema version 15"
 
 run "push" 0 sq push q hello
 expect_out "push prints the id" "1"

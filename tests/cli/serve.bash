@@ -73,7 +73,7 @@ metric() {
 }
 
 # wait_metric NAME_AND_LABELS TEST VALUE: poll until the metric's value
-# compares so (-lt or -eq) with VALUE; returns non-zero after 20 s.
+# compares so (-lt, -ge or -eq) with VALUE; returns non-zero after 20 s.
 wait_metric() {
   local tries=200 v ok
   while [ $tries -gt 0 ]; do
@@ -81,6 +81,7 @@ wait_metric() {
     v=${v%%.*}
     case $2 in
     -lt) ok=$((${v:-0} < $3)) ;;
+    -ge) ok=$((${v:-0} >= $3)) ;;
     *) ok=$((${v:-0} == $3)) ;;
     esac
     if [ -n "$v" ] && [ "$ok" = 1 ]; then
@@ -90,6 +91,12 @@ wait_metric() {
     tries=$((tries - 1))
   done
   return 1
+}
+
+# sum_field: the sum of the numbers after the colons of its input lines
+# ("finished":3).
+sum_field() {
+  awk -F: '{ s += $2 } END { print s + 0 }'
 }
 
 # expect_promtool NAME: /metrics passes `promtool check metrics`.
@@ -126,8 +133,65 @@ serve_backend_tests() {
   checks=$((checks + 1))
   wait_metric 'sqlq_queue_jobs{queue="serve-q",state="ready"}' -eq 0 ||
     fail "the worker did not drain the queue"
+  # The counters, from sqlq_counts: the worker writes its counts every 5 s
+  # while it waits for more jobs, each push and the dead worker theirs at exit.
+  checks=$((checks + 1))
+  wait_metric 'sqlq_jobs_finished_total{queue="serve-q"}' -eq 40 ||
+    fail "finished did not reach 40 while the worker ran: $(metric 'sqlq_jobs_finished_total{queue="serve-q"}')"
+  expect_eq "enqueued counts the 40 pushes" "$(metric 'sqlq_jobs_enqueued_total{queue="serve-q"}')" 40
+  expect_eq "dead counts the 2 jobs out of attempts" "$(metric 'sqlq_jobs_dead_total{queue="serve-dead"}')" 2
+  expect_eq "no failed attempt with attempts left" "$(metric 'sqlq_jobs_failed_total{queue="serve-dead"}')" 0
+  expect_eq "the lag histogram counts the 40 claims" \
+    "$(metric 'sqlq_job_lag_seconds_count{queue="serve-q"}')" 40
+  expect_eq "its +Inf bucket too" "$(metric 'sqlq_job_lag_seconds_bucket{queue="serve-q",le="+Inf"}')" 40
+  local claims
+  claims=$(metric 'sqlq_claim_duration_seconds_count{queue="serve-q"}')
+  checks=$((checks + 1))
+  [ "${claims:-0}" -ge 1 ] || fail "the claim histogram counts no claim: '$claims'"
+  expect_promtool "with the counters"
+  checks=$((checks + 1))
+  wait_metric 'sqlq_job_ids_total' -ge 42 || fail "sqlq_job_ids_total is not 42 or more: $(metric sqlq_job_ids_total)"
+  # More jobs while the worker still runs: the counters move on.
+  for i in $(seq 41 45); do
+    sq push serve-q "job $i" >/dev/null
+  done
+  checks=$((checks + 1))
+  wait_metric 'sqlq_jobs_finished_total{queue="serve-q"}' -eq 45 ||
+    fail "finished did not move from 40 to 45: $(metric 'sqlq_jobs_finished_total{queue="serve-q"}')"
+  checks=$((checks + 1))
+  wait_metric 'sqlq_claim_duration_seconds_count{queue="serve-q"}' -ge $((claims + 1)) ||
+    fail "the claim histogram's count did not grow from $claims"
+  expect_eq "the lag histogram counts 45" "$(metric 'sqlq_job_lag_seconds_count{queue="serve-q"}')" 45
   stop_worker "$worker"
   expect_promtool "after the worker"
+
+  # The history of a queue: 60 minutes, the last one now, every count.
+  http "history" 200 GET /api/v1/queues/serve-q/history
+  expect_body_has "history" '{"queue":"serve-q","minutes":[{"t":'
+  expect_eq "60 minutes" "$(grep -o '"t":' "$tmp/body" | wc -l)" 60
+  expect_eq "the minutes' finished add up to 45" \
+    "$(grep -o '"finished":[0-9]*' "$tmp/body" | sum_field)" 45
+  expect_eq "the minutes' enqueued add up to 45" \
+    "$(grep -o '"enqueued":[0-9]*' "$tmp/body" | sum_field)" 45
+  local last age
+  last=$(grep -o '"t":[0-9]*' "$tmp/body" | tail -n 1 | cut -d: -f2)
+  age=$(($(date +%s) - ${last:-0}))
+  checks=$((checks + 1))
+  if [ "$age" -lt 0 ] || [ "$age" -ge 120 ]; then
+    fail "the last minute of the history is not this one: $last"
+  fi
+  http "the history of dead jobs" 200 GET /api/v1/queues/serve-dead/history
+  expect_eq "the minutes' dead add up to 2" \
+    "$(grep -o '"dead":[0-9]*' "$tmp/body" | sum_field)" 2
+  http "the history of a queue without counts" 200 GET /api/v1/queues/nothing-here/history
+  expect_eq "is 60 minutes of zeros" "$(grep -o '"finished":0,"failed":0,"dead":0,"enqueued":0' "$tmp/body" | wc -l)" 60
+  http "history takes no query string" 400 GET '/api/v1/queues/serve-q/history?minutes=5'
+  expect_body_has "history takes no query string" '"error":'
+  http "history of a queue name too long" 400 GET "/api/v1/queues/$(printf 'q%.0s' $(seq 300))/history"
+  expect_body_has "history of a queue name too long" '"error":'
+  http "history below a queue's history" 404 GET /api/v1/queues/serve-q/history/more
+  act "POST history" 404 /api/v1/queues/serve-q/history
+  expect_body_has "POST history" '"error":'
 
   # The API: queues and jobs.
   http "queues" 200 GET /api/v1/queues
@@ -192,9 +256,24 @@ serve_backend_tests() {
   [ -n "$id" ] || fail "no running job to cancel"
   act "cancel the running job" 200 "/api/v1/jobs/${id:-0}/cancel"
   expect_body_has "cancel the running job" '{"cancelled":1}'
+  expect_eq "the cancel counts a dead job" "$(metric 'sqlq_jobs_dead_total{queue="serve-slow"}')" 1
   run "the cancelled job is dead" 0 sq jobs --state dead --json serve-slow
   expect_out_has "cancelled" '"last_error":"cancelled"'
   stop_worker "$worker"
 
+  serve_stop
+
+  # --count-limit: the API's counts stop there and say so; /metrics counts
+  # every job.
+  for i in 1 2 3; do sq push serve-many "job $i" >/dev/null; done
+  serve_start --count-limit 2
+  http "counts stop at the limit" 200 GET /api/v1/queues/serve-many
+  expect_body_has "counts stop at the limit" '"ready":2,'
+  expect_body_has "the counts that stopped" '"more":["ready"]'
+  expect_body_has "the limit" '"count_limit":2'
+  http "every queue" 200 GET /api/v1/queues
+  expect_body_has "every queue: the limit" '"count_limit":2,'
+  expect_body_has "every queue: stopped" '"queue":"serve-many","ready":2,'
+  expect_eq "metrics count every job" "$(metric 'sqlq_queue_jobs{queue="serve-many",state="ready"}')" 3
   serve_stop
 }

@@ -23,6 +23,9 @@ for bad in "" x 127.0.0.1 127.0.0.1: 127.0.0.1:65536 127.0.0.1:-1 :8089 '[::1]80
   refused "--listen '$bad'" 64 sq serve --listen "$bad"
 done
 refused "an argument" 64 sq serve extra
+for bad in "" 0 -1 x 1.5 1000000001 99999999999999999999; do
+  refused "--count-limit '$bad'" 64 sq serve --count-limit "$bad"
+done
 refused "--token on the command line" 64 sq serve --token "$token"
 refused "a non-loopback listener without a token" 64 sq serve --listen 127.0.0.2:0
 expect_err_has "it says why" "needs a token"
@@ -34,6 +37,7 @@ refused "a token with a space" 65 sq serve --token-file "$tmp/space"
 SQLQ_SERVE_TOKEN=short refused "a short token in the environment" 65 sq serve
 run "serve --help" 0 sq serve --help
 expect_out_has "help names --read-only" "--read-only"
+expect_out_has "help names --count-limit" "--count-limit"
 
 # A non-loopback listener with a token from the environment: 401 without it.
 SQLQ_SERVE_TOKEN=$token serve_start --listen 127.0.0.2:0
@@ -57,12 +61,15 @@ serve_stop
 printf '%s\n' "$token" >"$tmp/token"
 serve_start --token-file "$tmp/token"
 http "loopback with a token file: none given" 401 GET /api/v1/queues
+http "the dashboard's page without the token" 401 GET /
+http "the dashboard's script without the token" 401 GET /dash/dash.js
 http "loopback with a token file: given" 200 GET /api/v1/queues -H "Authorization: Bearer $token"
 serve_stop
 
 # Loopback without a token.
 serve_start
-for path in /api/v1/queues /metrics /nowhere '/api/v1/queues?x=1' '/%zz'; do
+for path in /api/v1/queues /metrics /nowhere '/api/v1/queues?x=1' '/%zz' / /dash/dash.js \
+  /dash/nope; do
   curl -s -o /dev/null -D "$tmp/headers" "$base$path"
   checks=$((checks + 1))
   grep -qi "^Content-Security-Policy: default-src 'none'" "$tmp/headers" ||

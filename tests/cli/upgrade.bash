@@ -3,8 +3,19 @@
 # (MariaDB) after lib.sh, with
 #   $url          the database
 #   sql           a function that runs the SQL text $1 on it
-#   undo_12       (optional) a function that turns a database of the
-#                 current version into version 11 by undoing what migration
+#   undo_15       (optional) a function that turns a database of the
+#                 current version into version 14 by undoing what migration
+#                 15 does (default: drop the index sqlq_jobs_dead, forget the
+#                 version)
+#   undo_14       (optional) a function that turns a database of version
+#                 14 into version 13 by undoing what migration
+#                 14 does (default: drop sqlq_leases where it is, forget the
+#                 version)
+#   undo_13       (optional) a function that turns a database of version
+#                 13 into version 12 by undoing what migration 13 does
+#                 (default: drop sqlq_counts, forget the version)
+#   undo_12       (optional) a function that turns a database of version
+#                 12 into version 11 by undoing what migration
 #                 12 does (default: forget the version, where it adds nothing)
 #   undo_11       a function that turns a database of version 11 into
 #                 version 10 by undoing what migration 11 does
@@ -37,6 +48,24 @@ unset_version() {
 if ! declare -F undo_12 >/dev/null; then
   undo_12() { unset_version 12; }
 fi
+if ! declare -F undo_15 >/dev/null; then
+  undo_15() {
+    sql "DROP INDEX IF EXISTS sqlq_jobs_dead"
+    unset_version 15
+  }
+fi
+if ! declare -F undo_14 >/dev/null; then
+  undo_14() {
+    sql "DROP TABLE IF EXISTS sqlq_leases"
+    unset_version 14
+  }
+fi
+if ! declare -F undo_13 >/dev/null; then
+  undo_13() {
+    sql "DROP TABLE sqlq_counts"
+    unset_version 13
+  }
+fi
 
 q="upgrade-$$"
 case $url in
@@ -44,8 +73,11 @@ case $url in
 *) hurl="$url?history=1" ;;
 esac
 run "init" 0 sq init
-expect_out "init makes version 12" "schema version 12"
+expect_out "init makes version 15" "schema version 15"
 run "push a job" 0 sq push "$q" "from version 1"
+undo_15
+undo_14
+undo_13
 undo_12
 downgrade
 
@@ -85,9 +117,9 @@ expect_eq "and says nothing" "$(cat "$tmp/err")" ""
 run "a job at another priority on version 1" 0 sq push -p 7 "$q-p" "at priority 7"
 
 run "upgrade" 0 sq init
-expect_out "the upgrade reaches version 12" "schema version 12"
+expect_out "the upgrade reaches version 15" "schema version 15"
 run "upgrade again" 0 sq init
-expect_out "again changes nothing" "schema version 12"
+expect_out "again changes nothing" "schema version 15"
 run "the job survived" 0 sq jobs --json "$q"
 expect_eq "its payload" "$(grep -o '"payload":"[^"]*"' "$tmp/out")" '"payload":"from version 1"'
 expect_eq "its id" "$(grep -o '"id":[0-9]*' "$tmp/out")" '"id":1'
@@ -146,6 +178,9 @@ sq ring drop "$q" >/dev/null
 sq pool remove "$q" item >/dev/null
 sq purge "$q" >/dev/null
 
+undo_15
+undo_14
+undo_13
 undo_12
 undo_11
 undo_10
@@ -162,15 +197,31 @@ sq push --group g "$q-9" "two" >/dev/null
 run "a worker claims under both limits on version 9" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-9" -- true
 run "and drains the queue" 0 sq stats --json "$q-9"
 expect_out_has "drained" '"ready":0,"scheduled":0,"running":0'
-run "back to version 12" 0 sq init
-expect_out "back to version 12" "schema version 12"
+run "back to version 15" 0 sq init
+expect_out "back to version 15" "schema version 15"
 sq limit -c 0 -r 0 "$q-9" >/dev/null
 
-set_version 13
+# Counts (version 13): a worker on version 12 writes none and says
+# nothing of them; after the upgrade it works as before.
+undo_15
+undo_14
+undo_13
+sq push "$q-n" "on version 12" >/dev/null
+run "a worker on version 12" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-n" -- true
+expect_eq "says nothing of counts" "$(cat "$tmp/err")" ""
+run "and drains the queue on version 12" 0 sq stats --json "$q-n"
+expect_out_has "drained on version 12" '"ready":0,"scheduled":0,"running":0,"dead":0'
+run "up to version 15" 0 sq init
+expect_out "up to version 15" "schema version 15"
+sq push "$q-n" "on version 15" >/dev/null
+run "a worker on version 15" 0 timeout 20 "$SQLQ" --url "$url" work --drain "$q-n" -- true
+expect_eq "says nothing either" "$(cat "$tmp/err")" ""
+
+set_version 16
 run "a newer schema is refused" 69 sq init
 expect_error_line "a newer schema is refused"
-expect_err_has "the error names the versions" "version 13"
-unset_version 13
+expect_err_has "the error names the versions" "version 16"
+unset_version 16
 run "init after the newer one is gone" 0 sq init
 
 finish

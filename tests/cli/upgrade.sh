@@ -1,5 +1,5 @@
 # tests/cli/upgrade.sh -- a SQLite database of schema version 1 is upgraded
-# by `sqlq init` to version 12 (rings and pools, subscriptions, schedules,
+# by `sqlq init` to version 13 (counts, rings and pools, subscriptions, schedules,
 # retention, concurrency limits, dependencies, rate limits, cancellation,
 # per-group limits, fair queues; versions 11 and 12 add nothing on SQLite) with
 # its jobs intact; a newer schema is refused.  Needs the

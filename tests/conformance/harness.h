@@ -195,6 +195,7 @@ int run_rate_tests(void);
 int run_enqueue_tests(void);
 int run_claim_tests(void);
 int run_admin_tests(void);
+int run_counts_tests(void);
 int run_wait_tests(void);
 int run_concurrency_tests(void);
 int run_lock_tests(void);
@@ -208,5 +209,6 @@ int run_retention_tests(void);
 int run_deps_tests(void);
 int run_cancel_tests(void);
 int run_fair_tests(void);
+int run_list_tests(void);
 
 #endif /* SQLQ_TEST_HARNESS_H */

@@ -19,7 +19,8 @@ int main(int argc, char **argv) {
     run_wait_tests,   run_concurrency_tests, run_lock_tests,         run_input_tests,
     run_ring_tests,   run_pool_tests,        run_subscription_tests, run_batch_tests,
     run_cron_tests,   run_retention_tests,   run_limit_tests,        run_deps_tests,
-    run_rate_tests,   run_cancel_tests,      run_fair_tests,
+    run_rate_tests,   run_cancel_tests,      run_fair_tests,         run_counts_tests,
+    run_list_tests,
   };
   size_t i;
   int failed = 0;

@@ -80,6 +80,101 @@ static void stats_counts_exact(void **state) {
   sqlq_queue_stats_free(all, n);
 }
 
+/* The one summary of queue (limit) that sqlq_summary() gives. */
+static sqlq_queue_summary summary_of(const fixture *f, const char *queue, int64_t limit) {
+  sqlq_queue_summary *s = NULL, one;
+  size_t n = 0;
+  assert_ok(f->db, sqlq_summary(f->db, queue, limit, &s, &n));
+  assert_int_equal(n, 1);
+  assert_string_equal(s[0].queue, queue);
+  one = s[0];
+  sqlq_queue_summaries_free(s, n);
+  return one;
+}
+
+/* sqlq_summary() counts what sqlq_stats() counts; a count that reaches
+** the limit stops there with its bit set; the oldest due job's age is
+** given (-1 with none due); a queue paused with no jobs is listed; every
+** queue comes in name order. */
+static void summary_bounded(void **state) {
+  fixture *f = *state;
+  sqlq_queue_summary s, *all = NULL;
+  size_t n = 0, i, mine = 0, idle = 0;
+  char paused[128];
+  make_one_of_each(f); /* 2 ready, 1 scheduled, 1 running, 1 dead */
+  s = summary_of(f, f->queue, 100);
+  assert_int_equal(s.ready, 2);
+  assert_int_equal(s.scheduled, 1);
+  assert_int_equal(s.running, 1);
+  assert_int_equal(s.dead, 1);
+  assert_int_equal(s.more, 0);
+  assert_int_equal(s.paused, 0);
+  assert_true(s.oldest_ready_age_us >= 0 && s.oldest_ready_age_us < 600000000);
+  s = summary_of(f, f->queue, 2); /* exactly the limit: no bit */
+  assert_int_equal(s.ready, 2);
+  assert_int_equal(s.more, 0);
+  s = summary_of(f, f->queue, 1);
+  assert_int_equal(s.ready, 1);
+  assert_int_equal(s.scheduled, 1);
+  assert_int_equal(s.running, 1);
+  assert_int_equal(s.dead, 1);
+  assert_int_equal(s.more, SQLQ_MORE_READY);
+  fx_push(f->db, f, "third", 0);
+  push_delayed(f, 600);
+  s = summary_of(f, f->queue, 2);
+  assert_int_equal(s.ready, 2);
+  assert_int_equal(s.scheduled, 2);
+  assert_int_equal(s.more, SQLQ_MORE_READY);
+  /* A queue paused with no jobs: listed, zeros, none due. */
+  fx_name(f, "paused", paused, sizeof paused);
+  assert_ok(f->db, sqlq_pause(f->db, paused));
+  s = summary_of(f, paused, 5);
+  assert_int_equal(s.paused, 1);
+  assert_int_equal(s.ready + s.scheduled + s.running + s.dead, 0);
+  assert_int_equal(s.oldest_ready_age_us, -1);
+  /* Every queue, in bytewise order, ours once each, as sqlq_stats() says. */
+  assert_ok(f->db, sqlq_summary(f->db, NULL, 1000, &all, &n));
+  for (i = 0; i < n; i++) {
+    if (strcmp(all[i].queue, f->queue) == 0) {
+      mine++;
+      assert_int_equal(all[i].ready, 3);
+      assert_int_equal(all[i].scheduled, 2);
+    }
+    if (strcmp(all[i].queue, paused) == 0) idle += all[i].paused;
+    if (i > 0) assert_true(strcmp(all[i - 1].queue, all[i].queue) < 0);
+  }
+  assert_int_equal(mine, 1);
+  assert_int_equal(idle, 1);
+  sqlq_queue_summaries_free(all, n);
+  /* A queue the database does not know: no entry. */
+  fx_name(f, "unknown", paused, sizeof paused);
+  all = (sqlq_queue_summary *)&all;
+  assert_ok(f->db, sqlq_summary(f->db, paused, 10, &all, &n));
+  assert_int_equal(n, 0);
+  sqlq_queue_summaries_free(all, n);
+}
+
+/* A queue with only scheduled jobs has none due; garbage is refused. */
+static void summary_garbage(void **state) {
+  fixture *f = *state;
+  sqlq_queue_summary *s = (sqlq_queue_summary *)&s;
+  size_t n = 99;
+  push_delayed(f, 600);
+  assert_int_equal(summary_of(f, f->queue, 10).oldest_ready_age_us, -1);
+  assert_int_equal(summary_of(f, f->queue, 10).scheduled, 1);
+  static const int64_t bad[] = {0, -1, INT64_MIN, SQLQ_SUMMARY_LIMIT_MAX + (int64_t)1, INT64_MAX};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    assert_status(f->db, sqlq_summary(f->db, f->queue, bad[i], &s, &n), SQLQ_MISUSE);
+    assert_null(s);
+    assert_int_equal(n, 0);
+  }
+  assert_status(f->db, sqlq_summary(f->db, f->queue, 10, NULL, &n), SQLQ_MISUSE);
+  assert_status(f->db, sqlq_summary(f->db, f->queue, 10, &s, NULL), SQLQ_MISUSE);
+  assert_true(sqlq_summary(f->db, "", 10, &s, &n) != SQLQ_OK);
+  assert_status(NULL, sqlq_summary(NULL, NULL, 10, &s, &n), SQLQ_MISUSE);
+  sqlq_queue_summaries_free(NULL, 0);
+}
+
 /* sqlq_health lists the backend's items, each with a name, a unit and a
 ** threshold, over exactly when its value passes the threshold; it needs
 ** somewhere to put them, and its free function accepts NULL. */
@@ -308,6 +403,8 @@ int run_admin_tests(void) {
     FX_TEST(pause_and_resume),
     FX_TEST(pause_empty_queue_listed),
     FX_TEST(stats_counts_exact),
+    FX_TEST(summary_bounded),
+    FX_TEST(summary_garbage),
     FX_TEST(health_items),
     FX_TEST(list_with_state_filter),
     FX_TEST(retry_dead_by_ids),

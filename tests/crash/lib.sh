@@ -49,17 +49,6 @@ only_transient_failures() {
   [ -z "$final" ] || die "a worker took a failure for final: $final"
 }
 
-# wait_until SECONDS CMD...: run CMD every 0.1 s until it succeeds; 1 when
-# it never did within SECONDS.
-wait_until() {
-  local tries=$(($1 * 10))
-  shift
-  until "$@"; do
-    tries=$((tries - 1))
-    [ "$tries" -gt 0 ] || return 1
-    sleep 0.1
-  done
-}
 
 # wait_empty QUEUE: wait (10 s at most) until QUEUE has no job ready,
 # scheduled, running or dead.

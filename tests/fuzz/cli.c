@@ -197,6 +197,12 @@ static int lock_code(char **words, int n, int cmd, int code) {
   return 0;
 }
 
+/* Whether code is the data error of a command that reads a file of its
+** arguments before it opens the database: `serve` and its token file. */
+static int file_code(char **words, int cmd, int code) {
+  return code == EXIT_DATAERR && cmd >= 0 && strcmp(words[cmd], "serve") == 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return -1;
   int scratch = data[0] & 1;
@@ -238,9 +244,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FZ_CHECK(code == 0 || code == EXIT_USAGE || code == EXIT_DATAERR || code == EXIT_UNAVAILABLE ||
                code == EXIT_TEMPFAIL,
              "exit %d on the scratch database: %.300s", code, err);
-  else /* serve reads its token file before it opens the database */
-    FZ_CHECK(code == 0 || code == EXIT_USAGE || conflict ||
-               (code == EXIT_DATAERR && cmd >= 0 && strcmp(argv[3 + cmd], "serve") == 0),
+  else
+    FZ_CHECK(code == 0 || code == EXIT_USAGE || conflict || file_code(argv + 3, cmd, code),
              "exit %d where the URL cannot open: %.300s", code, err);
   check_stderr(err, err_len, code, !conflict);
   free(out);

@@ -150,6 +150,9 @@ innodb_buffer_pool_size = 128M
 innodb_log_file_size = 128M
 character-set-server = utf8mb4
 collation-server = utf8mb4_bin
+# information_schema.METADATA_LOCK_INFO, from which sqlq_locks() lists the
+# GET_LOCK locks held (docs/mysql.md).
+plugin-load-add = metadata_lock_info.so
 ${1:-}
 CNF
   if [ "$owner" != "$(id -un)" ]; then

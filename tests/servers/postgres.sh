@@ -7,6 +7,22 @@
 #                              was killed), then wait until it is ready
 #   postgres.sh url PORT       print the URL the tests use
 #
+# For the failover test (tests/cli/pg_failover.sh) and bench/run-failover.sh:
+#   postgres.sh standby PORT PRIMARY_PORT
+#                              (re)create a streaming standby of the server
+#                              on PRIMARY_PORT (pg_basebackup -R) and start
+#                              it on PORT; returns once it streams
+#   postgres.sh sync PORT on|off
+#                              synchronous replication on the server on PORT
+#                              (synchronous_standby_names '*' or ''); with on,
+#                              returns once a standby replicates synchronously
+#   postgres.sh kill PORT      SIGKILL the server and all its processes, as a
+#                              crash of its machine would (data kept)
+#   postgres.sh promote PORT   promote the standby on PORT (pg_ctl promote)
+#                              and wait until it takes writes
+#   postgres.sh sql PORT SQL   run SQL as the superuser in database sqlq and
+#                              print its rows (unaligned, '|' between fields)
+#
 # The data directory is /tmp/sqlq-test-pg-PORT, so that separate runs find
 # it; it is also the server's unix socket directory and holds its log
 # (server.log).  `start` first stops and removes whatever a previous run left
@@ -40,17 +56,22 @@ prog=postgres.sh
 timeout_s=30
 
 usage() {
-  echo "usage: $prog start|stop|restart|url PORT" >&2
+  echo "usage: $prog start|stop|restart|url|kill|promote PORT | standby PORT PRIMARY_PORT | sync PORT on|off | sql PORT SQL" >&2
   exit 2
 }
 
 # shellcheck source=tests/servers/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[ "$#" -eq 2 ] || usage
+[ "$#" -ge 2 ] || usage
 command=$1
 port=$2
 check_port "$port"
+case "$command" in
+  standby | sync | sql) [ "$#" -eq 3 ] || usage ;;
+  *) [ "$#" -eq 2 ] || usage ;;
+esac
+arg=${3:-}
 
 dir=/tmp/sqlq-test-pg-$port
 log=$dir/server.log
@@ -61,7 +82,7 @@ case "$command" in
     echo "$url"
     exit 0
     ;;
-  start | stop | restart) ;;
+  start | stop | restart | standby | sync | kill | promote | sql) ;;
   *) usage ;;
 esac
 
@@ -208,6 +229,7 @@ local   all       sqlq_pw                 scram-sha-256
 host    all       sqlq_pw  127.0.0.1/32   scram-sha-256
 local   all       all                     trust
 host    all       all      127.0.0.1/32   trust
+host    replication all    127.0.0.1/32   trust
 HBA
   if [ -n "${SQLQ_TEST_PG_LISTEN_ALSO:-}" ]; then
     echo "host    all       all      $SQLQ_TEST_PG_LISTEN_ALSO/24 trust" |
@@ -242,8 +264,81 @@ restart_server() {
   fi
 }
 
+# sql_in_sqlq SQL: run SQL as the superuser in database sqlq, printing rows.
+sql_in_sqlq() {
+  "$bindir/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d sqlq -c "$1"
+}
+
+# wait_for SQL: wait until SQL (run in database postgres) prints t.
+wait_for() {
+  local tries=$((timeout_s * 10))
+  until [ "$("$bindir/psql" -X -q -A -t -h "$dir" -p "$port" -U postgres -d postgres -c "$1" 2>/dev/null)" = t ]; do
+    tries=$((tries - 1))
+    [ "$tries" -gt 0 ] || return 1
+    sleep 0.1
+  done
+}
+
+# start_standby PRIMARY_PORT: a standby of the server on PRIMARY_PORT, on
+# $port.  The base backup carries the primary's configuration: the port
+# and socket directory are set anew after it.
+start_standby() {
+  local out primary=$1
+  check_port "$primary"
+  stop_server
+  if ! out=$(as_owner "$bindir/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres -D "$dir" \
+    -R -X stream --no-sync --checkpoint=fast 2>&1); then
+    printf '%s\n' "$out" | tail -n 20 >&2
+    die "pg_basebackup from port $primary failed"
+  fi
+  chmod 700 "$dir"
+  rm -f "$dir/server.log"
+  as_owner tee -a "$dir/postgresql.conf" >/dev/null <<CONF
+
+# tests/servers/postgres.sh standby of port $primary
+port = $port
+unix_socket_directories = '$dir'
+CONF
+  if ! out=$(as_owner "$bindir/pg_ctl" -D "$dir" -l "$log" -w -t "$timeout_s" start 2>&1) ||
+    ! wait_ready; then
+    start_failed start "$out"
+  fi
+  wait_for "SELECT status = 'streaming' FROM pg_stat_wal_receiver" ||
+    die "the standby on port $port does not stream from port $primary"
+}
+
+# set_sync on|off: synchronous replication on the server of $port.
+set_sync() {
+  local names
+  case "$1" in
+    on) names='*' ;;
+    off) names='' ;;
+    *) usage ;;
+  esac
+  psql_admin -c "ALTER SYSTEM SET synchronous_standby_names = '$names'" \
+    -c "SELECT pg_reload_conf()" || die "cannot set synchronous_standby_names on port $port"
+  if [ "$1" = on ]; then
+    wait_for "SELECT count(*) > 0 FROM pg_stat_replication WHERE sync_state = 'sync'" ||
+      die "no standby replicates synchronously from port $port"
+  fi
+}
+
+promote_standby() {
+  local out
+  if ! out=$(as_owner "$bindir/pg_ctl" -D "$dir" -w -t "$timeout_s" promote 2>&1); then
+    printf '%s\n' "$out" >&2
+    die "cannot promote the standby on port $port"
+  fi
+  wait_for "SELECT NOT pg_is_in_recovery()" || die "the server on port $port is still a standby"
+}
+
 case "$command" in
   start) start_server ;;
   stop) stop_server ;;
   restart) restart_server ;;
+  standby) start_standby "$arg" ;;
+  sync) set_sync "$arg" ;;
+  kill) kill_leftovers ;;
+  promote) promote_standby ;;
+  sql) sql_in_sqlq "$arg" ;;
 esac

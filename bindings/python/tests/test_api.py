@@ -19,7 +19,7 @@ def test_handle_properties(db, url):
                           "mariadb": ("mysql",), "firebird": ("firebird",)}[BACKEND]
     assert "secret" not in db.url
     assert db.payload_limit == 1048576
-    assert db.init() == 12
+    assert db.init() == 14
     assert "Database" in repr(db)
 
 
