@@ -17,7 +17,8 @@
 #                     holder cut off until the link returns (default 1)
 # Needs root, ip (iproute2) and nft (nftables).  With SQLQ_TEST_KEEP_LOG
 # set to a path, the commands' lines and the workers' stderr are copied
-# there at exit.
+# there at exit.  SQLQ_TEST_NETNS_DEADLINE (seconds, 420 by default) is
+# when the watchdog ends a run that has not ended by itself.
 #
 # Checked, with a job's command writing a line per tenth of a second
 # ("beat") between its "start" and "done" lines, and a lock's command the
@@ -44,7 +45,7 @@ server_start() {
 }
 server_stop() {
   # shellcheck disable=SC2086 # "bash SCRIPT"
-  $server_script stop "$netns_port"
+  timeout -k 10 120 $server_script stop "$netns_port"
 }
 server_url() {
   echo "$scheme://sqlq@$1:$netns_port/sqlq"
@@ -64,18 +65,19 @@ in_ns() {
   ip netns exec "$ns" "$@"
 }
 
-# teardown: kill what runs in the namespace, remove it (with its end of
-# the veth pair, and so the host's end) and stop the server.  Runs at
-# exit, before common.sh's cleanup.
+# teardown: stop the watchdog, kill what runs in the namespace, remove it
+# (with its end of the veth pair, and so the host's end) and stop the
+# server, each step bounded.  Runs at exit, before common.sh's cleanup.
 teardown() {
   local pids
+  [ -z "${watchdog_pid:-}" ] || kill "$watchdog_pid" 2>/dev/null
   if ip netns list 2>/dev/null | grep -qw "$ns"; then
     pids=$(ip netns pids "$ns" 2>/dev/null)
     # shellcheck disable=SC2086 # a list of pids
     [ -z "$pids" ] || kill -9 $pids 2>/dev/null
-    ip netns del "$ns" 2>/dev/null
+    timeout -k 5 30 ip netns del "$ns" 2>/dev/null
   fi
-  ip link del "$veth_host" 2>/dev/null
+  timeout -k 5 30 ip link del "$veth_host" 2>/dev/null
   server_stop >/dev/null 2>&1
   [ -z "${SQLQ_TEST_KEEP_LOG:-}" ] || cp -r "$tmp/log" "$SQLQ_TEST_KEEP_LOG" 2>/dev/null
   cleanup
@@ -88,6 +90,68 @@ teardown_quiet() {
   trap teardown EXIT
 }
 teardown_quiet
+mkdir -p "$tmp" # removed by the teardown
+
+# The whole run is bounded too.  wait_until and wait_gone count tries of
+# 0.1 s, and a machine that stalls stretches each try without limit: in 23
+# runs of each scenario, one of each (and a Galera test beside them) ran
+# past ctest's timeout while the machine ran out of memory (load 25-31,
+# then the kernel's OOM killer), and ctest's kill leaves the namespace and
+# the server behind (docs/scale.md).  So a watchdog ends a run that passes
+# SQLQ_TEST_NETNS_DEADLINE seconds (420 by default; ctest's timeout is
+# 700) with "FAIL: the run passed its deadline ...", naming the step it was in,
+# the machine's load and memory pressure and the test's processes (with
+# what each waits on in the kernel); the EXIT trap then removes the
+# namespace and stops the server.
+deadline=${SQLQ_TEST_NETNS_DEADLINE:-420}
+step_file=$tmp/step
+test_pid=$$
+
+# at STEP: the step that runs now, for the watchdog's message.
+at() {
+  echo "$1" >"$step_file"
+}
+at "setting up the namespace and the server"
+
+# snapshot: the machine's load and memory pressure, and the processes of
+# the test and of the namespace.
+snapshot() {
+  local pids
+  echo "load: $(cat /proc/loadavg); memory pressure: $(head -n 1 /proc/pressure/memory 2>/dev/null)"
+  pids=$({
+    descendants "$test_pid"
+    ip netns pids "$ns" 2>/dev/null
+  } | sort -un | paste -sd, -)
+  [ -z "$pids" ] || ps -o pid,ppid,stat,wchan:24,etime,args -p "$pids"
+}
+
+# watchdog: at the deadline, say so with the step and a snapshot, and send
+# the test SIGTERM (its trap dies, once the command in the foreground
+# returns); when the test still runs 30 s later, kill its other processes
+# so that the command in the foreground returns.
+watchdog() {
+  local end=$((SECONDS + deadline)) pid i
+  while [ "$SECONDS" -lt "$end" ]; do
+    kill -0 "$test_pid" 2>/dev/null || return 0
+    sleep 1
+  done
+  {
+    echo "FAIL: the run passed its deadline of $deadline s, in step: $(cat "$step_file" 2>/dev/null)"
+    snapshot
+  } >&2
+  kill -TERM "$test_pid" 2>/dev/null
+  for ((i = 0; i < 30; i++)); do
+    kill -0 "$test_pid" 2>/dev/null || return 0
+    sleep 1
+  done
+  for pid in $(descendants "$test_pid"); do
+    [ "$pid" = "$BASHPID" ] || kill -9 "$pid" 2>/dev/null
+  done
+}
+trap 'die "stopped by the watchdog after $deadline s, in step: $(cat "$step_file")"' TERM
+watchdog &
+watchdog_pid=$!
+
 ip netns add "$ns" || die "ip netns add $ns"
 ip link add "$veth_host" type veth peer name "$veth_ns" || die "ip link add $veth_host"
 ip link set "$veth_ns" netns "$ns" || die "ip link set $veth_ns netns $ns"
@@ -97,6 +161,7 @@ in_ns ip addr add "$ns_addr/30" dev "$veth_ns" || die "ip addr add $ns_addr (in 
 in_ns ip link set "$veth_ns" up || die "ip link set $veth_ns up (in $ns)"
 in_ns ip link set lo up || die "ip link set lo up (in $ns)"
 
+at "starting the server"
 server_start "$host_addr" || die "the server on port $netns_port did not start"
 url=$(server_url 127.0.0.1)
 ns_url=$(server_url "$host_addr")
@@ -213,6 +278,7 @@ done
 start_worker_in ns "$log/ns.err" --lease "$lease" --concurrency 4 --backoff 0 --kill-after 2 cut -- \
   bash "$job_sh" ns "$log/job-" payload
 ns_worker=$!
+at "jobs: the namespace's worker starts 4 commands"
 wait_until 30 running_in_ns 4 || die "the worker in $ns did not start 4 commands: $(cat "$log/ns.err")"
 sleep 1
 cut_at=$EPOCHREALTIME
@@ -227,6 +293,7 @@ host_worker=$!
 stopped_in_ns() {
   ! running_in_ns 1
 }
+at "jobs: the cut-off worker stops its commands"
 wait_until 60 stopped_in_ns || die "the cut-off worker's commands still run $(since "$cut_at") s after the cut"
 pass "the cut-off worker stopped its commands $(since "$cut_at") s after the cut (lease $lease s)"
 
@@ -235,6 +302,7 @@ pass "the cut-off worker stopped its commands $(since "$cut_at") s after the cut
 noticed() {
   grep -q 'retrying' "$log/ns.err"
 }
+at "jobs: the cut-off worker finds the database away"
 if wait_until 60 noticed; then
   pass "the cut-off worker found the database away $(since "$cut_at") s after the cut"
 fi
@@ -243,6 +311,7 @@ fi
 all_done() {
   sq stats --json cut 2>/dev/null | grep -q '"ready":0,"scheduled":0,"running":0,"dead":0'
 }
+at "jobs: the host's worker runs the jobs"
 wait_until 90 all_done || die "the host's worker did not finish the jobs: $(sq stats --json cut)"
 pass "the host's worker ran the jobs the cut-off worker held"
 kill -TERM "$host_worker"
@@ -251,6 +320,7 @@ wait "$host_worker" || die "the host's worker exited $?: $(cat "$log/host.err")"
 
 # The link returns: the late answers of the cut-off worker are refused, and
 # it works again.
+at "jobs: the link returns, the cut-off worker's late answers"
 restore_link
 restored_at=$EPOCHREALTIME
 refused_all() {
@@ -266,10 +336,12 @@ done
 rejoined() {
   [ "$(cat "$log"/job-* | awk '$1 == "done" && $4 == "ns" && $5 > '"$restored_at" | wc -l)" -ge 4 ]
 }
+at "jobs: the cut-off worker runs jobs again"
 wait_until 90 rejoined || die "the cut-off worker did not run jobs again: $(cat "$log/ns.err")"
 pass "the cut-off worker runs jobs again $(since "$restored_at") s after the link returned"
 wait_until 30 all_done || die "jobs are left: $(sq stats --json cut)"
 kill -TERM "$ns_worker"
+at "jobs: the namespace's worker ends on SIGTERM"
 wait_gone 60 "$ns_worker" || die "the namespace's worker still runs 60 s after SIGTERM"
 wait "$ns_worker" || die "the namespace's worker exited $?: $(cat "$log/ns.err")"
 check_attempts
@@ -282,9 +354,13 @@ pass "$((jobs + 4)) jobs: none lost, no two attempts of a job at once, $twice do
 # 75; the server ends its session, which frees the lock, when its own
 # keepalives give up (PostgreSQL) or when the link returns (MariaDB, where
 # the wrapper sets locks_freed_while_cut=0); only then does the host's
-# holder run its command.
+# holder run its command.  The host's holder checks its lock with a
+# timeout of 30 s rather than 5: its server is on the loopback, and a
+# check that fails there only says that the machine stalled (one run, at a
+# load of 25-31 with memory running out, saw it exit 75 after a 5 s check).
 # The commands are job_sh's.
 locklog=$log/lock-lock
+at "lock: the holder in the namespace starts its command"
 ip netns exec "$ns" "$SQLQ" --url "$ns_url" lock --kill-after 2 netns-lock -- \
   bash "$job_sh" ns "$log/lock-" 3000 2>"$log/lock-ns.err" &
 ns_holder=$!
@@ -295,10 +371,11 @@ holding() {
 wait_until 30 holding || die "the holder in $ns did not start its command: $(cat "$log/lock-ns.err")"
 cut_at=$EPOCHREALTIME
 cut_link
-"$SQLQ" --url "$url" lock -w 150 netns-lock -- bash "$job_sh" host "$log/lock-" 20 \
+"$SQLQ" --url "$url" lock -w 150 --check-timeout 30 netns-lock -- bash "$job_sh" host "$log/lock-" 20 \
   2>"$log/lock-host.err" &
 host_holder=$!
 bg_pids+=("$host_holder")
+at "lock: the cut-off holder stops its command"
 wait_gone 60 "$ns_holder" || die "the cut-off holder still runs 60 s after the cut"
 wait "$ns_holder"
 code=$?
@@ -311,12 +388,14 @@ if [ "${locks_freed_while_cut:-1}" = 0 ]; then
   restore_link
   restored=1
 fi
+at "lock: the host's holder gets the lock and runs its command"
 wait_gone 180 "$host_holder" || die "the host's holder still runs 180 s after the cut"
 wait "$host_holder" || die "the host's holder exited $?: $(cat "$log/lock-host.err")"
 host_start=$(awk '$1 == "start" && $4 == "host" { print $5 }' "$locklog")
 pass "the host's holder got the lock $(awk -v a="$cut_at" -v b="$host_start" 'BEGIN { printf "%.1f", b - a }') s after the cut"
 late=$(awk -v b="$host_start" '$4 == "ns" && $1 != "term" && $5 > b' "$locklog")
 [ -z "$late" ] || die "the cut-off holder's command ran after the host's began: $late"
+at "lock: a holder in the namespace takes the lock again"
 [ -n "${restored:-}" ] || restore_link
 ip netns exec "$ns" "$SQLQ" --url "$ns_url" lock -w 60 netns-lock -- true 2>"$log/lock-ns.err" ||
   die "the holder in $ns cannot take the lock after the link returned: $(cat "$log/lock-ns.err")"
