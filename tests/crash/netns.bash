@@ -13,6 +13,10 @@
 #   listen_also       the name of the variable that makes that script's
 #                     server listen on one more address
 #   scheme            its URLs' scheme (user sqlq, database sqlq)
+#   url_user, url_path  the URLs' user part and path, when not "sqlq" and
+#                     "/sqlq"
+#   listens_there_only  1 when the server listens on ADDR only (not on
+#                     127.0.0.1): the host reaches it there too
 #   locks_freed_while_cut  0 when the server keeps the session of a lock's
 #                     holder cut off until the link returns (default 1)
 # Needs root, ip (iproute2) and nft (nftables).  With SQLQ_TEST_KEEP_LOG
@@ -48,7 +52,7 @@ server_stop() {
   timeout -k 10 120 $server_script stop "$netns_port"
 }
 server_url() {
-  echo "$scheme://sqlq@$1:$netns_port/sqlq"
+  echo "$scheme://${url_user:-sqlq}@$1:$netns_port${url_path:-/sqlq}"
 }
 
 # One namespace and one /30 per server port, so that the PostgreSQL and
@@ -163,7 +167,9 @@ in_ns ip link set lo up || die "ip link set lo up (in $ns)"
 
 at "starting the server"
 server_start "$host_addr" || die "the server on port $netns_port did not start"
-url=$(server_url 127.0.0.1)
+host_side=127.0.0.1
+[ "${listens_there_only:-0}" = 0 ] || host_side=$host_addr
+url=$(server_url "$host_side")
 ns_url=$(server_url "$host_addr")
 sq init >/dev/null || die "init"
 in_ns "$SQLQ" --url "$ns_url" stats >/dev/null || die "the server cannot be reached from $ns"
