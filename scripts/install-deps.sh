@@ -45,6 +45,7 @@ packages=(
   python3-pytest python3-venv       # bindings/python: its tests, and pip install into a venv
   python3-psycopg python3-mysqldb   # bindings/python: transactional enqueue through each driver
   prometheus curl                   # sqlq serve's tests: promtool check metrics, HTTP requests
+  iproute2 nftables                 # tests/crash/*_netns.sh: network namespaces, links cut by dropping packets
   chromium python3-websocket        # tests/cli/dash.sh: the dashboard in headless Chromium (DevTools)
 )
 server_package=postgresql

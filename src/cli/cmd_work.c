@@ -178,6 +178,7 @@ typedef struct worker {
   int away;           /* the database is unreachable (said once) */
   double idle;        /* current pause after a claim found nothing */
   work_watch *watch;  /* tells of the jobs cancelled while they run */
+  work_guard *guard;  /* signals the commands whose leases ran out */
   sqlq_job_ref *refs; /* room for --concurrency jobs, for the watch */
 } worker;
 
@@ -257,6 +258,7 @@ static int spawn(worker *w, const sqlq_job *job, double claimed_at, slot *s) {
   s->timeout_at = w->o.timeout > 0 ? cli_monotonic_s() + w->o.timeout : INFINITY;
   s->next_touch = cli_monotonic_s() + w->o.lease / 3;
   s->lease_end = claimed_at + w->o.lease;
+  work_guard_set(w->guard, (size_t)(s - w->slots), s->pid, s->lease_end);
   w->running++;
   return 0;
 }
@@ -397,14 +399,23 @@ static void finish(worker *w, const slot *s, int status) {
   }
 }
 
+/* Why a lease was lost when no extension succeeded in time. */
+#define LEASE_RAN_OUT "it ran out before an extension reached the database"
+
 /* Reap every command that ended and finish its job. */
 static void reap(worker *w) {
   pid_t pid;
   int status, i;
-  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+  while ((pid = work_guard_reap(w->guard, &status)) > 0) {
     for (i = 0; i < w->o.concurrency; i++) {
       slot *s = &w->slots[i];
       if (s->pid == pid) {
+        if (!s->lost && work_guard_fired(w->guard, (size_t)i)) {
+          /* The lease guard stopped it while the loop was blocked. */
+          cli_error("work: job %" PRId64 ": lease lost (%s); its command got SIGTERM", s->id,
+                    LEASE_RAN_OUT);
+          s->lost = 1;
+        }
         finish(w, s, status);
         s->pid = 0;
         w->running--;
@@ -455,6 +466,7 @@ static void touch(worker *w, slot *s) {
   int rc = sqlq_touch(w->db, s->id, s->token, w->o.lease, NULL);
   if (rc == SQLQ_OK) {
     s->lease_end = t + w->o.lease;
+    work_guard_set(w->guard, (size_t)(s - w->slots), s->pid, s->lease_end);
   } else if (rc == SQLQ_STALE) {
     lease_lost(w, s, "the job is no longer held with its token: it was cancelled, or taken back");
   } else if (!database_away(w, rc, "touch")) {
@@ -464,7 +476,8 @@ static void touch(worker *w, slot *s) {
 }
 
 /* Extend the leases whose time has come, then give up those that ran out
-** before an extension succeeded. */
+** before an extension succeeded (the lease guard may have signalled their
+** commands already, while an extension was under way). */
 static void touch_due(worker *w) {
   int i;
   for (i = 0; i < w->o.concurrency; i++) {
@@ -475,8 +488,9 @@ static void touch_due(worker *w) {
   }
   for (i = 0; i < w->o.concurrency; i++) {
     slot *s = &w->slots[i];
-    if (s->pid != 0 && !s->lost && s->lease_end <= cli_monotonic_s()) {
-      lease_lost(w, s, "it ran out before an extension reached the database");
+    if (s->pid != 0 && !s->lost &&
+        (s->lease_end <= cli_monotonic_s() || work_guard_fired(w->guard, (size_t)i))) {
+      lease_lost(w, s, LEASE_RAN_OUT);
     }
   }
 }
@@ -794,7 +808,8 @@ static int run_commands(const cli_global *g, const work_options *o) {
     return EXIT_SOFTWARE;
   }
   w.db = cli_open(g, &code);
-  if (w.db != NULL && (w.watch = work_watch_start(g, o->queue, &code)) != NULL) {
+  if (w.db != NULL && (w.watch = work_watch_start(g, o->queue, &code)) != NULL &&
+      (w.guard = work_guard_start((size_t)o->concurrency, o->kill_after, &code)) != NULL) {
     if (work_signals_install(w.db) != 0) {
       cli_error("work: cannot set up signals: %s", strerror(errno));
       code = EXIT_SOFTWARE;
@@ -803,6 +818,7 @@ static int run_commands(const cli_global *g, const work_options *o) {
     }
     work_signals_uninstall();
   }
+  work_guard_stop(w.guard);
   work_watch_stop(w.watch);
   sqlq_close(w.db);
   free(w.slots);

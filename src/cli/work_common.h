@@ -84,4 +84,28 @@ size_t work_watch_take(work_watch *w, sqlq_job_ref *out, size_t max);
 /* Stop the thread and free w (NULL is fine). */
 void work_watch_stop(work_watch *w);
 
+/* The lease guard (work_guard.c): a thread that sends SIGTERM to the
+** guardian of a command whose lease ran out, at the moment it runs out,
+** and SIGKILLs its tree kill_after seconds later, even while the loop is
+** blocked in a call to the database.  n slots, numbered from 0.  NULL on
+** failure, with one line said and *exit_code set. */
+typedef struct work_guard work_guard;
+work_guard *work_guard_start(size_t n, double kill_after, int *exit_code);
+
+/* Slot i runs the command whose guardian is pid (0: none) and whose lease
+** lasts until lease_end (monotonic seconds).  A new pid starts unsignalled;
+** the same pid stays signalled once it was. */
+void work_guard_set(work_guard *g, size_t i, pid_t pid, double lease_end);
+
+/* Whether the guard signalled the command of slot i because its lease ran
+** out. */
+int work_guard_fired(work_guard *g, size_t i);
+
+/* waitpid(-1, status, WNOHANG), with the reaped pid forgotten by the guard
+** before it can signal it again. */
+pid_t work_guard_reap(work_guard *g, int *status);
+
+/* Stop the thread and free g (NULL is fine). */
+void work_guard_stop(work_guard *g);
+
 #endif /* SQLQ_CLI_WORK_COMMON_H */

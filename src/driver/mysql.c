@@ -194,6 +194,12 @@ MYSQL *sqlq__my_connect(sqlq_db *db) {
     mysql_close(conn);
     return NULL;
   }
+  /* Every session, the lock session too, has TCP keepalives and a limit on
+  ** data left unacknowledged: on a link that drops every packet, a call
+  ** fails within SQLQ__USER_TIMEOUT_MS and an idle session ends within
+  ** about 40 s, where TCP alone takes 15 minutes and over 2 hours
+  ** (docs/scale.md). */
+  sqlq__keepalive(mysql_get_socket(conn));
   /* Locks waited for by a write give up after the handle's busy timeout
   ** (whole seconds, at least 1); the SQL mode is fixed so that the
   ** server's configuration does not change what a statement means. */

@@ -77,7 +77,6 @@ MYSQL *sqlq__my_aux(sqlq_db *db) {
     aux = NULL;
   }
   if (aux == NULL) return NULL;
-  sqlq__keepalive(mysql_get_socket(aux));
   m->aux_session++;
   return m->aux = aux;
 }

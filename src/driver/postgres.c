@@ -141,10 +141,13 @@ int sqlq__pg_error(sqlq_db *db, PGconn *conn, const PGresult *res, const char *w
 ** Connecting.
 */
 
+#define TEXT(n) #n
+#define NUMBER(n) TEXT(n)
+
 /* Build the keyword/value arrays for libpq from url: its parts, then the
 ** libpq options of its query string. */
 static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
-  size_t n = 8 + (size_t)url->n_opts;
+  size_t n = 13 + (size_t)url->n_opts;
   p->keys = calloc(n, sizeof *p->keys);
   p->values = calloc(n, sizeof *p->values);
   if (p->keys == NULL || p->values == NULL) return sqlq__error(db, SQLQ_NOMEM, "out of memory");
@@ -161,6 +164,17 @@ static int make_params(sqlq_db *db, postgres_db *p, const sqlq__url *url) {
   } while (0)
   ADD("fallback_application_name", "sqlq");
   ADD("connect_timeout", "10");
+  /* Every session, the lock session too, has TCP keepalives and a limit on
+  ** data left unacknowledged (sqlq__keepalive's values): on a link that
+  ** drops every packet, a call fails within SQLQ__USER_TIMEOUT_MS and an
+  ** idle session (a wait) ends within about 40 s, where TCP alone takes 15
+  ** minutes and over 2 hours (docs/scale.md).  The URL's own keywords come
+  ** later, and win. */
+  ADD("keepalives", "1");
+  ADD("keepalives_idle", NUMBER(SQLQ__KEEPIDLE_S));
+  ADD("keepalives_interval", NUMBER(SQLQ__KEEPINTVL_S));
+  ADD("keepalives_count", NUMBER(SQLQ__KEEPCNT));
+  ADD("tcp_user_timeout", NUMBER(SQLQ__USER_TIMEOUT_MS));
   if (url->host) ADD("host", url->host);
   if (url->port) {
     char buf[8];

@@ -12,8 +12,9 @@
 **
 ** The lock session is kept alive and watched (docs/postgres.md): it turns
 ** off the server's idle_session_timeout, idle_in_transaction_session_timeout
-** and statement_timeout for itself, and has TCP keepalives (the URL's own
-** keepalive options win).  Only the end of the session releases its locks
+** and statement_timeout for itself, has TCP keepalives on both ends (the
+** handle's, postgres.c, where the URL's own keepalive options win; the
+** server's, set for the session).  Only the end of the session releases its locks
 ** (nothing else in it unlocks), so a lock is held while the session that
 ** took it answers: the check is one round trip on it, "SELECT 1", with a
 ** deadline (libpq's asynchronous calls and poll()).  A session that does
@@ -33,28 +34,26 @@
 
 #include "postgres_int.h"
 
+#define TEXT(n) #n
+#define NUMBER(n) TEXT(n)
+
 struct sqlq__lockstate {
   int64_t key;
   unsigned session; /* the lock session it was taken on (lock_session) */
 };
 
-/* libpq keywords of the lock session, put ahead of the handle's own, so
-** that the URL's own settings win: the keepalives of sqlq__keepalive. */
-#define TEXT(n) #n
-#define NUMBER(n) TEXT(n)
-static const char *const session_keys[] = {"keepalives", "keepalives_idle", "keepalives_interval",
-                                           "keepalives_count", "tcp_user_timeout"};
-static const char *const session_values[] = {"1", NUMBER(SQLQ__KEEPIDLE_S),
-                                             NUMBER(SQLQ__KEEPINTVL_S), NUMBER(SQLQ__KEEPCNT),
-                                             NUMBER(SQLQ__USER_TIMEOUT_MS)};
-#define N_SESSION_KEYS (sizeof session_keys / sizeof session_keys[0])
-
 /* Server settings that would end an idle lock session (with its locks) or
 ** a long wait for a lock, turned off for the lock session where the
-** server has them. */
+** server has them; and the server's own TCP keepalives on the session,
+** sqlq__keepalive's values, so that the server ends the session of a
+** holder cut off by the network, and frees its locks, about 40 s after it
+** last heard from it (instead of its system's default of over 2 hours),
+** which is well after the holder's checks stopped its command (docs/scale.md). */
 static const char no_timeouts_sql[] =
-  "SELECT set_config(name, '0', false) FROM pg_settings WHERE name IN"
-  " ('idle_session_timeout', 'idle_in_transaction_session_timeout', 'statement_timeout')";
+  "SELECT set_config(name, CASE name WHEN 'tcp_keepalives_idle' THEN '" NUMBER(SQLQ__KEEPIDLE_S) "' WHEN 'tcp_keepalives_interval' THEN '" NUMBER(
+    SQLQ__KEEPINTVL_S) "' WHEN 'tcp_keepalives_count' THEN '" NUMBER(SQLQ__KEEPCNT) "' WHEN 'tcp_user_timeout' THEN '" NUMBER(SQLQ__USER_TIMEOUT_MS) "' ELSE '0' END, false) FROM pg_settings WHERE name IN"
+                                                                                                                                                     " ('idle_session_timeout', 'idle_in_transaction_session_timeout', 'statement_timeout',"
+                                                                                                                                                     " 'tcp_keepalives_idle', 'tcp_keepalives_interval', 'tcp_keepalives_count', 'tcp_user_timeout')";
 
 /* Run sql on conn with one text parameter $1 (none when param is NULL).
 ** When out is not NULL it receives the first column of the first row
@@ -102,25 +101,11 @@ static int set_timeout(sqlq_db *db, double timeout_s) {
   return run(db, PG(db)->lock_conn, "SELECT set_config('lock_timeout', $1, false)", ms, NULL, 0);
 }
 
-/* Open the lock session: db's parameters with session_keys ahead, and
-** no_timeouts_sql run. */
+/* Open the lock session, on db's parameters (with their TCP keepalives),
+** and run no_timeouts_sql on it. */
 static int open_session(sqlq_db *db) {
   postgres_db *p = PG(db);
-  size_t n = 0;
-  while (p->keys[n]) n++;
-  const char **keys = calloc(N_SESSION_KEYS + n + 1, sizeof *keys);
-  const char **values = calloc(N_SESSION_KEYS + n + 1, sizeof *values);
-  if (keys && values) {
-    memcpy(keys, session_keys, sizeof session_keys);
-    memcpy(values, session_values, sizeof session_values);
-    memcpy(keys + N_SESSION_KEYS, p->keys, n * sizeof *keys);
-    memcpy(values + N_SESSION_KEYS, p->values, n * sizeof *values);
-    p->lock_conn = sqlq__pg_connect_with(db, keys, values);
-  } else {
-    sqlq__error(db, SQLQ_NOMEM, "out of memory");
-  }
-  free(keys);
-  free(values);
+  p->lock_conn = sqlq__pg_connect(db);
   if (p->lock_conn == NULL) return db->errcode;
   p->lock_session++;
   int rc = run(db, p->lock_conn, no_timeouts_sql, NULL, NULL, 0);

@@ -33,7 +33,11 @@
 # root it runs as the "firebird" system user, otherwise as the current user.
 #
 # The server (SuperServer) listens on 127.0.0.1:PORT only, and sends events
-# (POST_EVENT) through 127.0.0.1:PORT+1 (RemoteAuxPort).  Its security
+# (POST_EVENT) through 127.0.0.1:PORT+1 (RemoteAuxPort); with
+# SQLQ_TEST_FB_LISTEN_ON set to an address, on that address instead, in
+# `start` and `url` (Firebird binds one address: tests/crash/fb_netns.sh
+# gives the host's end of its network namespace, which the host reaches
+# too).  Its security
 # database has:
 #   SYSDBA   password 'sqlq-sysdba'
 #   sqlq     password 'sqlq-secret', allowed to create databases, owner of
@@ -76,7 +80,8 @@ dir=/tmp/sqlq-test-fb-$port
 root=$dir/root
 database=$dir/db/sqlq.fdb
 log=$dir/server.log
-url="firebird://sqlq:$sqlq_password@127.0.0.1:$port/$database"
+addr=${SQLQ_TEST_FB_LISTEN_ON:-127.0.0.1}
+url="firebird://sqlq:$sqlq_password@$addr:$port/$database"
 export FIREBIRD=$root FIREBIRD_LOCK=$dir/lock FIREBIRD_TMP=$dir/tmp
 
 case "$command" in
@@ -107,7 +112,7 @@ isql_run() {
 
 case "$command" in
   sql)
-    isql_run -user sqlq -password "$sqlq_password" "127.0.0.1/$port:$database" <<<"$3"
+    isql_run -user sqlq -password "$sqlq_password" "$addr/$port:$database" <<<"$3"
     exit 0
     ;;
 esac
@@ -162,7 +167,7 @@ make_root() {
 ServerMode = Super
 RemoteServicePort = $port
 RemoteAuxPort = $((port + 1))
-RemoteBindAddress = 127.0.0.1
+RemoteBindAddress = $addr
 SecurityDatabase = $root/security3.fdb
 TempDirectories = $FIREBIRD_TMP
 DatabaseAccess = Full
@@ -190,9 +195,9 @@ SQL
   fi
 }
 
-# listening: something accepts TCP connections on 127.0.0.1:$port.
+# listening: something accepts TCP connections on $addr:$port.
 listening() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
+  (exec 3<>"/dev/tcp/$addr/$port") 2>/dev/null
 }
 
 # launch WHAT: start the server on the instance and wait until it listens
@@ -200,7 +205,7 @@ listening() {
 launch() {
   local launcher tries
   # A server that is not ours on the port would pass for ours below.
-  ! listening || die "something already listens on 127.0.0.1:$port"
+  ! listening || die "something already listens on $addr:$port"
   # The server runs in a session of its own, so that the test that started
   # it may end first; server_pids finds it by its environment.
   as_owner setsid "$bindir/firebird" </dev/null >>"$log" 2>&1 &
@@ -233,7 +238,7 @@ start_server() {
 
   # The test database, created through the server so that sqlq owns it.
   isql_run -user sqlq -password "$sqlq_password" >/dev/null <<SQL ||
-CREATE DATABASE '127.0.0.1/$port:$database' DEFAULT CHARACTER SET UTF8;
+CREATE DATABASE '$addr/$port:$database' DEFAULT CHARACTER SET UTF8;
 SQL
     die "cannot create $database through the server on port $port"
 }

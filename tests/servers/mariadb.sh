@@ -27,7 +27,10 @@
 # directory of mariadbd).  As root, the server runs as the "mysql" system
 # user, otherwise as the current user.
 #
-# The server listens on 127.0.0.1 only, keeps InnoDB's durable defaults
+# The server listens on 127.0.0.1 only (and on the address in
+# SQLQ_TEST_MY_LISTEN_ALSO when set, where user sqlq connects from the /24
+# around it as from 127.0.0.1: the host's end of the network namespace of
+# tests/crash/my_netns.sh), keeps InnoDB's durable defaults
 # (innodb_flush_log_at_trx_commit = 1) because benchmarks run against it too,
 # and has:
 #   user sqlq      no password, every privilege (its database sqlq)
@@ -122,7 +125,7 @@ datadir = $dir/data
 tmpdir = $dir/tmp
 socket = $sock
 port = $port
-bind-address = 127.0.0.1
+bind-address = 127.0.0.1${SQLQ_TEST_MY_LISTEN_ALSO:+,$SQLQ_TEST_MY_LISTEN_ALSO}
 pid-file = $dir/mariadbd.pid
 log-error = $log
 skip-name-resolve
@@ -148,6 +151,11 @@ CNF
     CREATE USER sqlq_pw@localhost IDENTIFIED BY 'sqlq-secret';
     GRANT ALL ON sqlq.* TO sqlq_pw@'127.0.0.1', sqlq_pw@localhost;" ||
     die "cannot create the users and database sqlq on port $port"
+  if [ -n "${SQLQ_TEST_MY_LISTEN_ALSO:-}" ]; then
+    admin -e "CREATE USER sqlq@'${SQLQ_TEST_MY_LISTEN_ALSO%.*}.%';
+      GRANT ALL ON *.* TO sqlq@'${SQLQ_TEST_MY_LISTEN_ALSO%.*}.%';" ||
+      die "cannot let sqlq in from $SQLQ_TEST_MY_LISTEN_ALSO/24 on port $port"
+  fi
 }
 
 restart_server() {

@@ -31,7 +31,9 @@
 # initdb and pg_ctl refuse to run as root: as root the server runs as the
 # "postgres" system user, otherwise as the current user.
 #
-# The server listens on 127.0.0.1 only, keeps PostgreSQL's durable defaults
+# The server listens on 127.0.0.1 only (and on the address in
+# SQLQ_TEST_PG_LISTEN_ALSO when set, trusted like 127.0.0.1: the host's end
+# of the network namespace of tests/crash/pg_netns.sh), keeps PostgreSQL's durable defaults
 # (fsync, synchronous_commit) because benchmarks run against it too, and has:
 #   role sqlq      LOGIN CREATEDB, owner of database sqlq; trusted
 #   role sqlq_pw   LOGIN PASSWORD 'sqlq-secret', member of sqlq; always
@@ -210,7 +212,7 @@ start_server() {
   as_owner tee -a "$dir/postgresql.conf" >/dev/null <<CONF
 
 # tests/servers/postgres.sh
-listen_addresses = '127.0.0.1'
+listen_addresses = '127.0.0.1${SQLQ_TEST_PG_LISTEN_ALSO:+, $SQLQ_TEST_PG_LISTEN_ALSO}'
 port = $port
 unix_socket_directories = '$dir'
 max_connections = 200
@@ -229,6 +231,10 @@ local   all       all                     trust
 host    all       all      127.0.0.1/32   trust
 host    replication all    127.0.0.1/32   trust
 HBA
+  if [ -n "${SQLQ_TEST_PG_LISTEN_ALSO:-}" ]; then
+    echo "host    all       all      $SQLQ_TEST_PG_LISTEN_ALSO/24 trust" |
+      as_owner tee -a "$dir/pg_hba.conf" >/dev/null
+  fi
 
   if ! out=$(as_owner "$bindir/pg_ctl" -D "$dir" -l "$log" -w -t "$timeout_s" start 2>&1) ||
     ! wait_ready; then
