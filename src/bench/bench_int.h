@@ -86,6 +86,7 @@ typedef struct bench_shared {
   atomic_llong claim_ns;    /* throughput phase: time in non-empty claims */
   atomic_llong claims;      /* throughput phase: non-empty claims */
   atomic_llong strays;      /* backlog jobs claimed, and given back */
+  atomic_llong busy;        /* calls answered SQLQ_BUSY, and made again */
   long long n_samples;      /* room in lat_us */
   atomic_llong n_starts;    /* with --rate: throughput jobs' starts taken */
   long long room_starts;    /* room for starts, after lat_us (see
@@ -107,6 +108,7 @@ typedef struct bench_result {
   long long n_samples;
   double claim_ms;  /* mean non-empty throughput claim; NAN if none */
   long long strays; /* backlog jobs claimed, and given back */
+  long long busy;   /* calls answered SQLQ_BUSY, and made again */
   /* With --rate: the starts recorded, the time from the first to the
   ** last, and the most in any window of the period (sliding). */
   long long starts;
@@ -163,6 +165,15 @@ void bench_report_first(atomic_int *first, sqlq_db *db, int status, const char *
 ** the first: every failure recorded before was reported already, so a run
 ** prints one line however many workers and producers fail together. */
 void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what);
+
+/* Whether a call that returned rc should be made again: it was SQLQ_BUSY
+** (a conflict the library's own retries did not get past, as on a Galera
+** cluster under writes from every node: a worker tries again, and so does
+** the bench) and *tries is below BENCH_BUSY_TRIES.  Then sleeps 1 to 16 ms
+** at random, counts it in sh->busy (sh may be NULL) and *tries, and
+** returns 1; else 0. */
+int bench_again(bench_shared *sh, int rc, int *tries);
+#define BENCH_BUSY_TRIES 200
 
 /* Wait until *counter reaches target, drawing progress under label.
 ** Returns SQLQ_OK, the recorded failure, or SQLQ_ERROR when the counter
@@ -241,7 +252,7 @@ int bench_print_json(const bench_config *cfg, const bench_result *res);
 ** backend, as text or (cfg->json) one JSON object.  Returns an exit code. */
 /* What one op of the ring, pool or drain mode is called ("pushes"). */
 const char *bench_ops_unit(const bench_config *cfg);
-int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s);
+int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s, long long busy);
 
 /* Draw "label done/total" as a bar on stderr when stderr is a terminal;
 ** bench_progress_end() clears it.  Both do nothing otherwise. */

@@ -65,7 +65,10 @@ static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
     while (atomic_load(&sh->done) < cfg->jobs && atomic_load(&sh->phase) != BENCH_PHASE_STOP) {
       sqlq_job *jobs = NULL;
       size_t n = 0;
-      if ((rc = sqlq_claim(db, cfg->queue, (size_t)cfg->batch, NULL, &jobs, &n)) != SQLQ_OK) {
+      int tries = 0;
+      do rc = sqlq_claim(db, cfg->queue, (size_t)cfg->batch, NULL, &jobs, &n);
+      while (bench_again(sh, rc, &tries));
+      if (rc != SQLQ_OK) {
         bench_fail_call(sh, db, rc, "bench: claim");
         break;
       }
@@ -76,7 +79,10 @@ static void bench_drainer_main(const bench_config *cfg, bench_shared *sh) {
         continue;
       }
       if (cfg->work_us) cli_sleep_us((long)(cfg->work_us * n));
-      if ((rc = sqlq_ack_batch(db, refs, n, NULL)) != SQLQ_OK) {
+      tries = 0;
+      do rc = sqlq_ack_batch(db, refs, n, NULL);
+      while (bench_again(sh, rc, &tries));
+      if (rc != SQLQ_OK) {
         bench_fail_call(sh, db, rc, "bench: ack");
         break;
       }
@@ -157,7 +163,7 @@ static int bench_ops_time(const bench_config *cfg, bench_shared *sh, double *wal
 }
 
 /* Time the clients on a fresh shared block.  Returns a status. */
-static int bench_ops_shared(const bench_config *cfg, double *wall_s) {
+static int bench_ops_shared(const bench_config *cfg, double *wall_s, long long *busy) {
   bench_shared *sh =
     mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) {
@@ -165,6 +171,7 @@ static int bench_ops_shared(const bench_config *cfg, double *wall_s) {
     return SQLQ_ERROR;
   }
   int rc = bench_ops_time(cfg, sh, wall_s);
+  *busy = atomic_load(&sh->busy);
   munmap(sh, sizeof *sh);
   return rc;
 }
@@ -181,11 +188,12 @@ int bench_ops_main(const bench_config *config) {
   sqlq_close(db);
   if (rc != SQLQ_OK) return cli_exit_code(rc);
   double wall_s = 0;
-  rc = bench_ops_shared(cfg, &wall_s);
+  long long busy = 0;
+  rc = bench_ops_shared(cfg, &wall_s, &busy);
   if ((db = cli_open(&g, &ec)) == NULL) return ec;
   int rc_down = bench_unmake(cfg, db);
   sqlq_close(db);
   if (rc == SQLQ_OK) rc = rc_down;
   if (rc != SQLQ_OK) return cli_exit_code(rc);
-  return bench_print_ops(cfg, backend, wall_s);
+  return bench_print_ops(cfg, backend, wall_s, busy);
 }

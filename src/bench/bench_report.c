@@ -80,6 +80,7 @@ int bench_print_text(const bench_config *cfg, const bench_result *res) {
   printf("enqueue      %.0f jobs/s\n", bench_rate(cfg->jobs, res->enqueue_s));
   printf("end to end   %.0f jobs/s (wall %.3f s)\n", bench_rate(cfg->jobs, res->total_s),
          res->total_s);
+  if (res->busy) printf("busy         %lld calls answered SQLQ_BUSY, made again\n", res->busy);
   if (res->n_samples == 0)
     printf("latency      not measured (--latency-samples 0)\n");
   else
@@ -108,15 +109,15 @@ static json_t *bench_json(const bench_config *cfg, const bench_result *res) {
   json_t *lat = json_pack("{s:o, s:o, s:o}", "p50", bench_json_ms(res->p50_ms), "p90",
                           bench_json_ms(res->p90_ms), "p99", bench_json_ms(res->p99_ms));
   if (!lat) return NULL;
-  json_t *o =
-    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I, s:o, s:I}", "backend",
-              res->backend, "jobs", (json_int_t)cfg->jobs, "workers", (json_int_t)cfg->workers,
-              "batch", (json_int_t)cfg->batch, "enqueue_per_s",
-              (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)), "jobs_per_s",
-              (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)), "latency_ms", lat,
-              "payload", (json_int_t)cfg->payload, "backlog", (json_int_t)cfg->backlog, "processes",
-              cfg->processes, "producers", (json_int_t)cfg->producers, "claim_ms",
-              bench_json_ms(res->claim_ms), "backlog_claimed", (json_int_t)res->strays);
+  json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:I, s:o, s:I, s:I}",
+                        "backend", res->backend, "jobs", (json_int_t)cfg->jobs, "workers",
+                        (json_int_t)cfg->workers, "batch", (json_int_t)cfg->batch, "enqueue_per_s",
+                        (json_int_t)llround(bench_rate(cfg->jobs, res->enqueue_s)), "jobs_per_s",
+                        (json_int_t)llround(bench_rate(cfg->jobs, res->total_s)), "latency_ms", lat,
+                        "payload", (json_int_t)cfg->payload, "backlog", (json_int_t)cfg->backlog,
+                        "processes", cfg->processes, "producers", (json_int_t)cfg->producers,
+                        "claim_ms", bench_json_ms(res->claim_ms), "backlog_claimed",
+                        (json_int_t)res->strays, "busy_retries", (json_int_t)res->busy);
   if (o && cfg->rate_max &&
       json_object_set_new(
         o, "rate",
@@ -185,20 +186,20 @@ const char *bench_ops_unit(const bench_config *cfg) {
   return cfg->mode == BENCH_MODE_RING ? "pushes" : cfg->mode == BENCH_MODE_POOL ? "picks" : "jobs";
 }
 
-int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s) {
+int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s, long long busy) {
   static const char *const modes[] = {"jobs", "ring", "pool", "drain"};
   int ring = cfg->mode == BENCH_MODE_RING, drain = cfg->mode == BENCH_MODE_DRAIN;
   double rate = bench_rate(cfg->jobs, wall_s);
   if (cfg->json) {
-    json_t *obj = json_pack("{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:f}", "backend",
-                            backend, "mode", modes[cfg->mode], "ops", (json_int_t)cfg->jobs,
-                            "clients", (json_int_t)cfg->workers, "processes", cfg->processes,
-                            "payload", (json_int_t)(ring ? cfg->payload : 0), "size",
-                            (json_int_t)(ring    ? BENCH_RING_CAPACITY
-                                         : drain ? cfg->batch
-                                                 : BENCH_POOL_ITEMS),
-                            "work_us", (json_int_t)cfg->work_us, "per_s", (json_int_t)llround(rate),
-                            "wall_s", round(wall_s * 1000.0) / 1000.0);
+    json_t *obj = json_pack(
+      "{s:s, s:s, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:f, s:I}", "backend", backend, "mode",
+      modes[cfg->mode], "ops", (json_int_t)cfg->jobs, "clients", (json_int_t)cfg->workers,
+      "processes", cfg->processes, "payload", (json_int_t)(ring ? cfg->payload : 0), "size",
+      (json_int_t)(ring    ? BENCH_RING_CAPACITY
+                   : drain ? cfg->batch
+                           : BENCH_POOL_ITEMS),
+      "work_us", (json_int_t)cfg->work_us, "per_s", (json_int_t)llround(rate), "wall_s",
+      round(wall_s * 1000.0) / 1000.0, "busy_retries", (json_int_t)busy);
     return bench_write_json(obj);
   }
   printf("backend      %s\n", backend);
@@ -212,5 +213,6 @@ int bench_print_ops(const bench_config *cfg, const char *backend, double wall_s)
     printf("mode         pool picks (%d items)\n", BENCH_POOL_ITEMS);
   printf("clients      %lld %s\n", cfg->workers, cfg->processes ? "processes" : "threads");
   printf("throughput   %.0f %s/s (%lld in %.3f s)\n", rate, bench_ops_unit(cfg), cfg->jobs, wall_s);
+  if (busy) printf("busy         %lld calls answered SQLQ_BUSY, made again\n", busy);
   return fflush(stdout) == 0 ? 0 : EXIT_SOFTWARE;
 }

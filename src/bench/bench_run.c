@@ -71,6 +71,14 @@ void bench_fail_call(bench_shared *sh, sqlq_db *db, int status, const char *what
   bench_report_first(&sh->status, db, status, what);
 }
 
+int bench_again(bench_shared *sh, int rc, int *tries) {
+  if (rc != SQLQ_BUSY || *tries >= BENCH_BUSY_TRIES) return 0;
+  (*tries)++;
+  if (sh) atomic_fetch_add(&sh->busy, 1);
+  cli_sleep_us(1000 + (long)(cli_monotonic_ns() % 15000));
+  return 1;
+}
+
 void bench_stamp_at(unsigned char *payload, int64_t us) {
   for (int i = 0; i < BENCH_STAMP_BYTES; i++) payload[i] = (unsigned char)((uint64_t)us >> (8 * i));
 }
@@ -118,7 +126,9 @@ int bench_fill(const bench_config *cfg, sqlq_db *db, long long total, long long 
       snprintf(keys[i], sizeof keys[i], "t%lld", (sent + i) % tenants);
       specs[i].group_key = keys[i];
     }
-    rc = sqlq_enqueue_batch(db, cfg->queue, specs, (size_t)k, NULL);
+    int tries = 0;
+    do rc = sqlq_enqueue_batch(db, cfg->queue, specs, (size_t)k, NULL);
+    while (bench_again(sh, rc, &tries));
     if (rc != SQLQ_OK) {
       if (sh)
         bench_fail_call(sh, db, rc, "bench: enqueue");
@@ -238,7 +248,9 @@ void bench_refs(const sqlq_job *jobs, size_t n, sqlq_job_ref *refs) {
 static int bench_ack(bench_shared *sh, sqlq_db *db, const sqlq_job *jobs, int n, sqlq_job_ref *refs,
                      int phase) {
   bench_refs(jobs, (size_t)n, refs);
-  int rc = sqlq_ack_batch(db, refs, (size_t)n, NULL);
+  int rc, tries = 0;
+  do rc = sqlq_ack_batch(db, refs, (size_t)n, NULL);
+  while (bench_again(sh, rc, &tries));
   if (rc != SQLQ_OK) {
     bench_fail_call(sh, db, rc, "bench: ack");
     return rc;
@@ -277,7 +289,9 @@ static int bench_worker_round(const bench_config *cfg, bench_shared *sh, sqlq_db
   int64_t t0 = cli_monotonic_ns();
   sqlq_claim_options co = SQLQ_OPTIONS_INIT(sqlq_claim_options);
   co.lease = BENCH_LEASE_S;
-  int rc = sqlq_claim(db, cfg->queue, (size_t)max, &co, &jobs, &got);
+  int rc, tries = 0;
+  do rc = sqlq_claim(db, cfg->queue, (size_t)max, &co, &jobs, &got);
+  while (bench_again(sh, rc, &tries));
   int n = (int)got;
   if (rc == SQLQ_OK && phase == BENCH_PHASE_THROUGHPUT) bench_record_starts(sh, jobs, n);
   int64_t now_us = cli_realtime_us();
@@ -534,6 +548,7 @@ static int bench_throughput(const bench_config *cfg, bench_shared *sh, bench_pro
   long long claims = atomic_load(&sh->claims);
   res->claim_ms = claims > 0 ? (double)atomic_load(&sh->claim_ns) / 1e6 / (double)claims : NAN;
   res->strays = atomic_load(&sh->strays);
+  res->busy = atomic_load(&sh->busy);
   return SQLQ_OK;
 }
 
