@@ -62,6 +62,7 @@ for n in 0 1 2; do
   wait "${worker_pids[$n]}"
   code=$?
   expect_eq "worker on node $((n + 1)) exits 0" "$code" 0
+  [ "$code" -eq 0 ] || echo "worker on node $((n + 1)) said: $(tail -n 3 "$tmp/worker$n.err" | tr '\n' '|')"
 done
 for n in 0 1 2; do
   "$SQLQ" --url "${urls[$n]}" work --drain --lease 20 -c 4 q -- \
