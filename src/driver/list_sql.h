@@ -9,17 +9,25 @@
 ** hint), listed as state st (SQLQ_STATE_*), in claim order, at most $3
 ** (-1: all), and none unless $2 asks for st or for every state (0); and
 ** LIST_DUE_FROM, the FROM item of the due jobs (whose order is the claim
-** index's).
+** index's); and LIST_NOW, the clock every branch compares run_at with,
+** one value for the whole statement, so that a job becoming due while the
+** statement runs is listed by exactly one of the due and scheduled
+** branches.
 */
 #ifndef SQLQ_LIST_SQL_H
 #define SQLQ_LIST_SQL_H
 
 #include "sqlq_int.h"
 
-#define LIST_DUE LIST_BRANCH("1", LIST_DUE_FROM, "state = 'ready' AND run_at <= sqlq_now()")
+/* The columns a listed job is read with, st its listed state. */
+#define LIST_COLUMNS(st) \
+  "id, " st " AS st, priority, attempts, max_attempts, run_at, created_at, lease_until," \
+  " dedupe_key, group_key, last_error, payload"
+
+#define LIST_DUE LIST_BRANCH("1", LIST_DUE_FROM, "state = 'ready' AND run_at <= " LIST_NOW)
 #define LIST_SCHEDULED \
   LIST_BRANCH("4", "sqlq_jobs", \
-              "state = 'ready' AND run_at > sqlq_now() AND run_at < " SQLQ__WAITING_SQL)
+              "state = 'ready' AND run_at > " LIST_NOW " AND run_at < " SQLQ__WAITING_SQL)
 #define LIST_WAITING \
   LIST_BRANCH("6", "sqlq_jobs", "state = 'ready' AND run_at >= " SQLQ__WAITING_SQL)
 #define LIST_RUNNING LIST_BRANCH("2", "sqlq_jobs", "state = 'running'")

@@ -50,13 +50,14 @@
   " chr(2) || $1::text || chr(1) || $2::int || chr(2), true)) AS library_tx"
 
 /* LIST_BRANCH of list_sql.h. */
-/* LIST_DUE_FROM of list_sql.h: PostgreSQL finds the claim index itself. */
+/* LIST_DUE_FROM of list_sql.h: PostgreSQL finds the claim index itself;
+** LIST_NOW: sqlq_now() is the statement's time, one value throughout. */
 #define LIST_DUE_FROM "sqlq_jobs"
+#define LIST_NOW "sqlq_now()"
 #define LIST_BRANCH(st, from, cond) \
-  "(SELECT id, " st " AS st, priority, attempts, max_attempts, run_at, created_at," \
-  " lease_until, dedupe_key, group_key, last_error, payload FROM " from \
-  " WHERE queue = $1::text AND " cond " AND $2::int IN (0, " st ")" \
-  " ORDER BY priority DESC, run_at, id LIMIT nullif($3::int8, -1))"
+  "(SELECT " LIST_COLUMNS(st) " FROM " from " WHERE queue = $1::text AND " cond \
+                              " AND $2::int IN (0, " st ")" \
+                              " ORDER BY priority DESC, run_at, id LIMIT nullif($3::int8, -1))"
 
 /* A recursive CTE named cte: the queues that have jobs in state s, from
 ** the first up, each found from the one before it in one descent of the

@@ -100,13 +100,15 @@
 ** ORDER BY of its own, hence the subquery. */
 /* LIST_DUE_FROM of list_sql.h: left to itself, SQLite reads the due jobs
 ** from sqlq_jobs_due (queue, run_at) and sorts them all (75 ms for 300,000);
-** the claim index gives them in order. */
+** the claim index gives them in order.  LIST_NOW: sqlq_now() reads the
+** host's clock at each call, so the statement reads it once, into the
+** materialized CTE list_clock (SQLQ__SQL_LIST). */
 #define LIST_DUE_FROM "sqlq_jobs INDEXED BY sqlq_jobs_claim"
+#define LIST_NOW "(SELECT now FROM list_clock)"
 #define LIST_BRANCH(st, from, cond) \
-  "SELECT * FROM (SELECT id, " st " AS st, priority, attempts, max_attempts, run_at," \
-  " created_at, lease_until, dedupe_key, group_key, last_error, payload FROM " from \
-  " WHERE queue = $1 AND " cond " AND $2 IN (0, " st ")" \
-  " ORDER BY priority DESC, run_at, id LIMIT $3)"
+  "SELECT * FROM (SELECT " LIST_COLUMNS(st) " FROM " from " WHERE queue = $1 AND " cond \
+                                            " AND $2 IN (0, " st ")" \
+                                            " ORDER BY priority DESC, run_at, id LIMIT $3)"
 
 /* A recursive CTE named cte: the queues that have jobs in state s, from
 ** the first up, each found from the one before it in one descent of the
@@ -189,7 +191,8 @@ const char *const sqlq__sqlite_sql[SQLQ__SQL_COUNT] = {
                                              ", " SUMMARY_PAUSED_AGE(
                                                "") "  FROM names n, clock c WHERE n.queue IS NOT NULL) WHERE " SUMMARY_KEPT
                                                    " ORDER BY queue",
-  [SQLQ__SQL_LIST] = "SELECT * FROM " LIST_JOBS " ORDER BY priority DESC, run_at, id LIMIT $3",
+  [SQLQ__SQL_LIST] = "WITH list_clock(now) AS MATERIALIZED (SELECT sqlq_now())"
+                     " SELECT * FROM " LIST_JOBS " ORDER BY priority DESC, run_at, id LIMIT $3",
   [SQLQ__SQL_RETRY_ID] = "UPDATE OR IGNORE sqlq_jobs SET state = 'ready', attempts = 0,"
                          " run_at = sqlq_now(), token = NULL, lease_until = NULL"
                          " WHERE queue = $1 AND id = $2 AND state IN ('dead','ready')",
