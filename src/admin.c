@@ -146,10 +146,7 @@ static int stats_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
   if (rc != SQLQ_OK) return rc;
   sqlq_queue_stats *r = &s->rows[s->n++];
   memset(r, 0, sizeof *r);
-  size_t len = 0;
-  const void *name = d->column_blob(st, 0, &len);
-  if (len > SQLQ_QUEUE_NAME_MAX) len = SQLQ_QUEUE_NAME_MAX; /* a foreign producer's long name */
-  if (name) memcpy(r->queue, name, len);
+  sqlq__column_queue(db, st, 0, r->queue);
   r->ready = d->column_int64(st, 1);
   r->scheduled = d->column_int64(st, 2);
   r->running = d->column_int64(st, 3);

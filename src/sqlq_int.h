@@ -1341,6 +1341,12 @@ int sqlq__read_int64(sqlq_db *db, sqlq__stmt *st, void *arg);
 ** not NULL; SQLQ_NOMEM recorded when memory runs out. */
 int sqlq__column_text(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *len_out);
 
+/* Copy the queue name in column i of st's row into queue (room for
+** SQLQ_QUEUE_NAME_MAX + 1 bytes), NUL-terminated, cut to
+** SQLQ_QUEUE_NAME_MAX bytes (a plain-SQL producer's name may be longer);
+** "" for SQL NULL. */
+void sqlq__column_queue(sqlq_db *db, sqlq__stmt *st, int i, char *queue);
+
 /* Make room in the array *items of *cap elements of size bytes for
 ** element n (a row reader's next row), doubling it from 8 when full. */
 int sqlq__grow(sqlq_db *db, void **items, size_t *cap, size_t n, size_t size);

@@ -90,6 +90,14 @@ int sqlq__column_text(sqlq_db *db, sqlq__stmt *st, int i, char **out, size_t *le
   return SQLQ_OK;
 }
 
+void sqlq__column_queue(sqlq_db *db, sqlq__stmt *st, int i, char *queue) {
+  size_t len = 0;
+  const void *name = db->driver->column_blob(st, i, &len);
+  if (len > SQLQ_QUEUE_NAME_MAX) len = SQLQ_QUEUE_NAME_MAX; /* a foreign producer's long name */
+  if (name) memcpy(queue, name, len);
+  queue[len] = '\0';
+}
+
 int sqlq__grow(sqlq_db *db, void **items, size_t *cap, size_t n, size_t size) {
   if (n < *cap) return SQLQ_OK;
   size_t ncap = *cap ? *cap * 2 : 8;

@@ -32,10 +32,7 @@ static int summary_row(sqlq_db *db, sqlq__stmt *st, void *arg) {
   if (rc != SQLQ_OK) return rc;
   sqlq_queue_summary *r = &s->rows[s->n++];
   memset(r, 0, sizeof *r);
-  size_t len = 0;
-  const void *name = d->column_blob(st, 0, &len);
-  if (len > SQLQ_QUEUE_NAME_MAX) len = SQLQ_QUEUE_NAME_MAX; /* a foreign producer's long name */
-  if (name) memcpy(r->queue, name, len);
+  sqlq__column_queue(db, st, 0, r->queue);
   r->ready = bounded(d, st, 1, s, SQLQ_MORE_READY, &r->more);
   r->scheduled = bounded(d, st, 2, s, SQLQ_MORE_SCHEDULED, &r->more);
   r->running = bounded(d, st, 3, s, SQLQ_MORE_RUNNING, &r->more);
